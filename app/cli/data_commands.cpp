@@ -1,0 +1,98 @@
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "app/cli/commands.h"
+#include "core/data/catalog.h"
+
+namespace descentlab::cli {
+namespace {
+
+struct DataInfoOptions {
+  bool json = false;
+  bool skip_checksums = false;
+  std::string data_dir;
+  std::vector<std::string> datasets;
+};
+
+std::string with_thousands(int64_t value) {
+  std::string digits = std::to_string(value);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
+  return digits;
+}
+
+nlohmann::json to_json(const data::DatasetReport& report) {
+  nlohmann::json splits = nlohmann::json::object();
+  for (const auto& split : report.splits) splits[split.split] = {{"count", split.count}, {"unit", split.unit}};
+  return {{"name", report.name},
+          {"description", report.description},
+          {"directory", report.directory},
+          {"present", report.present},
+          {"checksum", report.checksum},
+          {"files_expected", report.files_expected},
+          {"files_verified", report.files_verified},
+          {"splits", splits},
+          {"problems", report.problems}};
+}
+
+bool healthy(const data::DatasetReport& report) {
+  return report.present && (report.checksum == "ok" || report.checksum == "not checked") &&
+         !report.splits.empty();
+}
+
+int run_data_info(const DataInfoOptions& options) {
+  const std::string root = options.data_dir.empty() ? data::default_data_root() : options.data_dir;
+  std::vector<data::DatasetReport> reports;
+  if (options.datasets.empty()) {
+    reports = data::inspect_datasets(root, !options.skip_checksums);
+  } else {
+    for (const auto& name : options.datasets) {
+      reports.push_back(data::inspect_dataset(name, root, data::builtin_manifest(), !options.skip_checksums));
+    }
+  }
+  bool all_healthy = true;
+  for (const auto& report : reports) all_healthy = all_healthy && healthy(report);
+
+  if (options.json) {
+    nlohmann::json document = {{"data_root", root}, {"all_ok", all_healthy}, {"datasets", nlohmann::json::array()}};
+    for (const auto& report : reports) document["datasets"].push_back(to_json(report));
+    std::cout << document.dump(2) << "\n";
+  } else {
+    std::printf("data folder: %s\n\n", root.c_str());
+    std::printf("%-14s %-8s %-12s %s\n", "dataset", "present", "checksum", "splits");
+    for (const auto& report : reports) {
+      std::string splits;
+      for (const auto& split : report.splits) {
+        if (!splits.empty()) splits += ", ";
+        splits += split.split + " " + with_thousands(split.count) + " " + split.unit;
+      }
+      std::printf("%-14s %-8s %-12s %s\n", report.name.c_str(), report.present ? "yes" : "no",
+                  report.checksum.c_str(), splits.empty() ? "-" : splits.c_str());
+    }
+  }
+  for (const auto& report : reports) {
+    for (const auto& problem : report.problems) std::cerr << report.name << ": " << problem << "\n";
+  }
+  return all_healthy ? 0 : 2;
+}
+
+}  // namespace
+
+void add_data_commands(CLI::App& app, int& exit_code) {
+  CLI::App* data_command = app.add_subcommand("data", "Datasets: what is fetched, intact and how large");
+  data_command->require_subcommand(1);
+  auto options = std::make_shared<DataInfoOptions>();
+  CLI::App* info = data_command->add_subcommand(
+      "info", "For each dataset: present or not, samples per split, checksum status (exit code 2 if any is "
+              "missing or corrupt)");
+  info->add_flag("--json", options->json, "Print JSON instead of a table");
+  info->add_flag("--no-verify", options->skip_checksums, "Skip the SHA-256 verification (faster)");
+  info->add_option("--data-dir", options->data_dir, "Data folder (default: $DESCENTLAB_DATA or datasets/cache)");
+  info->add_option("--dataset", options->datasets, "Only these datasets")
+      ->check(CLI::IsMember({"imdb", "mnist", "fashion-mnist", "moby-dick"}));
+  info->callback([options, &exit_code]() { exit_code = run_data_info(*options); });
+}
+
+}  // namespace descentlab::cli

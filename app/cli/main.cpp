@@ -1,0 +1,47 @@
+// descentlab-cli: the headless front end of DescentLab. Links only the core engine.
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "app/cli/commands.h"
+#include "core/runtime.h"
+#include "core/util/error.h"
+
+namespace {
+
+std::string version_text() {
+  const auto info = descentlab::runtime_info();
+  return "descentlab-cli " + info.descentlab_version + "\nLibTorch " + info.torch_version + "\nBLAS: " + info.blas +
+         "\nCUDA: " + (info.cuda_available ? std::to_string(info.cuda_devices) + " device(s)" : "not available") +
+         "\nthreads: " + std::to_string(info.threads);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"DescentLab (headless): layerwise-descent and HORST experiments, datasets and run files.",
+               "descentlab-cli"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", &version_text);
+  int threads = 0;
+  app.add_option("--threads", threads,
+                 "Torch and BLAS threads (default: $DESCENTLAB_THREADS, else 1; see docs/performance.md)")
+      ->check(CLI::Range(1, 1024));
+
+  int exit_code = 0;
+  descentlab::cli::add_data_commands(app, exit_code);
+  app.parse_complete_callback([&threads]() {
+    descentlab::configure_threads(threads > 0 ? threads : descentlab::threads_from_environment(1));
+  });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error);
+  } catch (const descentlab::Error& error) {
+    std::cerr << "descentlab-cli: error: " << error.what() << "\n";
+    return 1;
+  }
+  return exit_code;
+}

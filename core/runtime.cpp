@@ -1,0 +1,63 @@
+#include "core/runtime.h"
+
+#include <dlfcn.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "core/generated/build_info.h"
+#include "core/util/error.h"
+
+namespace descentlab {
+namespace {
+
+// OpenBLAS's own API, looked up at run time: the BLAS behind libblas.so.3 is chosen by Debian's alternatives,
+// so it may be OpenBLAS (pthread or OpenMP build), BLIS or the reference BLAS.
+template <typename Function>
+Function find_symbol(const char* name) {
+  return reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, name));
+}
+
+}  // namespace
+
+int threads_from_environment(int fallback) {
+  const char* value = std::getenv("DESCENTLAB_THREADS");
+  if (!value || !*value) return fallback;
+  char* end = nullptr;
+  const long parsed = std::strtol(value, &end, 10);
+  if (*end != '\0' || parsed < 1 || parsed > 1024) {
+    throw Error(std::string("DESCENTLAB_THREADS must be a positive integer, got '") + value + "'");
+  }
+  return static_cast<int>(parsed);
+}
+
+void configure_threads(int threads) {
+  if (threads < 1) throw Error("thread count must be >= 1, got " + std::to_string(threads));
+  at::set_num_threads(threads);
+  if (auto set_blas_threads = find_symbol<void (*)(int)>("openblas_set_num_threads")) set_blas_threads(threads);
+}
+
+RuntimeInfo runtime_info() {
+  RuntimeInfo info;
+  info.descentlab_version = build_info::kVersion;
+  info.torch_version = TORCH_VERSION;
+  if (auto config = find_symbol<char* (*)()>("openblas_get_config")) {
+    info.blas = std::string("OpenBLAS ") + config();
+    if (auto parallel = find_symbol<int (*)()>("openblas_get_parallel")) {
+      const int mode = parallel();
+      info.blas += mode == 0 ? " (sequential)" : mode == 1 ? " (pthread)" : " (OpenMP)";
+    }
+  } else if (find_symbol<void*>("bli_info_get_version_str")) {
+    info.blas = "BLIS";
+  } else {
+    info.blas = "reference or unknown BLAS (install libopenblas0-pthread: the reference BLAS is ~16x slower)";
+  }
+  info.cuda_available = torch::cuda::is_available();
+  info.cuda_devices = info.cuda_available ? static_cast<int>(torch::cuda::device_count()) : 0;
+  info.threads = at::get_num_threads();
+  return info;
+}
+
+}  // namespace descentlab

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# DescentLab's one-command entry point (README.md): set everything up, then run the lab or its tests.
+#
+#   bash scripts/lab.sh run     # set up, then the GUI (or, without a display, the headless default job)
+#   bash scripts/lab.sh test    # set up, then the whole test suite through ctest
+#   bash scripts/lab.sh setup   # set up only
+#
+# Set-up = install missing Debian 12 packages (apt-get; needs root or password-less sudo), fetch and verify the
+# datasets (datasets/fetch.sh), configure and build in Release (build/, ccache + a precompiled torch header).
+# Every step is skipped when already done, so a second run takes seconds. Any failure stops with the reason.
+#
+# Environment: DESCENTLAB_BUILD_DIR (default build), DESCENTLAB_DATA (default datasets/cache),
+# DESCENTLAB_JOBS (default: the number of cores), DESCENTLAB_THREADS (torch/BLAS threads at run time).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir="${DESCENTLAB_BUILD_DIR:-$repo/build}"
+jobs="${DESCENTLAB_JOBS:-$(nproc)}"
+
+say() { printf '\n==> %s\n' "$*"; }
+fail() { printf '\nERROR: %s\n' "$*" >&2; exit 1; }
+
+# Debian 12 packages the build, the tests and the data fetch need (see README.md for what each is for).
+packages=(
+  build-essential cmake pkg-config ccache git ca-certificates
+  libtorch-dev libopenblas0-pthread
+  libhdf5-dev nlohmann-json3-dev libcli11-dev libssl-dev zlib1g-dev
+  qt6-base-dev libqt6opengl6-dev libqcustomplot-dev libqcustomplot2.1-qt6 libimgui-dev libgl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    sudo -n "$@"
+  else
+    fail "root is needed to run: $*
+Run this script as root, or give this user password-less sudo, or run that command yourself first."
+  fi
+}
+
+install_packages() {
+  say "Checking Debian packages"
+  if [ -r /etc/os-release ]; then
+    . /etc/os-release
+    [ "${ID:-}" = debian ] && [ "${VERSION_ID:-}" = 12 ] ||
+      printf 'warning: this is %s, not Debian 12; package names may differ\n' "${PRETTY_NAME:-an unknown system}"
+  fi
+  command -v apt-get >/dev/null || fail "apt-get not found: DescentLab's set-up needs Debian 12"
+  local wanted=("${packages[@]}") missing=() package
+  command -v npm >/dev/null || wanted+=(npm)  # npm fetches three datasets; a Node.js install may already bring it
+  for package in "${wanted[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "all ${#wanted[@]} packages installed"
+  else
+    echo "installing: ${missing[*]}"
+    as_root apt-get update -q || fail "apt-get update failed: is Debian's package archive reachable from this machine?"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" ||
+      fail "apt-get install failed for: ${missing[*]}"
+  fi
+  # LibTorch calls whatever BLAS Debian's alternatives select; the reference BLAS is ~16x slower.
+  local blas
+  blas=$(update-alternatives --query libblas.so.3-x86_64-linux-gnu 2>/dev/null | sed -n 's/^Value: //p')
+  case "$blas" in
+    *openblas*) echo "BLAS: $blas" ;;
+    *) say "Selecting OpenBLAS for libblas.so.3 (was: ${blas:-unknown})"
+       as_root update-alternatives --set libblas.so.3-x86_64-linux-gnu \
+         /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 ||
+         fail "could not select OpenBLAS; LibTorch would run on the slow reference BLAS" ;;
+  esac
+}
+
+fetch_datasets() {
+  say "Fetching and verifying datasets"
+  bash "$repo/datasets/fetch.sh"
+}
+
+build() {
+  say "Configuring and building (Release) in $build_dir"
+  if [ ! -f "$build_dir/CMakeCache.txt" ]; then
+    cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release || fail "CMake configuration failed (see above)"
+  fi
+  cmake --build "$build_dir" --parallel "$jobs" || fail "the build failed (see above)"
+}
+
+setup() {
+  install_packages
+  fetch_datasets
+  build
+}
+
+run_main_job() {
+  if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+    say "Starting the DescentLab desktop application"
+    exec "$build_dir/app/descentlab"
+  fi
+  # No display: the headless default job. Until the training engines land it reports the datasets the
+  # experiments will use; then it becomes the default quick experiment.
+  say "No display: running the headless default job (descentlab-cli data info)"
+  exec "$build_dir/app/descentlab-cli" data info
+}
+
+run_tests() {
+  say "Running the test suite (ctest)"
+  ctest --test-dir "$build_dir" --output-on-failure --parallel "$jobs" || fail "tests failed (see above)"
+}
+
+case "${1:-}" in
+  run) setup; run_main_job ;;
+  test) setup; run_tests ;;
+  setup) setup ;;
+  *) echo "usage: bash scripts/lab.sh run|test|setup" >&2; exit 2 ;;
+esac

@@ -1,0 +1,75 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstdlib>
+
+#include "core/data/tensors.h"
+#include "core/runtime.h"
+#include "core/util/error.h"
+#include "test_support.h"
+
+namespace descentlab {
+namespace {
+
+using descentlab::testing::fixture;
+
+TEST(Tensors, ImageSetBecomesScaledFloatImagesAndLongLabels) {
+  const auto set = data::read_image_set(fixture("idx/images-3x4x5-idx3-ubyte").string(),
+                                        fixture("idx/labels-3-idx1-ubyte").string());
+  const auto tensors = data::to_tensors(set);
+  EXPECT_EQ(tensors.images.sizes(), (std::vector<int64_t>{3, 1, 4, 5}));
+  EXPECT_EQ(tensors.images.scalar_type(), torch::kFloat32);
+  EXPECT_FLOAT_EQ(tensors.images[1][0][1][0].item<float>(), static_cast<float>((37 + 5 * 11) % 256) / 255.0f);
+  EXPECT_EQ(tensors.labels.scalar_type(), torch::kInt64);
+  EXPECT_EQ(tensors.labels[2].item<int64_t>(), 9);
+}
+
+TEST(Tensors, EncodedReviewsKeepTheirShape) {
+  data::EncodedReviews reviews;
+  reviews.count = 2;
+  reviews.max_length = 3;
+  reviews.token_ids = {5, 6, 0, 7, 1, 1};
+  reviews.lengths = {2, 3};
+  reviews.labels = {1, 0};
+  const auto tensors = data::to_tensors(reviews);
+  EXPECT_EQ(tensors.token_ids.sizes(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(tensors.token_ids[1][0].item<int64_t>(), 7);
+  EXPECT_EQ(tensors.lengths[1].item<int64_t>(), 3);
+  reviews.token_ids[0] = 99;  // the tensor owns a copy
+  EXPECT_EQ(tensors.token_ids[0][0].item<int64_t>(), 5);
+}
+
+TEST(Tensors, SpriteBatchMatchesTheGenerator) {
+  data::SpriteVideoOptions options;
+  options.frames = 4;
+  options.height = options.width = 12;
+  options.max_size = 6;
+  const auto batch = data::sprite_video_batch(options, 2, 2);
+  EXPECT_EQ(batch.sizes(), (std::vector<int64_t>{2, 4, 12, 12}));
+  const auto clip = data::generate_sprite_video(options, 3);
+  EXPECT_FLOAT_EQ(batch[1][2][5][6].item<float>(), clip.at(2, 5, 6));
+}
+
+TEST(Runtime, ThreadCountComesFromTheEnvironmentOrTheFallback) {
+  unsetenv("DESCENTLAB_THREADS");
+  EXPECT_EQ(threads_from_environment(3), 3);
+  setenv("DESCENTLAB_THREADS", "2", 1);
+  EXPECT_EQ(threads_from_environment(1), 2);
+  setenv("DESCENTLAB_THREADS", "two", 1);
+  EXPECT_THROW(threads_from_environment(1), Error);
+  unsetenv("DESCENTLAB_THREADS");
+}
+
+TEST(Runtime, ConfigureThreadsSetsTorchThreadsAndReportsTheBackEnd) {
+  configure_threads(2);
+  EXPECT_EQ(at::get_num_threads(), 2);
+  configure_threads(1);
+  const auto info = runtime_info();
+  EXPECT_EQ(info.threads, 1);
+  EXPECT_FALSE(info.torch_version.empty());
+  EXPECT_FALSE(info.blas.empty());
+  EXPECT_THROW(configure_threads(0), Error);
+}
+
+}  // namespace
+}  // namespace descentlab
