@@ -44,7 +44,8 @@ RuntimeInfo runtime_info() {
   info.descentlab_version = build_info::kVersion;
   info.torch_version = TORCH_VERSION;
   if (auto config = find_symbol<char* (*)()>("openblas_get_config")) {
-    info.blas = std::string("OpenBLAS ") + config();
+    const std::string text = config();
+    info.blas = text.rfind("OpenBLAS", 0) == 0 ? text : "OpenBLAS " + text;
     if (auto parallel = find_symbol<int (*)()>("openblas_get_parallel")) {
       const int mode = parallel();
       info.blas += mode == 0 ? " (sequential)" : mode == 1 ? " (pthread)" : " (OpenMP)";

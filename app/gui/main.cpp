@@ -6,6 +6,7 @@
 #include "core/util/error.h"
 
 #include <QApplication>
+#include <QLocale>
 #include <QMessageBox>
 
 #include <iostream>
@@ -28,8 +29,9 @@ descentlab::widgets::EnvironmentSummary summarize_environment() {
     QString splits;
     for (const auto& split : report.splits) {
       if (!splits.isEmpty()) splits += QStringLiteral(", ");
-      splits += QStringLiteral("%1 %2 %3").arg(QString::fromStdString(split.split)).arg(split.count).arg(
-          QString::fromStdString(split.unit));
+      splits += QStringLiteral("%1 %2 %3").arg(QString::fromStdString(split.split),
+                                               QLocale(QLocale::English).toString(static_cast<qlonglong>(split.count)),
+                                               QString::fromStdString(split.unit));
     }
     summary.datasets << QStringLiteral("%1: %2")
                             .arg(QString::fromStdString(report.name),
