@@ -9,10 +9,10 @@ namespace descentlab {
 struct RuntimeInfo {
   std::string descentlab_version;
   std::string torch_version;
-  std::string blas;          // e.g. "OpenBLAS 0.3.21 ... (pthread)"; "unknown" when the BLAS cannot say
+  std::string blas;  // e.g. "OpenBLAS 0.3.21 ... (pthread)"; "unknown" when the BLAS cannot say
   bool cuda_available = false;
   int cuda_devices = 0;
-  int threads = 1;           // torch intra-op threads (and BLAS threads, kept equal)
+  int threads = 1;  // torch intra-op threads (and BLAS threads, kept equal)
 };
 
 // The thread count to use: DESCENTLAB_THREADS when set to a positive integer, else `fallback`.

@@ -56,7 +56,7 @@ install_packages() {
   if [ ${#missing[@]} -eq 0 ]; then
     echo "all ${#wanted[@]} packages installed"
   else
-    echo "installing: ${missing[*]}"
+    echo "missing: ${missing[*]}; installing them with apt-get"
     as_root apt-get update -q || fail "apt-get update failed: is Debian's package archive reachable from this machine?"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" ||
       fail "apt-get install failed for: ${missing[*]}"

@@ -26,7 +26,8 @@ TEST(Corpus, ReadsChaptersInOrderThenTheEpilogue) {
 
 TEST(Corpus, NumericChapterOrderNotLexicographic) {
   ScratchFolder scratch;
-  for (int k = 1; k <= 11; ++k) write_bytes(scratch / ("chapter_" + std::to_string(k) + ".txt"), std::to_string(k) + "\n");
+  for (int k = 1; k <= 11; ++k)
+    write_bytes(scratch / ("chapter_" + std::to_string(k) + ".txt"), std::to_string(k) + "\n");
   const auto corpus = read_chapter_corpus(scratch.path().string());
   EXPECT_EQ(encode_utf8(corpus.text), "1\n\n2\n\n3\n\n4\n\n5\n\n6\n\n7\n\n8\n\n9\n\n10\n\n11\n");
 }

@@ -13,7 +13,9 @@ using descentlab::testing::ScratchFolder;
 using descentlab::testing::write_bytes;
 
 // The fixture was written by a small Python script: pixel k of image i is (37 i + 11 k) mod 256, labels 7, 2, 9.
-uint8_t expected_pixel(int image, int k) { return static_cast<uint8_t>((image * 37 + k * 11) % 256); }
+uint8_t expected_pixel(int image, int k) {
+  return static_cast<uint8_t>((image * 37 + k * 11) % 256);
+}
 
 // Asserts that `action` throws DataError whose message contains each of `fragments`.
 template <typename Action>
@@ -64,8 +66,8 @@ TEST(Idx, MultiByteElementsAreConvertedFromBigEndian) {
 }
 
 TEST(Idx, ImageSetPairsImagesAndLabels) {
-  const ImageSet set = read_image_set(fixture("idx/images-3x4x5-idx3-ubyte.gz").string(),
-                                      fixture("idx/labels-3-idx1-ubyte").string());
+  const ImageSet set =
+      read_image_set(fixture("idx/images-3x4x5-idx3-ubyte.gz").string(), fixture("idx/labels-3-idx1-ubyte").string());
   EXPECT_EQ(set.count, 3);
   EXPECT_EQ(set.rows, 4);
   EXPECT_EQ(set.cols, 5);
@@ -146,9 +148,9 @@ TEST(Idx, LabelCountMismatchNamesBothFiles) {
 }
 
 TEST(Idx, LabelsFileGivenAsImagesIsRejected) {
-  expect_data_error([] {
-    read_image_set(fixture("idx/labels-3-idx1-ubyte").string(), fixture("idx/labels-3-idx1-ubyte").string());
-  }, {"expected uint8 images of rank 3", "rank 1"});
+  expect_data_error(
+      [] { read_image_set(fixture("idx/labels-3-idx1-ubyte").string(), fixture("idx/labels-3-idx1-ubyte").string()); },
+      {"expected uint8 images of rank 3", "rank 1"});
 }
 
 }  // namespace

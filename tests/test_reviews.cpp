@@ -14,7 +14,9 @@ using descentlab::testing::fixture;
 using descentlab::testing::ScratchFolder;
 using descentlab::testing::write_bytes;
 
-std::vector<Review> fixture_reviews() { return read_reviews(fixture("reviews.json").string()); }
+std::vector<Review> fixture_reviews() {
+  return read_reviews(fixture("reviews.json").string());
+}
 
 std::vector<std::string> texts(const std::vector<Review>& reviews) {
   std::vector<std::string> out;
@@ -45,10 +47,10 @@ TEST(Reviews, NormalizeStripsLineBreaksAndLowercases) {
 }
 
 TEST(Reviews, TokenizeKeepsWordsApostrophesAndSentimentPunctuation) {
-  EXPECT_EQ(tokenize_review(normalize_review("A terrible, boring film.<br />The worst acting I've seen!")),
-            (std::vector<std::string>{"a", "terrible", "boring", "film", "the", "worst", "acting", "i've", "seen", "!"}));
-  EXPECT_EQ(tokenize_review("not 'slow' -- really?!"),
-            (std::vector<std::string>{"not", "slow", "really", "?", "!"}));
+  EXPECT_EQ(
+      tokenize_review(normalize_review("A terrible, boring film.<br />The worst acting I've seen!")),
+      (std::vector<std::string>{"a", "terrible", "boring", "film", "the", "worst", "acting", "i've", "seen", "!"}));
+  EXPECT_EQ(tokenize_review("not 'slow' -- really?!"), (std::vector<std::string>{"not", "slow", "really", "?", "!"}));
   EXPECT_EQ(tokenize_review("the café — “moving”…"), (std::vector<std::string>{"the", "café", "moving"}));
   EXPECT_EQ(tokenize_review(normalize_review("Don’t")), (std::vector<std::string>{"don't"}));
   EXPECT_TRUE(tokenize_review("  ... ").empty());
@@ -85,7 +87,8 @@ TEST(Reviews, SubsampleIsBalancedDeterministicAndSeedable) {
   const std::set<std::string> full_train_set(full_train.begin(), full_train.end());
   for (const auto& text : texts(first.train)) EXPECT_TRUE(full_train_set.count(text)) << text;
   EXPECT_TRUE(std::is_sorted(first.train.begin(), first.train.end(), [&](const Review& a, const Review& b) {
-    return std::find(full_train.begin(), full_train.end(), a.text) < std::find(full_train.begin(), full_train.end(), b.text);
+    return std::find(full_train.begin(), full_train.end(), a.text) <
+           std::find(full_train.begin(), full_train.end(), b.text);
   }));
 
   const auto other_seed = split_reviews(reviews, ReviewSplitOptions{20, 10, 43});
@@ -115,7 +118,8 @@ TEST(Reviews, VocabularyComesFromTrainingReviewsOnly) {
 TEST(Reviews, EncodePadsTruncatesAndMapsUnknownWords) {
   const auto split = split_reviews(fixture_reviews());
   const auto vocabulary = WordVocabulary::build(split.train, 0, 2);
-  const std::vector<Review> sample = {{"Great film; I'd watch it again!", 1}, {"Dull. I fell ASLEEP twice?", 0}, {"...", 0}};
+  const std::vector<Review> sample = {
+      {"Great film; I'd watch it again!", 1}, {"Dull. I fell ASLEEP twice?", 0}, {"...", 0}};
   const auto encoded = encode_reviews(sample, vocabulary, 12);
   EXPECT_EQ(encoded.count, 3);
   const std::vector<int64_t> first(encoded.token_ids.begin(), encoded.token_ids.begin() + 12);

@@ -99,7 +99,7 @@ TEST(Sprites, RenderedFrameMatchesTheSimulatedSquare) {
         lit += inside;
       }
     }
-    EXPECT_GE(lit, 9);   // a 4x4 square covers at least 3x3 pixel centres
+    EXPECT_GE(lit, 9);  // a 4x4 square covers at least 3x3 pixel centres
     EXPECT_LE(lit, 25);
   }
 }

@@ -12,7 +12,7 @@ namespace descentlab::widgets {
 
 struct EnvironmentSummary {
   QString version;
-  QString device;        // "CPU" or "CUDA (N devices)"
+  QString device;  // "CPU" or "CUDA (N devices)"
   int threads = 1;
   QString blas;
   QString torch_version;

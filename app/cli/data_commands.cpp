@@ -38,8 +38,7 @@ nlohmann::json to_json(const data::DatasetReport& report) {
 }
 
 bool healthy(const data::DatasetReport& report) {
-  return report.present && (report.checksum == "ok" || report.checksum == "not checked") &&
-         !report.splits.empty();
+  return report.present && (report.checksum == "ok" || report.checksum == "not checked") && !report.splits.empty();
 }
 
 int run_data_info(const DataInfoOptions& options) {
@@ -68,8 +67,8 @@ int run_data_info(const DataInfoOptions& options) {
         if (!splits.empty()) splits += ", ";
         splits += split.split + " " + with_thousands(split.count) + " " + split.unit;
       }
-      std::printf("%-14s %-8s %-12s %s\n", report.name.c_str(), report.present ? "yes" : "no",
-                  report.checksum.c_str(), splits.empty() ? "-" : splits.c_str());
+      std::printf("%-14s %-8s %-12s %s\n", report.name.c_str(), report.present ? "yes" : "no", report.checksum.c_str(),
+                  splits.empty() ? "-" : splits.c_str());
     }
   }
   for (const auto& report : reports) {
@@ -85,8 +84,9 @@ void add_data_commands(CLI::App& app, int& exit_code) {
   data_command->require_subcommand(1);
   auto options = std::make_shared<DataInfoOptions>();
   CLI::App* info = data_command->add_subcommand(
-      "info", "For each dataset: present or not, samples per split, checksum status (exit code 2 if any is "
-              "missing or corrupt)");
+      "info",
+      "For each dataset: present or not, samples per split, checksum status (exit code 2 if any is "
+      "missing or corrupt)");
   info->add_flag("--json", options->json, "Print JSON instead of a table");
   info->add_flag("--no-verify", options->skip_checksums, "Skip the SHA-256 verification (faster)");
   info->add_option("--data-dir", options->data_dir, "Data folder (default: $DESCENTLAB_DATA or datasets/cache)");

@@ -22,20 +22,21 @@ descentlab::widgets::EnvironmentSummary summarize_environment() {
   summary.torch_version = QString::fromStdString(info.torch_version);
   summary.blas = QString::fromStdString(info.blas);
   summary.threads = info.threads;
-  summary.device = info.cuda_available ? QStringLiteral("CUDA (%1 device(s))").arg(info.cuda_devices)
-                                       : QStringLiteral("CPU");
+  summary.device =
+      info.cuda_available ? QStringLiteral("CUDA (%1 device(s))").arg(info.cuda_devices) : QStringLiteral("CPU");
   const std::string root = descentlab::data::default_data_root();
   for (const auto& report : descentlab::data::inspect_datasets(root, /*verify_checksums=*/false)) {
     QString splits;
     for (const auto& split : report.splits) {
       if (!splits.isEmpty()) splits += QStringLiteral(", ");
-      splits += QStringLiteral("%1 %2 %3").arg(QString::fromStdString(split.split),
-                                               QLocale(QLocale::English).toString(static_cast<qlonglong>(split.count)),
-                                               QString::fromStdString(split.unit));
+      splits += QStringLiteral("%1 %2 %3")
+                    .arg(QString::fromStdString(split.split),
+                         QLocale(QLocale::English).toString(static_cast<qlonglong>(split.count)),
+                         QString::fromStdString(split.unit));
     }
-    summary.datasets << QStringLiteral("%1: %2")
-                            .arg(QString::fromStdString(report.name),
-                                 report.present ? splits : QStringLiteral("not fetched (bash datasets/fetch.sh)"));
+    summary.datasets << QStringLiteral("%1: %2").arg(
+        QString::fromStdString(report.name),
+        report.present ? splits : QStringLiteral("not fetched (bash datasets/fetch.sh)"));
   }
   return summary;
 }

@@ -77,8 +77,7 @@ std::vector<ManifestEntry> parse_manifest(const std::string& text, const std::st
     ++number;
     if (line.empty() || line[0] == '#') continue;
     const auto where = source + " line " + std::to_string(number);
-    if (line.size() < 67 || line.compare(64, 2, "  ") != 0 ||
-        line.find_first_not_of("0123456789abcdef") < 64) {
+    if (line.size() < 67 || line.compare(64, 2, "  ") != 0 || line.find_first_not_of("0123456789abcdef") < 64) {
       throw Error(where + ": expected '<64 lower-case hex digits>  <path>', got '" + line + "'");
     }
     ManifestEntry entry;

@@ -31,17 +31,17 @@ const std::vector<ManifestEntry>& builtin_manifest();
 struct SplitCount {
   std::string split;  // "train", "test", "validation"
   int64_t count = 0;
-  std::string unit;   // "reviews", "images", "characters"
+  std::string unit;  // "reviews", "images", "characters"
 };
 
 struct DatasetReport {
   std::string name;
   std::string description;
   std::string directory;
-  bool present = false;          // every file of the dataset exists
-  std::string checksum;          // "ok", "mismatch", "missing" or "not checked"
+  bool present = false;  // every file of the dataset exists
+  std::string checksum;  // "ok", "mismatch", "missing" or "not checked"
   int64_t files_expected = 0;
-  int64_t files_verified = 0;    // files whose SHA-256 matched
+  int64_t files_verified = 0;  // files whose SHA-256 matched
   std::vector<SplitCount> splits;
   std::vector<std::string> problems;  // one line each, naming the file
 };

@@ -17,7 +17,12 @@ constexpr int kMaxRank = 8;
 
 bool is_known_type(uint8_t code) {
   switch (code) {
-    case 0x08: case 0x09: case 0x0B: case 0x0C: case 0x0D: case 0x0E: return true;
+    case 0x08:
+    case 0x09:
+    case 0x0B:
+    case 0x0C:
+    case 0x0D:
+    case 0x0E: return true;
     default: return false;
   }
 }
@@ -89,7 +94,8 @@ IdxHeader parse_header(IdxStream& stream) {
     std::snprintf(hex, sizeof hex, "%02x%02x%02x%02x", magic[0], magic[1], magic[2], magic[3]);
     throw DataError(stream.path(), std::string("not an IDX file: wrong magic number 0x") + hex +
                                        " (expected 0x0000TTRR with element type TT in 08,09,0b,0c,0d,0e "
-                                       "and rank RR in 1.." + std::to_string(kMaxRank) + ")");
+                                       "and rank RR in 1.." +
+                                       std::to_string(kMaxRank) + ")");
   }
   header.type = static_cast<IdxType>(magic[2]);
   const int rank = magic[3];
@@ -123,9 +129,11 @@ const char* idx_type_name(IdxType type) {
 
 size_t idx_type_size(IdxType type) {
   switch (type) {
-    case IdxType::UInt8: case IdxType::Int8: return 1;
+    case IdxType::UInt8:
+    case IdxType::Int8: return 1;
     case IdxType::Int16: return 2;
-    case IdxType::Int32: case IdxType::Float32: return 4;
+    case IdxType::Int32:
+    case IdxType::Float32: return 4;
     case IdxType::Float64: return 8;
   }
   return 1;
@@ -168,8 +176,8 @@ IdxArray read_idx(const std::string& path) {
   }
   unsigned char extra = 0;
   if (stream.read_some(&extra, 1) != 0) {
-    throw DataError(path, "IDX file is longer than its header declares (extra bytes after " +
-                              std::to_string(expected) + " data bytes)");
+    throw DataError(path, "IDX file is longer than its header declares (extra bytes after " + std::to_string(expected) +
+                              " data bytes)");
   }
   to_host_order(array.bytes, element_size);
   return array;

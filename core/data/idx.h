@@ -33,7 +33,9 @@ struct IdxArray {
   std::vector<uint8_t> bytes;  // elements in host byte order
 
   template <typename T>
-  const T* as() const { return reinterpret_cast<const T*>(bytes.data()); }
+  const T* as() const {
+    return reinterpret_cast<const T*>(bytes.data());
+  }
 };
 
 // Reads only the magic and dimensions (cheap even for large gzip files). Throws DataError naming the file.

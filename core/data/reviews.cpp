@@ -13,7 +13,9 @@
 namespace descentlab::data {
 namespace {
 
-bool is_word_byte(unsigned char c) { return std::isalnum(c) || c == '\'' || c >= 0x80; }
+bool is_word_byte(unsigned char c) {
+  return std::isalnum(c) || c == '\'' || c >= 0x80;
+}
 
 // UTF-8 punctuation that separates words: U+0080..U+00BF (no-break space, guillemets, ...) and the General
 // Punctuation block U+2000..U+206F (dashes, curly quotes, ellipsis). Returns the sequence length, 0 otherwise.
@@ -80,8 +82,8 @@ std::string normalize_review(const std::string& text) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
-    if (text[i] == '<' && (text.compare(i, 6, "<br />") == 0 || text.compare(i, 5, "<br/>") == 0 ||
-                           text.compare(i, 4, "<br>") == 0)) {
+    if (text[i] == '<' &&
+        (text.compare(i, 6, "<br />") == 0 || text.compare(i, 5, "<br/>") == 0 || text.compare(i, 4, "<br>") == 0)) {
       out.push_back(' ');
       i = text.find('>', i) + 1;
       continue;

@@ -71,7 +71,6 @@ struct EncodedReviews {
   std::vector<int64_t> labels;
 };
 
-EncodedReviews encode_reviews(const std::vector<Review>& reviews, const WordVocabulary& vocabulary,
-                              int64_t max_length);
+EncodedReviews encode_reviews(const std::vector<Review>& reviews, const WordVocabulary& vocabulary, int64_t max_length);
 
 }  // namespace descentlab::data

@@ -12,6 +12,7 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 
 // 3x5 bitmaps of the digits 0-9, one string of 15 cells per digit, row-major.
+// clang-format off
 constexpr const char* kDigitGlyphs[10] = {
     "###" "#.#" "#.#" "#.#" "###",  // 0
     ".#." "##." ".#." ".#." "###",  // 1
@@ -24,6 +25,7 @@ constexpr const char* kDigitGlyphs[10] = {
     "###" "#.#" "###" "#.#" "###",  // 8
     "###" "#.#" "###" "..#" "###",  // 9
 };
+// clang-format on
 
 double half_width(const SpriteState& sprite) {
   return sprite.shape == SpriteShape::Digit ? 0.3 * sprite.size : 0.5 * sprite.size;

@@ -19,7 +19,7 @@ struct SpriteVideoOptions {
   int64_t height = 32;
   int64_t width = 32;
   int64_t sprites = 3;
-  double min_size = 5.0;   // pixels: side of a square, diameter of a disc, height of a digit
+  double min_size = 5.0;  // pixels: side of a square, diameter of a disc, height of a digit
   double max_size = 10.0;
   double max_speed = 1.5;  // pixels per frame
   double min_intensity = 0.5;
@@ -48,9 +48,7 @@ struct Video {
   int64_t frames = 0, height = 0, width = 0;
   std::vector<float> pixels;  // frames * height * width, values in [0, 1]
 
-  float at(int64_t t, int64_t y, int64_t x) const {
-    return pixels[static_cast<size_t>((t * height + y) * width + x)];
-  }
+  float at(int64_t t, int64_t y, int64_t x) const { return pixels[static_cast<size_t>((t * height + y) * width + x)]; }
 };
 
 Video generate_sprite_video(const SpriteVideoOptions& options, uint64_t clip_index);

@@ -15,9 +15,8 @@ torch::Tensor copy_to_tensor(const std::vector<T>& values, torch::IntArrayRef sh
 
 ImageTensors to_tensors(const ImageSet& set) {
   ImageTensors tensors;
-  tensors.images = copy_to_tensor(set.pixels, {set.count, 1, set.rows, set.cols}, torch::kUInt8)
-                       .to(torch::kFloat32)
-                       .div_(255.0);
+  tensors.images =
+      copy_to_tensor(set.pixels, {set.count, 1, set.rows, set.cols}, torch::kUInt8).to(torch::kFloat32).div_(255.0);
   tensors.labels = copy_to_tensor(set.labels, {set.count}, torch::kUInt8).to(torch::kInt64);
   return tensors;
 }

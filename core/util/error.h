@@ -15,8 +15,7 @@ class Error : public std::runtime_error {
 // A file that exists but cannot be used: wrong format, truncated, corrupt, inconsistent.
 class DataError : public Error {
  public:
-  DataError(const std::string& path, const std::string& message)
-      : Error(path + ": " + message), path_(path) {}
+  DataError(const std::string& path, const std::string& message) : Error(path + ": " + message), path_(path) {}
   const std::string& path() const { return path_; }
 
  private:
