@@ -1,0 +1,113 @@
+#include "core/store/checkpoint_tensors.h"
+
+#include <torch/torch.h>
+
+#include <cstring>
+
+namespace descentlab::store {
+namespace {
+
+struct DtypeName {
+  torch::ScalarType type;
+  const char* name;
+};
+
+constexpr DtypeName kDtypeNames[] = {
+    {torch::kFloat32, "float32"},   {torch::kFloat64, "float64"}, {torch::kFloat16, "float16"},
+    {torch::kBFloat16, "bfloat16"}, {torch::kInt64, "int64"},     {torch::kInt32, "int32"},
+    {torch::kInt16, "int16"},       {torch::kInt8, "int8"},       {torch::kUInt8, "uint8"},
+    {torch::kBool, "bool"},
+};
+
+std::string dtype_name(torch::ScalarType type) {
+  for (const auto& entry : kDtypeNames) {
+    if (entry.type == type) return entry.name;
+  }
+  throw RunFileError(RunFileError::Kind::InvalidArgument, "", "",
+                     std::string("tensors of dtype ") + c10::toString(type) + " cannot be stored");
+}
+
+torch::ScalarType dtype_of(const std::string& name) {
+  for (const auto& entry : kDtypeNames) {
+    if (name == entry.name) return entry.type;
+  }
+  throw RunFileError(RunFileError::Kind::InvalidArgument, "", "", "unknown stored dtype '" + name + "'");
+}
+
+std::string shape_text(torch::IntArrayRef shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+}  // namespace
+
+TensorBlob to_blob(const torch::Tensor& tensor) {
+  const torch::Tensor cpu = tensor.detach().to(torch::kCPU).contiguous();
+  TensorBlob blob;
+  blob.dtype = dtype_name(cpu.scalar_type());
+  blob.shape.assign(cpu.sizes().begin(), cpu.sizes().end());
+  blob.bytes.resize(cpu.numel() * cpu.element_size());
+  if (!blob.bytes.empty()) std::memcpy(blob.bytes.data(), cpu.data_ptr(), blob.bytes.size());
+  return blob;
+}
+
+torch::Tensor to_tensor(const TensorBlob& blob) {
+  torch::Tensor tensor = torch::empty(blob.shape, torch::TensorOptions().dtype(dtype_of(blob.dtype)));
+  if (static_cast<size_t>(tensor.numel() * tensor.element_size()) != blob.bytes.size()) {
+    throw RunFileError(RunFileError::Kind::Corrupt, "", "", "tensor bytes do not match its shape and dtype");
+  }
+  if (!blob.bytes.empty()) std::memcpy(tensor.data_ptr(), blob.bytes.data(), blob.bytes.size());
+  return tensor;
+}
+
+std::map<std::string, TensorBlob> module_state(const torch::nn::Module& module) {
+  std::map<std::string, TensorBlob> state;
+  for (const auto& item : module.named_parameters(/*recurse=*/true)) state[item.key()] = to_blob(item.value());
+  for (const auto& item : module.named_buffers(/*recurse=*/true)) state[item.key()] = to_blob(item.value());
+  return state;
+}
+
+void load_module_state(torch::nn::Module& module, const std::map<std::string, TensorBlob>& state,
+                       const std::string& path, const std::string& object_prefix) {
+  std::map<std::string, torch::Tensor> targets;
+  for (const auto& item : module.named_parameters(true)) targets[item.key()] = item.value();
+  for (const auto& item : module.named_buffers(true)) targets[item.key()] = item.value();
+
+  // Check everything first, so that a mismatch leaves the module untouched.
+  std::map<std::string, torch::Tensor> loaded;
+  for (const auto& [name, target] : targets) {
+    const auto found = state.find(name);
+    if (found == state.end()) {
+      throw RunFileError(RunFileError::Kind::MissingObject, path, object_prefix + "/" + name,
+                         "the model has this tensor but the checkpoint does not");
+    }
+    torch::Tensor value;
+    try {
+      value = to_tensor(found->second);
+    } catch (const RunFileError& error) {
+      throw RunFileError(error.kind(), path, object_prefix + "/" + name, error.what());
+    }
+    if (value.sizes() != target.sizes()) {
+      throw RunFileError(
+          RunFileError::Kind::ShapeMismatch, path, object_prefix + "/" + name,
+          "shape " + shape_text(value.sizes()) + " in the checkpoint, " + shape_text(target.sizes()) + " in the model");
+    }
+    if (value.scalar_type() != target.scalar_type()) {
+      throw RunFileError(
+          RunFileError::Kind::ShapeMismatch, path, object_prefix + "/" + name,
+          "dtype " + found->second.dtype + " in the checkpoint, " + dtype_name(target.scalar_type()) + " in the model");
+    }
+    loaded[name] = value;
+  }
+  for (const auto& [name, blob] : state) {
+    if (!targets.count(name)) {
+      throw RunFileError(RunFileError::Kind::ShapeMismatch, path, object_prefix + "/" + name,
+                         "the checkpoint has this tensor but the model does not (a different architecture?)");
+    }
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& [name, target] : targets) target.copy_(loaded[name]);
+}
+
+}  // namespace descentlab::store

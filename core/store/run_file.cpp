@@ -1,0 +1,245 @@
+#include "core/store/run_file.h"
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+#include "core/store/hdf5_io.h"
+#include "core/store/run_file_format.h"
+
+namespace descentlab::store {
+
+int64_t TensorBlob::numel() const {
+  int64_t count = 1;
+  for (int64_t dim : shape) count *= dim;
+  return count;
+}
+
+std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm parts{};
+  gmtime_r(&now, &parts);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return text;
+}
+
+double wall_clock_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+namespace format {
+namespace {
+
+struct DtypeEntry {
+  const char* name;
+  const H5::PredType* type;
+  size_t size;
+};
+
+const DtypeEntry* find_dtype(const std::string& dtype) {
+  // bool is stored as uint8 and half/bfloat16 as their raw 16 bits; the dataset's "dtype" attribute says which.
+  static const DtypeEntry entries[] = {
+      {"float32", &H5::PredType::NATIVE_FLOAT, 4},  {"float64", &H5::PredType::NATIVE_DOUBLE, 8},
+      {"float16", &H5::PredType::NATIVE_UINT16, 2}, {"bfloat16", &H5::PredType::NATIVE_UINT16, 2},
+      {"int64", &H5::PredType::NATIVE_INT64, 8},    {"int32", &H5::PredType::NATIVE_INT32, 4},
+      {"int16", &H5::PredType::NATIVE_INT16, 2},    {"int8", &H5::PredType::NATIVE_INT8, 1},
+      {"uint8", &H5::PredType::NATIVE_UINT8, 1},    {"bool", &H5::PredType::NATIVE_UINT8, 1},
+  };
+  for (const auto& entry : entries) {
+    if (dtype == entry.name) return &entry;
+  }
+  return nullptr;
+}
+
+std::string describe(const H5::Exception& error) {
+  std::string message = error.getDetailMsg();
+  if (message.empty()) message = error.getFuncName();
+  return message;
+}
+
+}  // namespace
+
+RunFileError to_run_file_error(const H5::Exception& error, RunFileError::Kind kind, const std::string& path,
+                               const std::string& object) {
+  return RunFileError(kind, path, object, "HDF5 error: " + describe(error));
+}
+
+H5::H5File open_validated(const std::string& path, unsigned flags) {
+  hdf5::quiet_library_errors();
+  namespace fs = std::filesystem;
+  std::error_code status;
+  if (!fs::exists(path, status)) {
+    throw RunFileError(RunFileError::Kind::NotFound, path, "", "no such run file");
+  }
+  if (!fs::is_regular_file(path, status)) {
+    throw RunFileError(RunFileError::Kind::NotHdf5, path, "", "not a regular file");
+  }
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+  if (is_hdf5 <= 0) {
+    throw RunFileError(RunFileError::Kind::NotHdf5, path, "",
+                       "not an HDF5 file (no HDF5 signature): not a DescentLab run file");
+  }
+  H5::H5File file;
+  try {
+    file.openFile(path, flags);
+  } catch (const H5::Exception& error) {
+    throw RunFileError(RunFileError::Kind::Corrupt, path, "",
+                       "HDF5 cannot open it (truncated or damaged file?): " + describe(error));
+  }
+  const H5::Group root = file.openGroup("/");
+  if (!hdf5::has_attribute(root, "format")) {
+    throw RunFileError(RunFileError::Kind::ForeignFile, path, "/",
+                       "an HDF5 file without the attribute format = \"descentlab-run\": written by another program");
+  }
+  std::string format_name;
+  try {
+    format_name = hdf5::string_attribute(root, "format");
+  } catch (const H5::Exception&) {
+    format_name = "(not a string)";
+  }
+  if (format_name != kFormatName) {
+    throw RunFileError(RunFileError::Kind::ForeignFile, path, "/",
+                       "attribute format is \"" + format_name + "\", not \"descentlab-run\"");
+  }
+  int64_t version = 0;
+  try {
+    version = hdf5::int_attribute(root, "format_version");
+  } catch (const H5::Exception& error) {
+    throw RunFileError(RunFileError::Kind::MissingObject, path, "/", "missing or bad attribute format_version");
+  }
+  if (version > kFormatVersion) {
+    throw RunFileError(RunFileError::Kind::NewerVersion, path, "/",
+                       "format_version " + std::to_string(version) + " is newer than this DescentLab reads (" +
+                           std::to_string(kFormatVersion) + "); update DescentLab");
+  }
+  if (version < 1) {
+    throw RunFileError(RunFileError::Kind::Corrupt, path, "/",
+                       "format_version " + std::to_string(version) + " is invalid");
+  }
+  return file;
+}
+
+RunHeader read_header(const H5::H5File& file, const std::string& path) {
+  const H5::Group root = file.openGroup("/");
+  RunHeader header;
+  const auto text = [&](const char* name) {
+    try {
+      return hdf5::string_attribute(root, name);
+    } catch (const H5::Exception&) {
+      throw RunFileError(RunFileError::Kind::MissingObject, path, std::string("/@") + name,
+                         "missing or not a string attribute");
+    }
+  };
+  header.format_version = hdf5::int_attribute(root, "format_version");
+  header.app_version = text("app_version");
+  header.torch_version = text("torch_version");
+  header.device = text("device");
+  header.created = text("created");
+  header.config_json = text("config");
+  return header;
+}
+
+void write_header(H5::H5File& file, const RunHeader& header) {
+  H5::Group root = file.openGroup("/");
+  hdf5::set_string_attribute(root, "format", kFormatName);
+  hdf5::set_int_attribute(root, "format_version", header.format_version);
+  hdf5::set_string_attribute(root, "app_version", header.app_version);
+  hdf5::set_string_attribute(root, "torch_version", header.torch_version);
+  hdf5::set_string_attribute(root, "device", header.device);
+  hdf5::set_string_attribute(root, "created", header.created.empty() ? utc_timestamp() : header.created);
+  hdf5::set_string_attribute(root, "config", header.config_json.empty() ? "{}" : header.config_json);
+}
+
+void create_run_file(const std::string& path, const RunHeader& header) {
+  H5::H5File file(path, H5F_ACC_TRUNC);
+  write_header(file, header);
+  for (const char* group : {kMetrics, kHistograms, kSweeps, kCheckpoints}) file.createGroup(group);
+}
+
+const H5::PredType& hdf5_type_of(const std::string& dtype, const std::string& path, const std::string& object) {
+  const DtypeEntry* entry = find_dtype(dtype);
+  if (!entry)
+    throw RunFileError(RunFileError::Kind::InvalidArgument, path, object, "unsupported dtype '" + dtype + "'");
+  return *entry->type;
+}
+
+size_t element_size_of(const std::string& dtype, const std::string& path, const std::string& object) {
+  const DtypeEntry* entry = find_dtype(dtype);
+  if (!entry)
+    throw RunFileError(RunFileError::Kind::InvalidArgument, path, object, "unsupported dtype '" + dtype + "'");
+  return entry->size;
+}
+
+void validate_name(const std::string& what, const std::string& name, const std::string& path) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+    throw RunFileError(RunFileError::Kind::InvalidArgument, path, "",
+                       what + " name '" + name + "' is not allowed (empty, '.', '..' or containing '/')");
+  }
+}
+
+void write_metric_rows(H5::Group& metrics, const std::string& name, int64_t width, const std::vector<int64_t>& steps,
+                       const std::vector<double>& wall_times, const std::vector<double>& values) {
+  const bool exists = hdf5::link_exists(metrics.getId(), name);
+  H5::Group group = exists ? metrics.openGroup(name) : metrics.createGroup(name);
+  if (!exists) {
+    hdf5::set_string_attribute(group, "kind", width == 1 ? "scalar" : "vector");
+    hdf5::set_int_attribute(group, "width", width);
+  }
+  const hsize_t rows = steps.size();
+  hdf5::append_rows(group, "step", H5::PredType::NATIVE_INT64, steps.data(), rows, 0);
+  hdf5::append_rows(group, "wall_time", H5::PredType::NATIVE_DOUBLE, wall_times.data(), rows, 0);
+  hdf5::append_rows(group, "value", H5::PredType::NATIVE_DOUBLE, values.data(), rows,
+                    width == 1 ? 0 : static_cast<hsize_t>(width));
+}
+
+void write_histogram_rows(H5::Group& histograms, const std::string& name, const std::vector<double>& edges,
+                          const std::vector<int64_t>& steps, const std::vector<int64_t>& counts) {
+  const bool exists = hdf5::link_exists(histograms.getId(), name);
+  H5::Group group = exists ? histograms.openGroup(name) : histograms.createGroup(name);
+  if (!exists) {
+    hdf5::write_array(group, "bin_edges", H5::PredType::NATIVE_DOUBLE, {edges.size()}, edges.data());
+  }
+  hdf5::append_rows(group, "step", H5::PredType::NATIVE_INT64, steps.data(), steps.size(), 0);
+  hdf5::append_rows(group, "counts", H5::PredType::NATIVE_INT64, counts.data(), steps.size(), edges.size() - 1);
+}
+
+void write_sweep(H5::Group& sweeps, const train::SweepResult& sweep) {
+  if (hdf5::link_exists(sweeps.getId(), sweep.name)) sweeps.unlink(sweep.name);
+  H5::Group group = sweeps.createGroup(sweep.name);
+  hdf5::set_string_attribute(group, "noise", sweep.noise);
+  hdf5::set_string_attribute(group, "metric_name", sweep.metric_name);
+  hdf5::set_int_attribute(group, "layers", sweep.layers);
+  const hsize_t g = sweep.gamma.size();
+  const hsize_t s = sweep.seeds.size();
+  hdf5::write_array(group, "gamma", H5::PredType::NATIVE_DOUBLE, {g}, sweep.gamma.data());
+  hdf5::write_array(group, "seeds", H5::PredType::NATIVE_INT64, {s}, sweep.seeds.data());
+  hdf5::write_array(group, "metric", H5::PredType::NATIVE_DOUBLE, {g, s}, sweep.metric.data());
+  if (sweep.layers > 0) {
+    hdf5::write_array(group, "layer_loss", H5::PredType::NATIVE_DOUBLE, {g, s, static_cast<hsize_t>(sweep.layers)},
+                      sweep.layer_loss.data());
+  }
+}
+
+void write_checkpoint(H5::Group& checkpoints, const std::string& label, const CheckpointData& checkpoint,
+                      const std::string& path) {
+  if (hdf5::link_exists(checkpoints.getId(), label)) checkpoints.unlink(label);
+  H5::Group group = checkpoints.createGroup(label);
+  hdf5::set_int_attribute(group, "step", checkpoint.step);
+  hdf5::set_int_attribute(group, "epoch", checkpoint.epoch);
+  hdf5::set_string_attribute(group, "created", checkpoint.created.empty() ? utc_timestamp() : checkpoint.created);
+  hdf5::set_string_attribute(group, "extra", checkpoint.extra_json.empty() ? "{}" : checkpoint.extra_json);
+  for (const auto& [section_name, tensors] : checkpoint.sections) {
+    H5::Group section = group.createGroup(section_name);
+    for (const auto& [tensor_name, blob] : tensors) {
+      const std::string object = "/checkpoints/" + label + "/" + section_name + "/" + tensor_name;
+      std::vector<hsize_t> shape(blob.shape.begin(), blob.shape.end());
+      H5::DataSet dataset =
+          hdf5::write_array(section, tensor_name, hdf5_type_of(blob.dtype, path, object), shape, blob.bytes.data());
+      hdf5::set_string_attribute(dataset, "dtype", blob.dtype);
+    }
+  }
+}
+
+}  // namespace format
+}  // namespace descentlab::store

@@ -1,0 +1,99 @@
+#pragma once
+// The run file: one HDF5 file per run holding its configuration, metric series, weight histograms, robustness
+// sweeps and checkpoints. Layout in docs/run-file.md; readable with h5py without DescentLab.
+// This header needs neither LibTorch nor Qt: tensors travel as TensorBlob (see checkpoint_tensors.h for torch).
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/util/error.h"
+
+namespace descentlab::store {
+
+inline constexpr const char* kFormatName = "descentlab-run";
+inline constexpr int64_t kFormatVersion = 1;
+
+// Every problem with a run file: the message names the file and the HDF5 object.
+class RunFileError : public DataError {
+ public:
+  enum class Kind {
+    NotFound,         // no such file
+    NotHdf5,          // exists but is not HDF5 (or is truncated past recognition)
+    Corrupt,          // HDF5 signature but unreadable structure (truncated, damaged)
+    ForeignFile,      // HDF5 written by another program (no format = "descentlab-run")
+    NewerVersion,     // format_version newer than this build reads
+    MissingObject,    // an expected group, dataset or attribute is absent
+    ShapeMismatch,    // a stored tensor or series does not fit what it is loaded into
+    InvalidArgument,  // a bad name or inconsistent data given to the writer
+    WriteFailed,      // the disk refused (full, read-only, permissions)
+  };
+  RunFileError(Kind kind, const std::string& path, const std::string& object, const std::string& message)
+      : DataError(path, (object.empty() ? "" : object + ": ") + message), kind_(kind), object_(object) {}
+  Kind kind() const { return kind_; }
+  const std::string& object() const { return object_; }
+
+ private:
+  Kind kind_;
+  std::string object_;
+};
+
+struct RunHeader {
+  int64_t format_version = kFormatVersion;
+  std::string app_version;
+  std::string torch_version;
+  std::string device;
+  std::string created;      // ISO 8601, UTC
+  std::string config_json;  // the full experiment configuration
+};
+
+struct MetricSeries {
+  std::string name;
+  int64_t width = 1;               // 1 for scalars, layers for vectors
+  std::vector<int64_t> steps;      // rows
+  std::vector<double> wall_times;  // rows, seconds since the Unix epoch
+  std::vector<double> values;      // rows x width, row-major
+  size_t rows() const { return steps.size(); }
+};
+
+struct HistogramSeries {
+  std::string name;
+  std::vector<double> bin_edges;  // bins + 1
+  std::vector<int64_t> steps;     // snapshots
+  std::vector<int64_t> counts;    // snapshots x bins
+  size_t bins() const { return bin_edges.empty() ? 0 : bin_edges.size() - 1; }
+};
+
+// A tensor without LibTorch: dtype name as torch spells it ("float32", "int64", "uint8", "bool", ...), shape, and
+// the raw bytes in host order (little-endian here), C-contiguous.
+struct TensorBlob {
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+  int64_t numel() const;
+};
+
+struct CheckpointData {
+  int64_t step = 0;
+  int64_t epoch = 0;
+  std::string created;            // ISO 8601 UTC; filled by the writer when empty
+  std::string extra_json = "{}";  // optimizer options (HORST/HAM), data-order state, anything small
+  // Sections, e.g. "model", "optimizer", "dual", "rng"; each maps tensor names (LibTorch parameter names such as
+  // "blocks.3.attn.in_proj_weight") to tensors.
+  std::map<std::string, std::map<std::string, TensorBlob>> sections;
+};
+
+struct CheckpointInfo {
+  std::string label;
+  int64_t step = 0;
+  int64_t epoch = 0;
+  std::string created;
+};
+
+// UTC now as "YYYY-MM-DDTHH:MM:SSZ".
+std::string utc_timestamp();
+// Seconds since the Unix epoch, for metric wall times.
+double wall_clock_seconds();
+
+}  // namespace descentlab::store

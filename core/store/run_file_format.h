@@ -1,0 +1,48 @@
+#pragma once
+// The on-disk layout of a run file, shared by RunWriter and RunReader (internal to core/store).
+// docs/run-file.md is the public description; keep the two in step.
+
+#include <H5Cpp.h>
+
+#include <string>
+
+#include "core/store/run_file.h"
+#include "core/train/metric_sink.h"
+
+namespace descentlab::store::format {
+
+inline constexpr const char* kMetrics = "metrics";
+inline constexpr const char* kHistograms = "histograms";
+inline constexpr const char* kSweeps = "sweeps";
+inline constexpr const char* kCheckpoints = "checkpoints";
+
+// Opens `path` read-only or read-write after checking, in order: it exists, it is HDF5, HDF5 can open it, it is a
+// DescentLab run file, its format_version is not newer than this build's. Throws RunFileError naming the problem.
+H5::H5File open_validated(const std::string& path, unsigned flags);
+
+RunHeader read_header(const H5::H5File& file, const std::string& path);
+void write_header(H5::H5File& file, const RunHeader& header);
+
+// Creates a new file at `path` with the header and the four top-level groups.
+void create_run_file(const std::string& path, const RunHeader& header);
+
+// The HDF5 memory type and element size for a torch dtype name; throws RunFileError (InvalidArgument) otherwise.
+const H5::PredType& hdf5_type_of(const std::string& dtype, const std::string& path, const std::string& object);
+size_t element_size_of(const std::string& dtype, const std::string& path, const std::string& object);
+
+// Names of metrics, histograms, sweeps, checkpoint labels, sections and tensors become HDF5 link names.
+void validate_name(const std::string& what, const std::string& name, const std::string& path);
+
+void write_metric_rows(H5::Group& metrics, const std::string& name, int64_t width, const std::vector<int64_t>& steps,
+                       const std::vector<double>& wall_times, const std::vector<double>& values);
+void write_histogram_rows(H5::Group& histograms, const std::string& name, const std::vector<double>& edges,
+                          const std::vector<int64_t>& steps, const std::vector<int64_t>& counts);
+void write_sweep(H5::Group& sweeps, const train::SweepResult& sweep);
+void write_checkpoint(H5::Group& checkpoints, const std::string& label, const CheckpointData& checkpoint,
+                      const std::string& path);
+
+// Converts an HDF5 library exception to a RunFileError naming the file and object.
+RunFileError to_run_file_error(const H5::Exception& error, RunFileError::Kind kind, const std::string& path,
+                               const std::string& object);
+
+}  // namespace descentlab::store::format

@@ -1,0 +1,187 @@
+#include "core/store/run_reader.h"
+
+#include <algorithm>
+
+#include "core/store/hdf5_io.h"
+#include "core/store/run_file_format.h"
+
+namespace descentlab::store {
+
+struct RunReader::File {
+  H5::H5File handle;
+};
+
+namespace {
+
+using Kind = RunFileError::Kind;
+
+// Runs `read`, turning HDF5 library errors into a RunFileError naming `object`.
+template <typename Read>
+auto guarded(const std::string& path, const std::string& object, Read read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const H5::Exception& error) {
+    throw format::to_run_file_error(error, Kind::Corrupt, path, object);
+  }
+}
+
+H5::Group open_child_group(const H5::H5File& file, const std::string& path, const std::string& top,
+                           const std::string& name) {
+  const std::string object = "/" + top + "/" + name;
+  if (!hdf5::link_exists(file.getId(), top) || !hdf5::link_exists(file.openGroup(top).getId(), name)) {
+    throw RunFileError(Kind::MissingObject, path, object, "not in this run file");
+  }
+  return file.openGroup(top).openGroup(name);
+}
+
+H5::DataSet open_dataset(const H5::Group& group, const std::string& name, const std::string& path,
+                         const std::string& object) {
+  if (!hdf5::link_exists(group.getId(), name)) {
+    throw RunFileError(Kind::MissingObject, path, object + "/" + name, "dataset missing");
+  }
+  return group.openDataSet(name);
+}
+
+void expect(bool condition, const std::string& path, const std::string& object, const std::string& message) {
+  if (!condition) throw RunFileError(Kind::Corrupt, path, object, message);
+}
+
+}  // namespace
+
+RunReader::RunReader(const std::string& path) : path_(path), file_(std::make_unique<File>()) {
+  file_->handle = format::open_validated(path, H5F_ACC_RDONLY);
+  header_ = guarded(path_, "/", [&] { return format::read_header(file_->handle, path_); });
+  for (const char* top : {format::kMetrics, format::kHistograms, format::kSweeps, format::kCheckpoints}) {
+    if (!hdf5::link_exists(file_->handle.getId(), top)) {
+      throw RunFileError(Kind::MissingObject, path_, std::string("/") + top, "group missing");
+    }
+  }
+}
+
+RunReader::~RunReader() = default;
+RunReader::RunReader(RunReader&&) noexcept = default;
+RunReader& RunReader::operator=(RunReader&&) noexcept = default;
+
+std::vector<std::string> RunReader::metric_names() const {
+  return guarded(path_, "/metrics", [&] { return hdf5::child_names(file_->handle.openGroup(format::kMetrics)); });
+}
+
+MetricSeries RunReader::metric(const std::string& name) const {
+  const std::string object = "/metrics/" + name;
+  return guarded(path_, object, [&] {
+    const H5::Group group = open_child_group(file_->handle, path_, format::kMetrics, name);
+    MetricSeries series;
+    series.name = name;
+    series.steps = hdf5::read_all<int64_t>(open_dataset(group, "step", path_, object), H5::PredType::NATIVE_INT64);
+    series.wall_times =
+        hdf5::read_all<double>(open_dataset(group, "wall_time", path_, object), H5::PredType::NATIVE_DOUBLE);
+    const H5::DataSet values = open_dataset(group, "value", path_, object);
+    const auto shape = hdf5::dataset_shape(values);
+    expect(!shape.empty() && shape.size() <= 2, path_, object + "/value", "must be 1-D or 2-D");
+    series.width = shape.size() == 2 ? static_cast<int64_t>(shape[1]) : 1;
+    series.values = hdf5::read_all<double>(values, H5::PredType::NATIVE_DOUBLE);
+    expect(series.wall_times.size() == series.steps.size() && shape[0] == series.steps.size(), path_, object,
+           "step, wall_time and value have different lengths");
+    return series;
+  });
+}
+
+std::vector<std::string> RunReader::histogram_names() const {
+  return guarded(path_, "/histograms", [&] { return hdf5::child_names(file_->handle.openGroup(format::kHistograms)); });
+}
+
+HistogramSeries RunReader::histogram(const std::string& name) const {
+  const std::string object = "/histograms/" + name;
+  return guarded(path_, object, [&] {
+    const H5::Group group = open_child_group(file_->handle, path_, format::kHistograms, name);
+    HistogramSeries series;
+    series.name = name;
+    series.bin_edges =
+        hdf5::read_all<double>(open_dataset(group, "bin_edges", path_, object), H5::PredType::NATIVE_DOUBLE);
+    series.steps = hdf5::read_all<int64_t>(open_dataset(group, "step", path_, object), H5::PredType::NATIVE_INT64);
+    const H5::DataSet counts = open_dataset(group, "counts", path_, object);
+    const auto shape = hdf5::dataset_shape(counts);
+    expect(series.bin_edges.size() >= 2 && shape.size() == 2 && shape[0] == series.steps.size() &&
+               shape[1] + 1 == series.bin_edges.size(),
+           path_, object, "counts must be [snapshots x bins] with bins + 1 edges");
+    series.counts = hdf5::read_all<int64_t>(counts, H5::PredType::NATIVE_INT64);
+    return series;
+  });
+}
+
+std::vector<std::string> RunReader::sweep_names() const {
+  return guarded(path_, "/sweeps", [&] { return hdf5::child_names(file_->handle.openGroup(format::kSweeps)); });
+}
+
+train::SweepResult RunReader::sweep(const std::string& name) const {
+  const std::string object = "/sweeps/" + name;
+  return guarded(path_, object, [&] {
+    const H5::Group group = open_child_group(file_->handle, path_, format::kSweeps, name);
+    train::SweepResult sweep;
+    sweep.name = name;
+    sweep.noise = hdf5::string_attribute(group, "noise");
+    sweep.metric_name = hdf5::string_attribute(group, "metric_name");
+    sweep.layers = hdf5::int_attribute(group, "layers");
+    sweep.gamma = hdf5::read_all<double>(open_dataset(group, "gamma", path_, object), H5::PredType::NATIVE_DOUBLE);
+    sweep.seeds = hdf5::read_all<int64_t>(open_dataset(group, "seeds", path_, object), H5::PredType::NATIVE_INT64);
+    sweep.metric = hdf5::read_all<double>(open_dataset(group, "metric", path_, object), H5::PredType::NATIVE_DOUBLE);
+    const size_t cells = sweep.gamma.size() * sweep.seeds.size();
+    expect(sweep.metric.size() == cells, path_, object + "/metric", "must hold gamma x seeds values");
+    if (sweep.layers > 0) {
+      sweep.layer_loss =
+          hdf5::read_all<double>(open_dataset(group, "layer_loss", path_, object), H5::PredType::NATIVE_DOUBLE);
+      expect(sweep.layer_loss.size() == cells * static_cast<size_t>(sweep.layers), path_, object + "/layer_loss",
+             "must hold gamma x seeds x layers values");
+    }
+    return sweep;
+  });
+}
+
+std::vector<CheckpointInfo> RunReader::checkpoints() const {
+  return guarded(path_, "/checkpoints", [&] {
+    std::vector<CheckpointInfo> infos;
+    const H5::Group checkpoints = file_->handle.openGroup(format::kCheckpoints);
+    for (const auto& label : hdf5::child_names(checkpoints)) {
+      const H5::Group group = checkpoints.openGroup(label);
+      infos.push_back({label, hdf5::int_attribute(group, "step"), hdf5::int_attribute(group, "epoch"),
+                       hdf5::string_attribute(group, "created")});
+    }
+    return infos;
+  });
+}
+
+bool RunReader::has_checkpoint(const std::string& label) const {
+  return guarded(path_, "/checkpoints",
+                 [&] { return hdf5::link_exists(file_->handle.openGroup(format::kCheckpoints).getId(), label); });
+}
+
+CheckpointData RunReader::checkpoint(const std::string& label) const {
+  const std::string object = "/checkpoints/" + label;
+  return guarded(path_, object, [&] {
+    const H5::Group group = open_child_group(file_->handle, path_, format::kCheckpoints, label);
+    CheckpointData checkpoint;
+    checkpoint.step = hdf5::int_attribute(group, "step");
+    checkpoint.epoch = hdf5::int_attribute(group, "epoch");
+    checkpoint.created = hdf5::string_attribute(group, "created");
+    checkpoint.extra_json = hdf5::string_attribute(group, "extra");
+    for (const auto& section_name : hdf5::child_names(group)) {
+      const H5::Group section = group.openGroup(section_name);
+      auto& tensors = checkpoint.sections[section_name];
+      for (const auto& tensor_name : hdf5::child_names(section)) {
+        const std::string tensor_object = object + "/" + section_name + "/" + tensor_name;
+        const H5::DataSet dataset = section.openDataSet(tensor_name);
+        TensorBlob blob;
+        blob.dtype = hdf5::has_attribute(dataset, "dtype") ? hdf5::string_attribute(dataset, "dtype") : "";
+        const H5::PredType& type = format::hdf5_type_of(blob.dtype, path_, tensor_object);
+        for (hsize_t dim : hdf5::dataset_shape(dataset)) blob.shape.push_back(static_cast<int64_t>(dim));
+        blob.bytes.resize(static_cast<size_t>(blob.numel()) *
+                          format::element_size_of(blob.dtype, path_, tensor_object));
+        if (!blob.bytes.empty()) dataset.read(blob.bytes.data(), type);
+        tensors[tensor_name] = std::move(blob);
+      }
+    }
+    return checkpoint;
+  });
+}
+
+}  // namespace descentlab::store

@@ -1,0 +1,393 @@
+#include "core/store/run_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include "core/store/hdf5_io.h"
+#include "core/store/run_file_format.h"
+
+namespace descentlab::store {
+namespace fs = std::filesystem;
+
+struct RunWriter::Pending {
+  struct Rows {
+    int64_t width = 1;
+    std::vector<int64_t> steps;
+    std::vector<double> wall_times;
+    std::vector<double> values;
+  };
+  struct Snapshots {
+    std::vector<double> edges;
+    std::vector<int64_t> steps;
+    std::vector<int64_t> counts;
+  };
+  std::map<std::string, Rows> metrics;
+  std::map<std::string, Snapshots> histograms;
+  std::map<std::string, train::SweepResult> sweeps;
+  std::map<std::string, CheckpointData> checkpoints;
+  std::optional<int64_t> truncate_after;
+
+  bool empty() const {
+    return metrics.empty() && histograms.empty() && sweeps.empty() && checkpoints.empty() && !truncate_after;
+  }
+
+  // `this` is an older batch whose commit failed; `newer` arrived since. Keeps the order of events.
+  void merge_newer(Pending&& newer) {
+    for (auto& [name, rows] : newer.metrics) {
+      auto& into = metrics[name];
+      into.width = rows.width;
+      into.steps.insert(into.steps.end(), rows.steps.begin(), rows.steps.end());
+      into.wall_times.insert(into.wall_times.end(), rows.wall_times.begin(), rows.wall_times.end());
+      into.values.insert(into.values.end(), rows.values.begin(), rows.values.end());
+    }
+    for (auto& [name, snapshots] : newer.histograms) {
+      auto& into = histograms[name];
+      into.edges = snapshots.edges;
+      into.steps.insert(into.steps.end(), snapshots.steps.begin(), snapshots.steps.end());
+      into.counts.insert(into.counts.end(), snapshots.counts.begin(), snapshots.counts.end());
+    }
+    for (auto& [name, sweep] : newer.sweeps) sweeps[name] = std::move(sweep);
+    for (auto& [label, checkpoint] : newer.checkpoints) checkpoints[label] = std::move(checkpoint);
+    if (newer.truncate_after) truncate_after = newer.truncate_after;
+  }
+};
+
+namespace {
+
+void sync_path(const std::string& path, bool directory) {
+  const int descriptor = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+  if (descriptor < 0) return;
+  ::fsync(descriptor);
+  ::close(descriptor);
+}
+
+std::string parent_folder(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+// Copies every object of `source` into a new file `destination`, leaving out the checkpoints and sweeps that are
+// about to be replaced, so that their space is not carried along.
+void rebuild_without(const std::string& source, const std::string& destination, const RunHeader& header,
+                     const std::map<std::string, CheckpointData>& replaced_checkpoints,
+                     const std::map<std::string, train::SweepResult>& replaced_sweeps) {
+  H5::H5File from(source, H5F_ACC_RDONLY);
+  H5::H5File to(destination, H5F_ACC_TRUNC);
+  format::write_header(to, header);
+  const H5::Group from_root = from.openGroup("/");
+  H5::Group to_root = to.openGroup("/");
+  for (const auto& top : hdf5::child_names(from_root)) {
+    const bool checkpoints = top == format::kCheckpoints;
+    const bool sweeps = top == format::kSweeps;
+    if (!checkpoints && !sweeps) {
+      H5Ocopy(from_root.getId(), top.c_str(), to_root.getId(), top.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+      continue;
+    }
+    const H5::Group from_group = from.openGroup(top);
+    H5::Group to_group = to.createGroup(top);
+    for (const auto& child : hdf5::child_names(from_group)) {
+      if ((checkpoints && replaced_checkpoints.count(child)) || (sweeps && replaced_sweeps.count(child))) continue;
+      if (H5Ocopy(from_group.getId(), child.c_str(), to_group.getId(), child.c_str(), H5P_DEFAULT, H5P_DEFAULT) < 0) {
+        throw RunFileError(RunFileError::Kind::WriteFailed, destination, "/" + top + "/" + child, "copy failed");
+      }
+    }
+  }
+}
+
+void truncate_series(H5::H5File& file, int64_t last_step) {
+  for (const char* top : {format::kMetrics, format::kHistograms}) {
+    H5::Group parent = file.openGroup(top);
+    for (const auto& name : hdf5::child_names(parent)) {
+      H5::Group group = parent.openGroup(name);
+      const auto steps = hdf5::read_all<int64_t>(group.openDataSet("step"), H5::PredType::NATIVE_INT64);
+      size_t keep = 0;
+      while (keep < steps.size() && steps[keep] <= last_step) ++keep;
+      if (keep == steps.size()) continue;
+      for (const auto& dataset_name : hdf5::child_names(group)) {
+        if (dataset_name == "bin_edges") continue;
+        H5::DataSet dataset = group.openDataSet(dataset_name);
+        auto dims = hdf5::dataset_shape(dataset);
+        dims[0] = keep;
+        dataset.extend(dims.data());  // H5Dset_extent: shrinking is allowed for chunked datasets
+      }
+    }
+  }
+}
+
+}  // namespace
+
+RunWriter::RunWriter(std::string path, const RunWriterOptions& options)
+    : path_(std::move(path)), options_(options), pending_(std::make_unique<Pending>()) {
+  hdf5::quiet_library_errors();
+}
+
+std::unique_ptr<RunWriter> RunWriter::create(const std::string& path, const RunHeader& header,
+                                             const RunWriterOptions& options) {
+  if (fs::exists(path) && !options.overwrite) {
+    throw RunFileError(RunFileError::Kind::InvalidArgument, path, "",
+                       "a file already exists here; choose another name or allow overwriting");
+  }
+  std::unique_ptr<RunWriter> writer(new RunWriter(path, options));
+  writer->header_ = header;
+  if (writer->header_.created.empty()) writer->header_.created = utc_timestamp();
+  writer->flush();  // the file exists, complete, from the start
+  writer->ready_ = true;
+  writer->start_flusher();
+  return writer;
+}
+
+std::unique_ptr<RunWriter> RunWriter::open(const std::string& path, const RunWriterOptions& options) {
+  std::unique_ptr<RunWriter> writer(new RunWriter(path, options));
+  try {
+    H5::H5File file = format::open_validated(path, H5F_ACC_RDONLY);
+    writer->header_ = format::read_header(file, path);
+    const H5::Group metrics = file.openGroup(format::kMetrics);
+    for (const auto& name : hdf5::child_names(metrics)) {
+      writer->metric_widths_[name] = hdf5::int_attribute(metrics.openGroup(name), "width");
+    }
+    const H5::Group histograms = file.openGroup(format::kHistograms);
+    for (const auto& name : hdf5::child_names(histograms)) {
+      writer->histogram_edges_[name] =
+          hdf5::read_all<double>(histograms.openGroup(name).openDataSet("bin_edges"), H5::PredType::NATIVE_DOUBLE);
+    }
+    for (const auto& label : hdf5::child_names(file.openGroup(format::kCheckpoints))) {
+      writer->stored_checkpoints_.insert(label);
+    }
+    for (const auto& name : hdf5::child_names(file.openGroup(format::kSweeps))) writer->stored_sweeps_.insert(name);
+  } catch (const H5::Exception& error) {
+    throw format::to_run_file_error(error, RunFileError::Kind::Corrupt, path, "");
+  }
+  writer->file_exists_ = true;
+  writer->ready_ = true;
+  writer->start_flusher();
+  return writer;
+}
+
+RunWriter::~RunWriter() {
+  {
+    std::lock_guard<std::mutex> lock(wake_mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
+  if (!ready_) return;  // create() or open() failed: never touch the file
+  try {
+    commit();
+  } catch (const std::exception& error) {
+    std::cerr << "descentlab: could not write the last metrics to " << path_ << ": " << error.what() << "\n";
+  }
+}
+
+void RunWriter::start_flusher() {
+  if (options_.flush_interval_seconds > 0) flusher_ = std::thread([this] { flusher_loop(); });
+}
+
+void RunWriter::flusher_loop() {
+  const auto interval = std::chrono::duration<double>(options_.flush_interval_seconds);
+  std::unique_lock<std::mutex> lock(wake_mutex_);
+  while (!stopping_) {
+    wake_.wait_for(lock, interval);
+    if (stopping_) break;
+    lock.unlock();
+    try {
+      commit();
+    } catch (const std::exception&) {
+      // Recorded in last_error_; the data stays pending and the next commit retries.
+    }
+    lock.lock();
+  }
+}
+
+void RunWriter::scalar(const std::string& name, int64_t step, double wall_time, double value) {
+  vector(name, step, wall_time, {value});
+}
+
+void RunWriter::vector(const std::string& name, int64_t step, double wall_time, const std::vector<double>& values) {
+  format::validate_name("metric", name, path_);
+  const auto width = static_cast<int64_t>(values.size());
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  const auto known = metric_widths_.find(name);
+  if (known == metric_widths_.end()) {
+    if (width < 1) throw RunFileError(RunFileError::Kind::InvalidArgument, path_, "/metrics/" + name, "empty vector");
+    metric_widths_[name] = width;
+  } else if (known->second != width) {
+    throw RunFileError(RunFileError::Kind::InvalidArgument, path_, "/metrics/" + name,
+                       "has width " + std::to_string(known->second) + ", got a row of " + std::to_string(width));
+  }
+  auto& rows = pending_->metrics[name];
+  rows.width = width;
+  rows.steps.push_back(step);
+  rows.wall_times.push_back(wall_time);
+  rows.values.insert(rows.values.end(), values.begin(), values.end());
+}
+
+void RunWriter::histogram(const train::HistogramSnapshot& snapshot) {
+  format::validate_name("histogram", snapshot.name, path_);
+  const std::string object = "/histograms/" + snapshot.name;
+  if (snapshot.bin_edges.size() < 2 || snapshot.counts.size() + 1 != snapshot.bin_edges.size()) {
+    throw RunFileError(RunFileError::Kind::InvalidArgument, path_, object,
+                       "needs bins + 1 edges for bins counts, got " + std::to_string(snapshot.bin_edges.size()) +
+                           " edges and " + std::to_string(snapshot.counts.size()) + " counts");
+  }
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  const auto known = histogram_edges_.find(snapshot.name);
+  if (known == histogram_edges_.end()) {
+    histogram_edges_[snapshot.name] = snapshot.bin_edges;
+  } else if (known->second != snapshot.bin_edges) {
+    throw RunFileError(RunFileError::Kind::InvalidArgument, path_, object, "bin edges changed during the run");
+  }
+  auto& snapshots = pending_->histograms[snapshot.name];
+  snapshots.edges = snapshot.bin_edges;
+  snapshots.steps.push_back(snapshot.step);
+  snapshots.counts.insert(snapshots.counts.end(), snapshot.counts.begin(), snapshot.counts.end());
+}
+
+void RunWriter::sweep(const train::SweepResult& sweep) {
+  format::validate_name("sweep", sweep.name, path_);
+  const size_t cells = sweep.gamma.size() * sweep.seeds.size();
+  if (sweep.metric.size() != cells || sweep.layer_loss.size() != cells * static_cast<size_t>(sweep.layers)) {
+    throw RunFileError(RunFileError::Kind::InvalidArgument, path_, "/sweeps/" + sweep.name,
+                       "metric must hold gamma x seeds values and layer_loss gamma x seeds x layers");
+  }
+  {
+    std::lock_guard<std::mutex> lock(data_mutex_);
+    pending_->sweeps[sweep.name] = sweep;
+  }
+  wake_.notify_all();
+}
+
+void RunWriter::save_checkpoint(const std::string& label, CheckpointData checkpoint, bool wait) {
+  format::validate_name("checkpoint", label, path_);
+  for (const auto& [section, tensors] : checkpoint.sections) {
+    format::validate_name("checkpoint section", section, path_);
+    for (const auto& [name, blob] : tensors) {
+      format::validate_name("tensor", name, path_);
+      const std::string object = "/checkpoints/" + label + "/" + section + "/" + name;
+      const size_t expected = static_cast<size_t>(blob.numel()) * format::element_size_of(blob.dtype, path_, object);
+      if (blob.bytes.size() != expected) {
+        throw RunFileError(RunFileError::Kind::InvalidArgument, path_, object,
+                           std::to_string(blob.bytes.size()) + " bytes for " + std::to_string(expected) + " expected");
+      }
+    }
+  }
+  if (checkpoint.created.empty()) checkpoint.created = utc_timestamp();
+  {
+    std::lock_guard<std::mutex> lock(data_mutex_);
+    pending_->checkpoints[label] = std::move(checkpoint);
+  }
+  if (wait) {
+    flush();
+  } else {
+    wake_.notify_all();
+  }
+}
+
+void RunWriter::truncate_after(int64_t step) {
+  {
+    std::lock_guard<std::mutex> lock(data_mutex_);
+    for (auto& [name, rows] : pending_->metrics) {
+      size_t keep = 0;
+      while (keep < rows.steps.size() && rows.steps[keep] <= step) ++keep;
+      rows.steps.resize(keep);
+      rows.wall_times.resize(keep);
+      rows.values.resize(keep * static_cast<size_t>(rows.width));
+    }
+    for (auto& [name, snapshots] : pending_->histograms) {
+      size_t keep = 0;
+      while (keep < snapshots.steps.size() && snapshots.steps[keep] <= step) ++keep;
+      snapshots.steps.resize(keep);
+      snapshots.counts.resize(keep * (snapshots.edges.size() - 1));
+    }
+    pending_->truncate_after = step;
+  }
+  flush();
+}
+
+void RunWriter::flush() {
+  commit();
+}
+
+std::string RunWriter::last_error() const {
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  return last_error_;
+}
+
+void RunWriter::restore_and_throw(std::unique_ptr<Pending>& batch, const std::string& temporary,
+                                  const std::string& message) {
+  std::error_code ignored;
+  fs::remove(temporary, ignored);
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  batch->merge_newer(std::move(*pending_));
+  pending_ = std::move(batch);
+  last_error_ = "could not commit (kept in memory, will retry): " + message;
+  throw RunFileError(RunFileError::Kind::WriteFailed, path_, "", last_error_);
+}
+
+void RunWriter::commit() {
+  std::lock_guard<std::mutex> commit_lock(commit_mutex_);
+  std::unique_ptr<Pending> batch;
+  {
+    std::lock_guard<std::mutex> lock(data_mutex_);
+    batch = std::move(pending_);
+    pending_ = std::make_unique<Pending>();
+  }
+  if (batch->empty() && file_exists_) return;
+
+  const std::string temporary = path_ + ".tmp-" + std::to_string(::getpid());
+  try {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    bool rebuild = false;
+    for (const auto& entry : batch->checkpoints) rebuild = rebuild || stored_checkpoints_.count(entry.first) > 0;
+    for (const auto& entry : batch->sweeps) rebuild = rebuild || stored_sweeps_.count(entry.first) > 0;
+    if (!file_exists_) {
+      format::create_run_file(temporary, header_);
+    } else if (rebuild) {
+      rebuild_without(path_, temporary, header_, batch->checkpoints, batch->sweeps);
+    } else {
+      fs::copy_file(path_, temporary, fs::copy_options::overwrite_existing);
+    }
+    {
+      H5::H5File file(temporary, H5F_ACC_RDWR);
+      if (batch->truncate_after) truncate_series(file, *batch->truncate_after);
+      H5::Group metrics = file.openGroup(format::kMetrics);
+      for (const auto& [name, rows] : batch->metrics) {
+        if (!rows.steps.empty()) {
+          format::write_metric_rows(metrics, name, rows.width, rows.steps, rows.wall_times, rows.values);
+        }
+      }
+      H5::Group histograms = file.openGroup(format::kHistograms);
+      for (const auto& [name, snapshots] : batch->histograms) {
+        if (!snapshots.steps.empty()) {
+          format::write_histogram_rows(histograms, name, snapshots.edges, snapshots.steps, snapshots.counts);
+        }
+      }
+      H5::Group sweeps = file.openGroup(format::kSweeps);
+      for (const auto& [name, sweep] : batch->sweeps) format::write_sweep(sweeps, sweep);
+      H5::Group checkpoints = file.openGroup(format::kCheckpoints);
+      for (const auto& [label, checkpoint] : batch->checkpoints) {
+        format::write_checkpoint(checkpoints, label, checkpoint, path_);
+      }
+    }
+    sync_path(temporary, false);
+    fs::rename(temporary, path_);
+    sync_path(parent_folder(path_), true);
+  } catch (const H5::Exception& error) {
+    restore_and_throw(batch, temporary, "HDF5 error: " + error.getDetailMsg());
+  } catch (const std::exception& error) {
+    restore_and_throw(batch, temporary, error.what());
+  }
+  file_exists_ = true;
+  for (const auto& entry : batch->checkpoints) stored_checkpoints_.insert(entry.first);
+  for (const auto& entry : batch->sweeps) stored_sweeps_.insert(entry.first);
+  ++commits_;
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  last_error_.clear();
+}
+
+}  // namespace descentlab::store
