@@ -1,7 +1,10 @@
 #include "core/store/run_writer.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdio>
 #include <filesystem>
@@ -119,6 +122,21 @@ void truncate_series(H5::H5File& file, int64_t last_step) {
   }
 }
 
+// Removes "RUN.h5.tmp-<pid>" files left by writers that were killed mid-commit (their process is gone).
+void remove_abandoned_temporaries(const std::string& path) {
+  const fs::path run(path);
+  const std::string prefix = run.filename().string() + ".tmp-";
+  std::error_code status;
+  for (const auto& entry : fs::directory_iterator(parent_folder(path), status)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(entry.path(), status);
+  }
+}
+
 }  // namespace
 
 RunWriter::RunWriter(std::string path, const RunWriterOptions& options)
@@ -162,6 +180,7 @@ std::unique_ptr<RunWriter> RunWriter::open(const std::string& path, const RunWri
   } catch (const H5::Exception& error) {
     throw format::to_run_file_error(error, RunFileError::Kind::Corrupt, path, "");
   }
+  remove_abandoned_temporaries(path);
   writer->file_exists_ = true;
   writer->ready_ = true;
   writer->start_flusher();
