@@ -54,6 +54,23 @@ case "$check" in
     [ "$(grep -o '"test":{"count":10000,"unit":"images"},"train":{"count":60000,"unit":"images"}' "$scratch/flat" | wc -l)" = 2 ] ||
       fail "expected MNIST and Fashion-MNIST at 60,000 / 10,000"
     ;;
+  inspect)
+    # bash cli_checks.sh inspect CLI SAMPLE_RUN: the summary of the sample run, as JSON and as text.
+    run=$3
+    "$cli" inspect "$run" --json >"$scratch/out" 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "inspect exited $?"; }
+    tr -d ' \n' <"$scratch/out" >"$scratch/flat"
+    for expected in '"format_version":1' '"preset":"test"' '"loss":{"last":0.02,"last_step":100,"rows":100,"width":1}' \
+      '"last":[0.69,0.5,0.26]' '{"created":' '"label":"best","step":80' '"label":"latest","step":100' \
+      '"mean":[0.905,0.81,0.625]' '"global":{"bins":3,"last_step":100,"snapshots":4}'; do
+      expect_in "$expected" "$scratch/flat"
+    done
+    "$cli" inspect "$run" >"$scratch/text" 2>&1 || fail "inspect (text) exited $?"
+    expect_in "checkpoints (2):" "$scratch/text"
+    # A file that is not a run: a clear error naming it, exit code 1.
+    printf 'not hdf5' >"$scratch/bad.h5"
+    "$cli" inspect "$scratch/bad.h5" >"$scratch/out" 2>"$scratch/err" && fail "inspect accepted a text file"
+    expect_in "$scratch/bad.h5: not an HDF5 file" "$scratch/err"
+    ;;
   *) fail "unknown check" ;;
 esac
 echo "ok: $check"

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
 
   int exit_code = 0;
   descentlab::cli::add_data_commands(app, exit_code);
+  descentlab::cli::add_inspect_command(app, exit_code);
   app.parse_complete_callback(
       [&threads]() { descentlab::configure_threads(threads > 0 ? threads : descentlab::threads_from_environment(1)); });
 

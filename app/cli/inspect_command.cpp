@@ -1,0 +1,130 @@
+// descentlab-cli inspect RUN.h5 [--json]: what a run file holds, without loading any tensor data.
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "app/cli/commands.h"
+#include "core/store/run_reader.h"
+
+namespace descentlab::cli {
+namespace {
+
+struct InspectOptions {
+  std::string path;
+  bool json = false;
+};
+
+nlohmann::json parse_config(const std::string& text) {
+  nlohmann::json config = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return config.is_discarded() ? nlohmann::json(text) : config;  // keep unparsable text as a string
+}
+
+nlohmann::json summarize(const store::RunReader& reader) {
+  const auto& header = reader.header();
+  nlohmann::json summary = {{"path", reader.path()},
+                            {"format_version", header.format_version},
+                            {"app_version", header.app_version},
+                            {"torch_version", header.torch_version},
+                            {"device", header.device},
+                            {"created", header.created},
+                            {"config", parse_config(header.config_json)}};
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& name : reader.metric_names()) {
+    const auto series = reader.metric(name);
+    nlohmann::json entry = {{"rows", series.rows()}, {"width", series.width}};
+    if (series.rows() > 0) {
+      entry["last_step"] = series.steps.back();
+      const auto last = series.values.end() - series.width;
+      entry["last"] =
+          series.width == 1 ? nlohmann::json(*last) : nlohmann::json(std::vector<double>(last, series.values.end()));
+    }
+    metrics[name] = entry;
+  }
+  summary["metrics"] = metrics;
+  nlohmann::json histograms = nlohmann::json::object();
+  for (const auto& name : reader.histogram_names()) {
+    const auto series = reader.histogram(name);
+    histograms[name] = {{"snapshots", series.steps.size()},
+                        {"bins", series.bins()},
+                        {"last_step", series.steps.empty() ? nlohmann::json() : nlohmann::json(series.steps.back())}};
+  }
+  summary["histograms"] = histograms;
+  nlohmann::json checkpoints = nlohmann::json::array();
+  for (const auto& info : reader.checkpoints()) {
+    checkpoints.push_back(
+        {{"label", info.label}, {"step", info.step}, {"epoch", info.epoch}, {"created", info.created}});
+  }
+  summary["checkpoints"] = checkpoints;
+  nlohmann::json sweeps = nlohmann::json::object();
+  for (const auto& name : reader.sweep_names()) {
+    const auto sweep = reader.sweep(name);
+    std::vector<double> mean(sweep.gamma.size(), 0.0);
+    for (size_t g = 0; g < sweep.gamma.size(); ++g) {
+      for (size_t s = 0; s < sweep.seeds.size(); ++s) mean[g] += sweep.metric[g * sweep.seeds.size() + s];
+      if (!sweep.seeds.empty()) mean[g] /= static_cast<double>(sweep.seeds.size());
+    }
+    sweeps[name] = {{"noise", sweep.noise}, {"metric", sweep.metric_name},
+                    {"gamma", sweep.gamma}, {"seeds", sweep.seeds},
+                    {"mean", mean},         {"layers", sweep.layers}};
+  }
+  summary["sweeps"] = sweeps;
+  return summary;
+}
+
+void print_text(const nlohmann::json& summary) {
+  std::printf("run file:  %s\n", summary["path"].get<std::string>().c_str());
+  std::printf("written:   %s by DescentLab %s (LibTorch %s, %s), format %lld\n",
+              summary["created"].get<std::string>().c_str(), summary["app_version"].get<std::string>().c_str(),
+              summary["torch_version"].get<std::string>().c_str(), summary["device"].get<std::string>().c_str(),
+              static_cast<long long>(summary["format_version"].get<int64_t>()));
+  std::printf("config:    %s\n", summary["config"].dump().c_str());
+  std::printf("\nmetrics (%zu):\n", summary["metrics"].size());
+  for (const auto& [name, entry] : summary["metrics"].items()) {
+    std::printf("  %-24s %6lld rows  last step %-8s last %s\n", name.c_str(),
+                static_cast<long long>(entry["rows"].get<int64_t>()),
+                entry.contains("last_step") ? entry["last_step"].dump().c_str() : "-",
+                entry.contains("last") ? entry["last"].dump().c_str() : "-");
+  }
+  std::printf("\nhistograms (%zu):\n", summary["histograms"].size());
+  for (const auto& [name, entry] : summary["histograms"].items()) {
+    std::printf("  %-24s %s snapshots of %s bins\n", name.c_str(), entry["snapshots"].dump().c_str(),
+                entry["bins"].dump().c_str());
+  }
+  std::printf("\ncheckpoints (%zu):\n", summary["checkpoints"].size());
+  for (const auto& entry : summary["checkpoints"]) {
+    std::printf("  %-24s step %s, epoch %s, %s\n", entry["label"].get<std::string>().c_str(),
+                entry["step"].dump().c_str(), entry["epoch"].dump().c_str(),
+                entry["created"].get<std::string>().c_str());
+  }
+  std::printf("\nsweeps (%zu):\n", summary["sweeps"].size());
+  for (const auto& [name, entry] : summary["sweeps"].items()) {
+    std::printf("  %-24s %s noise, mean %s over %zu seeds at gamma %s: %s\n", name.c_str(),
+                entry["noise"].get<std::string>().c_str(), entry["metric"].get<std::string>().c_str(),
+                entry["seeds"].size(), entry["gamma"].dump().c_str(), entry["mean"].dump().c_str());
+  }
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<InspectOptions>();
+  CLI::App* inspect = app.add_subcommand(
+      "inspect", "Summarize a run file: configuration, last value of every metric, checkpoints, sweeps");
+  inspect->add_option("run", options->path, "The run file (.h5)")->required();
+  inspect->add_flag("--json", options->json, "Print JSON instead of text");
+  inspect->callback([options, &exit_code]() {
+    const store::RunReader reader(options->path);
+    const nlohmann::json summary = summarize(reader);
+    if (options->json) {
+      std::cout << summary.dump(2) << "\n";
+    } else {
+      print_text(summary);
+    }
+    exit_code = 0;
+  });
+}
+
+}  // namespace descentlab::cli

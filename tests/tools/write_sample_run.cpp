@@ -1,0 +1,41 @@
+// Writes a complete sample run file (every group, a real LibTorch module checkpoint) for the CLI and Python checks.
+// Usage: descentlab_write_sample_run PATH
+
+#include <torch/torch.h>
+
+#include <iostream>
+
+#include "../run_file_samples.h"
+#include "core/store/checkpoint_tensors.h"
+#include "core/store/run_writer.h"
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: descentlab_write_sample_run PATH\n";
+    return 2;
+  }
+  using namespace descentlab;
+  try {
+    store::RunWriterOptions options;
+    options.flush_interval_seconds = 0;
+    options.overwrite = true;
+    auto writer = store::RunWriter::create(argv[1], testing::sample_header(), options);
+    for (int64_t step = 1; step <= 100; ++step) {
+      const double wall = 1.8e9 + static_cast<double>(step);
+      writer->scalar("loss", step, wall, 2.0 / static_cast<double>(step));
+      writer->vector("layer_loss", step, wall, {0.69, 0.5, 0.25 + 1.0 / static_cast<double>(step)});
+      if (step % 25 == 0) writer->histogram(testing::sample_histogram(step));
+    }
+    writer->sweep(testing::sample_sweep());
+    torch::manual_seed(0);
+    torch::nn::Sequential model(torch::nn::Linear(4, 3), torch::nn::ReLU(), torch::nn::Linear(3, 2));
+    store::CheckpointData checkpoint = testing::sample_checkpoint(100);
+    checkpoint.sections["model"] = store::module_state(*model);
+    writer->save_checkpoint("latest", checkpoint);
+    writer->save_checkpoint("best", testing::sample_checkpoint(80));
+  } catch (const std::exception& error) {
+    std::cerr << "error: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
