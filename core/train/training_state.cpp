@@ -1,0 +1,97 @@
+#include "core/train/training_state.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include <cstring>
+#include <mutex>
+
+#include "core/store/checkpoint_tensors.h"
+
+namespace descentlab::train {
+namespace {
+
+using store::RunFileError;
+
+const store::TensorBlob& require(const store::CheckpointData& checkpoint, const std::string& section,
+                                 const std::string& name, const std::string& path, const std::string& label) {
+  const std::string object = "/checkpoints/" + label + "/" + section + "/" + name;
+  const auto found_section = checkpoint.sections.find(section);
+  if (found_section == checkpoint.sections.end() || !found_section->second.count(name)) {
+    throw RunFileError(RunFileError::Kind::MissingObject, path, object,
+                       "missing: this checkpoint cannot resume training");
+  }
+  return found_section->second.at(name);
+}
+
+}  // namespace
+
+store::CheckpointData capture_training_state(const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
+                                             const DataOrder& order, int64_t step, int64_t epoch) {
+  store::CheckpointData checkpoint;
+  checkpoint.step = step;
+  checkpoint.epoch = epoch;
+  checkpoint.sections["model"] = store::module_state(model);
+
+  torch::serialize::OutputArchive archive;
+  optimizer.save(archive);
+  std::string bytes;
+  archive.save_to([&bytes](const void* data, size_t size) {
+    bytes.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  store::TensorBlob optimizer_blob;
+  optimizer_blob.dtype = "uint8";
+  optimizer_blob.shape = {static_cast<int64_t>(bytes.size())};
+  optimizer_blob.bytes.assign(bytes.begin(), bytes.end());
+  checkpoint.sections["optimizer"]["torch_archive"] = std::move(optimizer_blob);
+
+  auto generator = at::detail::getDefaultCPUGenerator();
+  torch::Tensor rng_state;
+  {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    rng_state = generator.get_state();
+  }
+  checkpoint.sections["rng"]["cpu"] = store::to_blob(rng_state);
+
+  const torch::Tensor cursor =
+      torch::tensor({static_cast<int64_t>(order.seed()), order.epoch(), order.position()}, torch::kInt64);
+  checkpoint.sections["data"]["order"] = store::to_blob(cursor);
+  return checkpoint;
+}
+
+void restore_training_state(const store::CheckpointData& checkpoint, torch::nn::Module& model,
+                            torch::optim::Optimizer& optimizer, DataOrder& order, const std::string& path,
+                            const std::string& label) {
+  const auto& optimizer_blob = require(checkpoint, "optimizer", "torch_archive", path, label);
+  const auto& rng_blob = require(checkpoint, "rng", "cpu", path, label);
+  const auto& order_blob = require(checkpoint, "data", "order", path, label);
+  if (checkpoint.sections.find("model") == checkpoint.sections.end()) {
+    throw RunFileError(RunFileError::Kind::MissingObject, path, "/checkpoints/" + label + "/model", "missing");
+  }
+  const torch::Tensor cursor = store::to_tensor(order_blob);
+  if (cursor.numel() != 3 || cursor.scalar_type() != torch::kInt64) {
+    throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/data/order",
+                       "expected 3 int64 values: seed, epoch, position");
+  }
+  // Checks model shapes first; nothing is changed if they do not fit.
+  store::load_module_state(model, checkpoint.sections.at("model"), path, "/checkpoints/" + label + "/model");
+
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(reinterpret_cast<const char*>(optimizer_blob.bytes.data()), optimizer_blob.bytes.size());
+    optimizer.load(archive);
+  } catch (const c10::Error& error) {
+    throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/optimizer/torch_archive",
+                       std::string("the optimizer state does not load: ") + error.what_without_backtrace());
+  }
+  auto generator = at::detail::getDefaultCPUGenerator();
+  {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(store::to_tensor(rng_blob));
+  }
+  const auto values = cursor.accessor<int64_t, 1>();
+  order.restore(static_cast<uint64_t>(values[0]), values[1], values[2]);
+}
+
+}  // namespace descentlab::train

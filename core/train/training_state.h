@@ -1,0 +1,30 @@
+#pragma once
+// Everything a trainer needs to continue a run exactly where it stopped, as a run-file checkpoint:
+//   model/<parameter or buffer name>   the weights, under LibTorch names (readable with h5py)
+//   optimizer/torch_archive            the optimizer's own serialization (moments, step counts, options) as bytes:
+//                                      any torch::optim::Optimizer that implements save/load resumes exactly
+//   rng/cpu                            the default CPU generator (dropout, noise)
+//   data/order                         [seed, epoch, position] of the DataOrder
+// plus the step, the epoch and a JSON `extra` for what the caller adds (dual variables go in their own section).
+// On CPU a run resumed from this state continues bitwise identically to one that never stopped.
+
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
+
+#include <string>
+
+#include "core/store/run_file.h"
+#include "core/train/data_order.h"
+
+namespace descentlab::train {
+
+store::CheckpointData capture_training_state(const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
+                                             const DataOrder& order, int64_t step, int64_t epoch);
+
+// Restores model, optimizer, CPU generator and data order from `checkpoint` (read from `path`; named in errors).
+// The model is checked strictly (store::load_module_state) before anything changes.
+void restore_training_state(const store::CheckpointData& checkpoint, torch::nn::Module& model,
+                            torch::optim::Optimizer& optimizer, DataOrder& order, const std::string& path,
+                            const std::string& label);
+
+}  // namespace descentlab::train
