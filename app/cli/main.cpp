@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   descentlab::cli::add_data_commands(app, exit_code);
   descentlab::cli::add_inspect_command(app, exit_code);
+  descentlab::cli::add_train_command(app, exit_code);
   app.parse_complete_callback(
       [&threads]() { descentlab::configure_threads(threads > 0 ? threads : descentlab::threads_from_environment(1)); });
 
@@ -41,6 +42,9 @@ int main(int argc, char** argv) {
     return app.exit(error);
   } catch (const descentlab::Error& error) {
     std::cerr << "descentlab-cli: error: " << error.what() << "\n";
+    return 1;
+  } catch (const std::exception& error) {
+    std::cerr << "descentlab-cli: internal error: " << error.what() << "\n";
     return 1;
   }
   return exit_code;

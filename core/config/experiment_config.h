@@ -1,0 +1,91 @@
+#pragma once
+// The configuration of a layerwise-descent experiment (SCIENCE.md §1), read from JSON with every key validated.
+// Defaults are those of SCIENCE.md. One name per idea: the JSON keys are the field names below.
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace descentlab::config {
+
+struct DataConfig {
+  // text (IMDb)
+  int64_t train_limit = 0;  // 0: the whole 25,000; else a balanced seeded subsample
+  int64_t test_limit = 0;
+  int64_t max_length = 128;
+  int64_t vocabulary_size = 10000;
+  int64_t min_count = 2;
+  uint64_t split_seed = 0;
+  // video (moving sprites)
+  int64_t train_clips = 512;
+  int64_t test_clips = 128;
+  int64_t frames = 8;
+  int64_t height = 32;
+  int64_t width = 32;
+  int64_t sprites = 3;
+  double noise_std = 0.3;  // σ_train of the pixel noise added to the input clip
+  std::vector<int64_t> patch = {2, 4, 4};
+};
+
+struct ModelConfig {
+  int64_t layers = 4;
+  int64_t width = 64;
+  int64_t heads = 4;
+  int64_t ff_width = 128;
+  double dropout = 0.1;
+  std::string readout = "shared";  // shared | per_layer
+  std::string pooling = "mean";    // mean | first (text)
+};
+
+struct TrainConfig {
+  int64_t epochs = 3;
+  int64_t batch_size = 32;
+  double lr = 1e-3;
+  double weight_decay = 0.01;
+  double grad_clip = 1.0;          // 0: off
+  int64_t metric_interval = 10;    // steps between metric reads (no host sync in between)
+  int64_t histogram_interval = 0;  // steps between weight histograms; 0: once per epoch
+  uint64_t seed = 0;
+  std::string device = "auto";  // auto | cpu | cuda
+};
+
+struct ConstraintConfig {
+  bool enabled = false;                     // false: ERM on f_L
+  double alpha = 0.05;                      // required relative decrease per layer
+  std::string alpha_schedule = "constant";  // constant | linear (alpha -> alpha_final over the epochs)
+  double alpha_final = 0.05;
+  double dual_lr = 0.01;              // η_λ
+  std::string dual_update = "batch";  // batch | epoch (on a held-out constraint batch)
+  int64_t constraint_batch = 256;     // held-out samples for per-epoch dual steps
+  int64_t dual_warmup_epochs = 0;     // epochs with λ held at 0
+  bool stop_gradient = false;         // treat f_{l-1} as a constant inside g_l
+  bool resilient = false;             // relax with slacks u_l >= 0, cost (a/2) u^2
+  double resilient_cost = 1.0;        // a
+  double resilient_lr = 0.01;         // η_u
+};
+
+struct ExperimentConfig {
+  std::string name = "custom";
+  std::string task = "text";  // text | video
+  DataConfig data;
+  ModelConfig model;
+  TrainConfig train;
+  ConstraintConfig constraints;
+
+  // Reads and validates; throws ConfigError naming `source` and the key.
+  static ExperimentConfig from_json(const nlohmann::json& document, const std::string& source);
+  nlohmann::json to_json() const;
+};
+
+// Built-in presets (resources/presets/*.json, compiled in): names such as "text-erm", each with sizes "quick" and
+// "full". Throws ConfigError for an unknown name or size, listing the known ones.
+std::vector<std::string> preset_names();
+nlohmann::json preset_document(const std::string& name, const std::string& size);
+
+// A preset or a config file, then "key=value" overrides, validated.
+ExperimentConfig load_experiment(const std::string& preset, const std::string& size, const std::string& config_file,
+                                 const std::vector<std::string>& overrides);
+
+}  // namespace descentlab::config

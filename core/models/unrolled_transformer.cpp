@@ -1,0 +1,147 @@
+#include "core/models/unrolled_transformer.h"
+
+#include <torch/torch.h>
+
+#include "core/util/error.h"
+
+namespace descentlab::models {
+
+PreNormBlockImpl::PreNormBlockImpl(const TransformerOptions& options) {
+  attention_norm =
+      register_module("attention_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.width})));
+  attn = register_module(
+      "attn", torch::nn::MultiheadAttention(
+                  torch::nn::MultiheadAttentionOptions(options.width, options.heads).dropout(options.dropout)));
+  feed_forward_norm =
+      register_module("feed_forward_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.width})));
+  feed_forward_in = register_module("feed_forward_in", torch::nn::Linear(options.width, options.ff_width));
+  feed_forward_out = register_module("feed_forward_out", torch::nn::Linear(options.ff_width, options.width));
+  dropout = register_module("dropout", torch::nn::Dropout(options.dropout));
+}
+
+torch::Tensor PreNormBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& padding) {
+  // LibTorch's MultiheadAttention takes [tokens, batch, width].
+  const torch::Tensor normed = attention_norm(x).transpose(0, 1);
+  const torch::Tensor attended =
+      std::get<0>(attn(normed, normed, normed, padding, /*need_weights=*/false)).transpose(0, 1);
+  torch::Tensor out = x + dropout(attended);
+  out = out + dropout(feed_forward_out(dropout(torch::gelu(feed_forward_in(feed_forward_norm(out))))));
+  return out;
+}
+
+UnrolledTransformerImpl::UnrolledTransformerImpl(const TransformerOptions& options) : options_(options) {
+  if (options.layers < 1 || options.width < 1 || options.heads < 1 || options.width % options.heads != 0) {
+    throw Error("transformer: width (" + std::to_string(options.width) + ") must be a positive multiple of heads (" +
+                std::to_string(options.heads) + ") and layers >= 1");
+  }
+  blocks = register_module("blocks", torch::nn::ModuleList());
+  for (int64_t l = 0; l < options.layers; ++l) blocks->push_back(PreNormBlock(options));
+  embedding_dropout = register_module("embedding_dropout", torch::nn::Dropout(options.dropout));
+}
+
+std::vector<torch::Tensor> UnrolledTransformerImpl::states(const torch::Tensor& input) {
+  return states_from(embed(input));
+}
+
+std::vector<torch::Tensor> UnrolledTransformerImpl::states_from(const EmbeddedInput& embedded) {
+  std::vector<torch::Tensor> phi{embedded.phi0};
+  phi.reserve(static_cast<size_t>(options_.layers) + 1);
+  for (const auto& block : *blocks) phi.push_back(block->as<PreNormBlock>()->forward(phi.back(), embedded.padding));
+  return phi;
+}
+
+namespace {
+
+torch::nn::Sequential make_readout(int64_t width, int64_t outputs) {
+  return torch::nn::Sequential(torch::nn::LayerNorm(torch::nn::LayerNormOptions({width})),
+                               torch::nn::Linear(width, outputs));
+}
+
+}  // namespace
+
+TextTransformerImpl::TextTransformerImpl(const TransformerOptions& options, int64_t vocabulary, int64_t max_length,
+                                         int64_t classes, bool first_token_pooling)
+    : UnrolledTransformerImpl(options), first_token_pooling_(first_token_pooling) {
+  tokens = register_module("tokens", torch::nn::Embedding(torch::nn::EmbeddingOptions(vocabulary, options.width)));
+  positions = register_module("positions", torch::nn::Embedding(max_length, options.width));
+  readouts = register_module("readouts", torch::nn::ModuleList());
+  const int64_t count = options.per_layer_readout ? options.layers + 1 : 1;
+  // Each readout is LayerNorm then Linear; Sequential names them readouts.<k>.0 and readouts.<k>.1.
+  for (int64_t k = 0; k < count; ++k) readouts->push_back(make_readout(options.width, classes));
+}
+
+torch::Tensor TextTransformerImpl::token_embeddings(const torch::Tensor& token_ids) {
+  return tokens(token_ids);
+}
+
+EmbeddedInput TextTransformerImpl::embed_tokens(const torch::Tensor& token_embeddings, const torch::Tensor& token_ids) {
+  const int64_t length = token_ids.size(1);
+  const torch::Tensor position_ids = torch::arange(length, token_ids.options());
+  EmbeddedInput embedded;
+  embedded.phi0 = embedding_dropout(token_embeddings + positions(position_ids).unsqueeze(0));
+  embedded.padding = token_ids.eq(0);
+  return embedded;
+}
+
+EmbeddedInput TextTransformerImpl::embed(const torch::Tensor& token_ids) {
+  return embed_tokens(token_embeddings(token_ids), token_ids);
+}
+
+torch::Tensor TextTransformerImpl::readout(int64_t layer, const torch::Tensor& state, const torch::Tensor& token_ids) {
+  const auto& head = readouts[options_.per_layer_readout ? layer : 0]->as<torch::nn::Sequential>();
+  const torch::Tensor normed = head->ptr(0)->as<torch::nn::LayerNorm>()->forward(state);
+  torch::Tensor pooled;
+  if (first_token_pooling_) {
+    pooled = normed.select(1, 0);
+  } else {
+    const torch::Tensor valid = token_ids.ne(0).unsqueeze(-1).to(normed.scalar_type());
+    pooled = (normed * valid).sum(1) / valid.sum(1).clamp_min(1.0);
+  }
+  return head->ptr(1)->as<torch::nn::Linear>()->forward(pooled);
+}
+
+VideoTransformerImpl::VideoTransformerImpl(const TransformerOptions& options, int64_t frames, int64_t height,
+                                           int64_t width, std::vector<int64_t> patch)
+    : UnrolledTransformerImpl(options), frames_(frames), height_(height), width_(width), patch_(std::move(patch)) {
+  if (patch_.size() != 3 || frames % patch_[0] != 0 || height % patch_[1] != 0 || width % patch_[2] != 0) {
+    throw Error("video transformer: patch (frames, height, width) must divide the clip " + std::to_string(frames) +
+                "x" + std::to_string(height) + "x" + std::to_string(width));
+  }
+  const int64_t patch_pixels = patch_[0] * patch_[1] * patch_[2];
+  const int64_t tokens = (frames / patch_[0]) * (height / patch_[1]) * (width / patch_[2]);
+  patch_in = register_module("patch_in", torch::nn::Linear(patch_pixels, options.width));
+  positions = register_module("positions", torch::nn::Embedding(tokens, options.width));
+  readouts = register_module("readouts", torch::nn::ModuleList());
+  const int64_t count = options.per_layer_readout ? options.layers + 1 : 1;
+  for (int64_t k = 0; k < count; ++k) readouts->push_back(make_readout(options.width, patch_pixels));
+}
+
+torch::Tensor VideoTransformerImpl::to_patches(const torch::Tensor& clips) const {
+  const int64_t batch = clips.size(0);
+  const int64_t nt = frames_ / patch_[0], nh = height_ / patch_[1], nw = width_ / patch_[2];
+  return clips.reshape({batch, nt, patch_[0], nh, patch_[1], nw, patch_[2]})
+      .permute({0, 1, 3, 5, 2, 4, 6})
+      .reshape({batch, nt * nh * nw, patch_[0] * patch_[1] * patch_[2]});
+}
+
+torch::Tensor VideoTransformerImpl::from_patches(const torch::Tensor& patches) const {
+  const int64_t batch = patches.size(0);
+  const int64_t nt = frames_ / patch_[0], nh = height_ / patch_[1], nw = width_ / patch_[2];
+  return patches.reshape({batch, nt, nh, nw, patch_[0], patch_[1], patch_[2]})
+      .permute({0, 1, 4, 2, 5, 3, 6})
+      .reshape({batch, frames_, height_, width_});
+}
+
+EmbeddedInput VideoTransformerImpl::embed(const torch::Tensor& clips) {
+  const torch::Tensor patches = patch_in(to_patches(clips));
+  const torch::Tensor position_ids =
+      torch::arange(patches.size(1), torch::TensorOptions().dtype(torch::kInt64).device(clips.device()));
+  return EmbeddedInput{embedding_dropout(patches + positions(position_ids).unsqueeze(0)), torch::Tensor()};
+}
+
+torch::Tensor VideoTransformerImpl::readout(int64_t layer, const torch::Tensor& state, const torch::Tensor&) {
+  const auto& head = readouts[options_.per_layer_readout ? layer : 0]->as<torch::nn::Sequential>();
+  return from_patches(head->forward(state));
+}
+
+}  // namespace descentlab::models

@@ -1,0 +1,47 @@
+#pragma once
+// Pause, resume and stop for a training run, honoured between batches. Atomic flags only: no thread is ever
+// terminated, and the GUI thread never waits on training.
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+namespace descentlab::train {
+
+class TrainingControl {
+ public:
+  void pause() { paused_.store(true); }
+  void resume() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      paused_.store(false);
+    }
+    wake_.notify_all();
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopped_.store(true);
+    }
+    wake_.notify_all();
+  }
+  bool paused() const { return paused_.load(); }
+  bool stopped() const { return stopped_.load(); }
+
+  // Called by the trainer between batches: blocks while paused; returns false when the run should stop.
+  bool proceed() {
+    if (paused_.load()) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return !paused_.load() || stopped_.load(); });
+    }
+    return !stopped_.load();
+  }
+
+ private:
+  std::atomic<bool> paused_{false};
+  std::atomic<bool> stopped_{false};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+};
+
+}  // namespace descentlab::train

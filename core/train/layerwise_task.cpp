@@ -1,0 +1,148 @@
+#include "core/train/layerwise_task.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "core/data/catalog.h"
+#include "core/data/sprites.h"
+#include "core/data/tensors.h"
+#include "core/util/error.h"
+
+namespace descentlab::train {
+
+torch::Tensor per_sample_layer_losses(LayerwiseTask& task, const Batch& batch, torch::Tensor* final_prediction) {
+  auto& model = task.model();
+  const std::vector<torch::Tensor> states = model.states(batch.input);
+  std::vector<torch::Tensor> losses;
+  losses.reserve(states.size());
+  for (size_t l = 0; l < states.size(); ++l) {
+    const torch::Tensor prediction = model.readout(static_cast<int64_t>(l), states[l], batch.input);
+    losses.push_back(task.per_sample_loss(prediction, batch));
+    if (final_prediction && l + 1 == states.size()) *final_prediction = prediction;
+  }
+  return torch::stack(losses);
+}
+
+namespace {
+
+models::TransformerOptions transformer_options(const config::ModelConfig& model) {
+  models::TransformerOptions options;
+  options.layers = model.layers;
+  options.width = model.width;
+  options.heads = model.heads;
+  options.ff_width = model.ff_width;
+  options.dropout = model.dropout;
+  options.per_layer_readout = model.readout == "per_layer";
+  return options;
+}
+
+}  // namespace
+
+TextTask::TextTask(const config::ExperimentConfig& config, const std::vector<data::Review>& reviews,
+                   torch::Device device)
+    : device_(device) {
+  const auto split = data::split_reviews(
+      reviews, data::ReviewSplitOptions{config.data.train_limit, config.data.test_limit, config.data.split_seed});
+  const auto vocabulary = data::WordVocabulary::build(split.train, config.data.vocabulary_size, config.data.min_count);
+  vocabulary_size_ = vocabulary.size();
+  const auto train = data::to_tensors(data::encode_reviews(split.train, vocabulary, config.data.max_length));
+  const auto test = data::to_tensors(data::encode_reviews(split.test, vocabulary, config.data.max_length));
+  train_tokens_ = train.token_ids.to(device);
+  train_labels_ = train.labels.to(device);
+  test_tokens_ = test.token_ids.to(device);
+  test_labels_ = test.labels.to(device);
+  model_ = std::make_shared<models::TextTransformerImpl>(transformer_options(config.model), vocabulary_size_,
+                                                         config.data.max_length, 2, config.model.pooling == "first");
+  model_->to(device);
+}
+
+Batch TextTask::train_batch(const std::vector<int64_t>& indices) {
+  const torch::Tensor index = torch::tensor(indices, torch::kInt64).to(device_);
+  return Batch{train_tokens_.index_select(0, index), train_labels_.index_select(0, index)};
+}
+
+Batch TextTask::test_batch(int64_t start, int64_t count) {
+  return Batch{test_tokens_.narrow(0, start, count), test_labels_.narrow(0, start, count)};
+}
+
+torch::Tensor TextTask::per_sample_loss(const torch::Tensor& logits, const Batch& batch) {
+  return torch::nn::functional::cross_entropy(logits, batch.target,
+                                              torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+}
+
+torch::Tensor TextTask::metric_terms(const torch::Tensor& logits, const Batch& batch) {
+  return logits.argmax(1).eq(batch.target).to(torch::kFloat64);
+}
+
+std::string TextTask::describe() const {
+  return "IMDb sentiment: " + std::to_string(train_size()) + " train / " + std::to_string(test_size()) +
+         " test reviews, vocabulary " + std::to_string(vocabulary_size_) + ", length " +
+         std::to_string(train_tokens_.size(1));
+}
+
+VideoTask::VideoTask(const config::ExperimentConfig& config, torch::Device device)
+    : device_(device), noise_std_(config.data.noise_std) {
+  data::SpriteVideoOptions options;
+  options.frames = config.data.frames;
+  options.height = config.data.height;
+  options.width = config.data.width;
+  options.sprites = config.data.sprites;
+  options.max_size = std::min<double>(10.0, static_cast<double>(std::min(options.height, options.width)) / 2.0);
+  options.min_size = std::min(5.0, options.max_size);
+  options.seed = config.data.split_seed;
+  // Test clips come after the training clips in the same seeded stream: disjoint, and each reproducible alone.
+  train_clean_ = data::sprite_video_batch(options, 0, config.data.train_clips).to(device);
+  test_clean_ =
+      data::sprite_video_batch(options, static_cast<uint64_t>(config.data.train_clips), config.data.test_clips)
+          .to(device);
+  test_noisy_ = noisy_test_batch(0, test_clean_.size(0), 1.0, config.data.split_seed + 1).input;
+  model_ = std::make_shared<models::VideoTransformerImpl>(transformer_options(config.model), options.frames,
+                                                          options.height, options.width, config.data.patch);
+  model_->to(device);
+}
+
+Batch VideoTask::train_batch(const std::vector<int64_t>& indices) {
+  const torch::Tensor index = torch::tensor(indices, torch::kInt64).to(device_);
+  const torch::Tensor clean = train_clean_.index_select(0, index);
+  return Batch{clean + noise_std_ * torch::randn_like(clean), clean};
+}
+
+Batch VideoTask::test_batch(int64_t start, int64_t count) {
+  return Batch{test_noisy_.narrow(0, start, count), test_clean_.narrow(0, start, count)};
+}
+
+Batch VideoTask::noisy_test_batch(int64_t start, int64_t count, double gamma, uint64_t seed) {
+  const torch::Tensor clean = test_clean_.narrow(0, start, count);
+  auto generator = at::detail::createCPUGenerator(seed);
+  const torch::Tensor noise = torch::randn(clean.sizes(), generator, torch::kFloat32).to(clean.device());
+  return Batch{clean + noise_std_ * gamma * noise, clean};
+}
+
+torch::Tensor VideoTask::per_sample_loss(const torch::Tensor& prediction, const Batch& batch) {
+  return (prediction - batch.target).pow(2).flatten(1).mean(1);
+}
+
+torch::Tensor VideoTask::metric_terms(const torch::Tensor& prediction, const Batch& batch) {
+  return per_sample_loss(prediction, batch).detach().to(torch::kFloat64);
+}
+
+double VideoTask::finish_metric(double mean_term) const {
+  return std::sqrt(mean_term);
+}
+
+std::string VideoTask::describe() const {
+  return "moving-sprite denoising: " + std::to_string(train_size()) + " train / " + std::to_string(test_size()) +
+         " test clips of " + std::to_string(train_clean_.size(1)) + "x" + std::to_string(train_clean_.size(2)) + "x" +
+         std::to_string(train_clean_.size(3)) + ", noise std " + std::to_string(noise_std_);
+}
+
+std::unique_ptr<LayerwiseTask> make_task(const config::ExperimentConfig& config, const std::string& data_root,
+                                         torch::Device device) {
+  if (config.task == "text") {
+    return std::make_unique<TextTask>(config, data::load_imdb_reviews(data_root), device);
+  }
+  return std::make_unique<VideoTask>(config, device);
+}
+
+}  // namespace descentlab::train

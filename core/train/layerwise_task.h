@@ -1,0 +1,100 @@
+#pragma once
+// The two tasks of paper 1, each owning its data (on the training device) and its unrolled transformer:
+// text classification on IMDb (cross-entropy, accuracy) and video denoising on moving sprites (MSE, RMSE).
+
+#include <torch/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config/experiment_config.h"
+#include "core/data/reviews.h"
+#include "core/models/unrolled_transformer.h"
+
+namespace descentlab::train {
+
+struct Batch {
+  torch::Tensor input;   // token ids [B, length] or noisy clips [B, T, H, W]
+  torch::Tensor target;  // labels [B] or clean clips [B, T, H, W]
+};
+
+class LayerwiseTask {
+ public:
+  virtual ~LayerwiseTask() = default;
+  virtual models::UnrolledTransformerImpl& model() = 0;
+  virtual std::shared_ptr<torch::nn::Module> module() = 0;
+  virtual int64_t train_size() const = 0;
+  virtual int64_t test_size() const = 0;
+  virtual Batch train_batch(const std::vector<int64_t>& indices) = 0;
+  virtual Batch test_batch(int64_t start, int64_t count) = 0;
+  virtual torch::Tensor per_sample_loss(const torch::Tensor& prediction, const Batch& batch) = 0;  // [B]
+  virtual std::string metric_name() const = 0;  // "accuracy" or "rmse"
+  // Per-sample terms whose mean gives the metric: correct (0/1), or the squared error per sample.
+  virtual torch::Tensor metric_terms(const torch::Tensor& prediction, const Batch& batch) = 0;
+  virtual double finish_metric(double mean_term) const = 0;
+  virtual std::string describe() const = 0;
+};
+
+// Per-sample losses of every layer's readout, [L + 1, B], from one forward pass.
+torch::Tensor per_sample_layer_losses(LayerwiseTask& task, const Batch& batch,
+                                      torch::Tensor* final_prediction = nullptr);
+
+class TextTask : public LayerwiseTask {
+ public:
+  // Splits, builds the vocabulary from the training split and encodes, as config.data says.
+  TextTask(const config::ExperimentConfig& config, const std::vector<data::Review>& reviews, torch::Device device);
+
+  models::UnrolledTransformerImpl& model() override { return *model_; }
+  std::shared_ptr<torch::nn::Module> module() override { return model_; }
+  models::TextTransformerImpl& text_model() { return *model_; }
+  int64_t train_size() const override { return train_tokens_.size(0); }
+  int64_t test_size() const override { return test_tokens_.size(0); }
+  Batch train_batch(const std::vector<int64_t>& indices) override;
+  Batch test_batch(int64_t start, int64_t count) override;
+  torch::Tensor per_sample_loss(const torch::Tensor& logits, const Batch& batch) override;
+  std::string metric_name() const override { return "accuracy"; }
+  torch::Tensor metric_terms(const torch::Tensor& logits, const Batch& batch) override;
+  double finish_metric(double mean_term) const override { return mean_term; }
+  std::string describe() const override;
+  int64_t vocabulary_size() const { return vocabulary_size_; }
+
+ private:
+  torch::Device device_;
+  torch::Tensor train_tokens_, train_labels_, test_tokens_, test_labels_;
+  int64_t vocabulary_size_ = 0;
+  std::shared_ptr<models::TextTransformerImpl> model_;
+};
+
+class VideoTask : public LayerwiseTask {
+ public:
+  VideoTask(const config::ExperimentConfig& config, torch::Device device);
+
+  models::UnrolledTransformerImpl& model() override { return *model_; }
+  std::shared_ptr<torch::nn::Module> module() override { return model_; }
+  int64_t train_size() const override { return train_clean_.size(0); }
+  int64_t test_size() const override { return test_clean_.size(0); }
+  // Fresh noise for every training batch (from the default generator, so it resumes exactly).
+  Batch train_batch(const std::vector<int64_t>& indices) override;
+  // Fixed noise at the training level for the test set.
+  Batch test_batch(int64_t start, int64_t count) override;
+  // Test clips with noise of strength gamma x noise_std (robustness sweeps), fixed by `seed`.
+  Batch noisy_test_batch(int64_t start, int64_t count, double gamma, uint64_t seed);
+  torch::Tensor per_sample_loss(const torch::Tensor& prediction, const Batch& batch) override;
+  std::string metric_name() const override { return "rmse"; }
+  torch::Tensor metric_terms(const torch::Tensor& prediction, const Batch& batch) override;
+  double finish_metric(double mean_term) const override;
+  std::string describe() const override;
+
+ private:
+  torch::Device device_;
+  double noise_std_;
+  torch::Tensor train_clean_, test_clean_, test_noisy_;
+  std::shared_ptr<models::VideoTransformerImpl> model_;
+};
+
+// The task a config asks for, loading its data (IMDb from the data cache for text).
+std::unique_ptr<LayerwiseTask> make_task(const config::ExperimentConfig& config, const std::string& data_root,
+                                         torch::Device device);
+
+}  // namespace descentlab::train
