@@ -34,8 +34,25 @@ struct TrainOptions {
   std::string out;
   std::string resume;
   std::string device;
+  int64_t max_steps = 0;
   bool json = false;
   bool overwrite = false;
+};
+
+// Stops the run once it reaches a step budget (the state is checkpointed as "latest", so it can be resumed).
+class StepBudget : public train::MetricSink {
+ public:
+  StepBudget(train::TrainingControl& control, int64_t limit) : control_(control), limit_(limit) {}
+  void scalar(const std::string&, int64_t step, double, double) override {
+    if (limit_ > 0 && step >= limit_) control_.stop();
+  }
+  void vector(const std::string&, int64_t, double, const std::vector<double>&) override {}
+  void histogram(const train::HistogramSnapshot&) override {}
+  void sweep(const train::SweepResult&) override {}
+
+ private:
+  train::TrainingControl& control_;
+  int64_t limit_;
 };
 
 std::atomic<bool> interrupted{false};
@@ -159,6 +176,8 @@ int run_train(const TrainOptions& options) {
 
   train::TrainingControl control;
   trainer.set_control(&control);
+  StepBudget budget(control, options.max_steps);
+  trainer.add_sink(&budget);
   interrupted.store(false);
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
@@ -209,7 +228,7 @@ int run_train(const TrainOptions& options) {
     };
     std::cout << summary.dump(2) << "\n";
   }
-  return result.stopped ? 130 : 0;
+  return result.stopped && interrupted.load() ? 130 : 0;
 }
 
 }  // namespace
@@ -229,6 +248,10 @@ void add_train_command(CLI::App& app, int& exit_code) {
   train->add_option("--device", options->device, "auto, cpu or cuda (overrides the config)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   train->add_flag("--json", options->json, "Print a JSON summary at the end");
+  train
+      ->add_option("--max-steps", options->max_steps,
+                   "Stop once this many steps are done (the state is kept as \"latest\"; --resume continues)")
+      ->check(CLI::PositiveNumber);
   train->callback([options, &exit_code]() { exit_code = run_train(*options); });
 }
 

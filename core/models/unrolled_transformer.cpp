@@ -50,6 +50,14 @@ std::vector<torch::Tensor> UnrolledTransformerImpl::states_from(const EmbeddedIn
   return phi;
 }
 
+torch::Tensor UnrolledTransformerImpl::state_at(const torch::Tensor& input, int64_t layer) {
+  const EmbeddedInput embedded = embed(input);
+  torch::Tensor state = embedded.phi0;
+  for (int64_t l = 0; l < layer; ++l)
+    state = blocks[static_cast<size_t>(l)]->as<PreNormBlock>()->forward(state, embedded.padding);
+  return state;
+}
+
 namespace {
 
 torch::nn::Sequential make_readout(int64_t width, int64_t outputs) {

@@ -58,6 +58,8 @@ class UnrolledTransformerImpl : public torch::nn::Module {
   virtual EmbeddedInput embed(const torch::Tensor& input) = 0;
   // Φ_0 for a given embedding (used by the perturbation sweeps, which add noise to token embeddings).
   std::vector<torch::Tensor> states_from(const EmbeddedInput& embedded);
+  // Φ_layer alone, by running only the first `layer` blocks (a separate forward pass, for checks).
+  torch::Tensor state_at(const torch::Tensor& input, int64_t layer);
 
   int64_t layers() const { return options_.layers; }
   const TransformerOptions& options() const { return options_; }

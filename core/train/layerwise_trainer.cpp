@@ -32,6 +32,9 @@ struct LayerwiseTrainer::State {
   std::vector<int64_t> held_out;   // training indices kept out for per-epoch dual steps
   std::vector<int64_t> trainable;  // training indices the data order walks through
   std::vector<double> histogram_edges = eval::log_spaced_edges();
+  // Metric sums between two reads, on the device (no host sync per step). Checkpointed, so that a run stopped
+  // between two reads and resumed reports the same curve as one that never stopped.
+  torch::Tensor loss_sum, slack_sum, lagrangian_sum, accumulated;
 
   State(std::vector<torch::Tensor> parameters, const config::TrainConfig& train, int64_t samples, uint64_t seed)
       : optimizer(std::move(parameters), torch::optim::AdamWOptions(train.lr).weight_decay(train.weight_decay)),
@@ -63,6 +66,11 @@ LayerwiseTrainer::LayerwiseTrainer(config::ExperimentConfig config, LayerwiseTas
   const int64_t layers = task_.model().layers();
   state_->lambda = torch::zeros({layers}, torch::TensorOptions().dtype(torch::kFloat32).device(device_));
   state_->resilient_slack = torch::zeros_like(state_->lambda);
+  const auto sums = torch::TensorOptions().dtype(torch::kFloat64).device(device_);
+  state_->loss_sum = torch::zeros({layers + 1}, sums);
+  state_->slack_sum = torch::zeros({layers}, sums);
+  state_->lagrangian_sum = torch::zeros({}, sums);
+  state_->accumulated = torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64));
 }
 
 LayerwiseTrainer::~LayerwiseTrainer() = default;
@@ -87,6 +95,10 @@ void LayerwiseTrainer::checkpoint(const std::string& label) {
       capture_training_state(*task_.module(), state_->optimizer, state_->order, step_, state_->order.epoch());
   data.sections["dual"]["lambda"] = store::to_blob(state_->lambda);
   data.sections["dual"]["resilient_slack"] = store::to_blob(state_->resilient_slack);
+  data.sections["progress"]["loss_sum"] = store::to_blob(state_->loss_sum);
+  data.sections["progress"]["slack_sum"] = store::to_blob(state_->slack_sum);
+  data.sections["progress"]["lagrangian_sum"] = store::to_blob(state_->lagrangian_sum);
+  data.sections["progress"]["accumulated"] = store::to_blob(state_->accumulated);
   data.extra_json = nlohmann::json{{"experiment", config_.name},
                                    {"optimizer", "adamw"},
                                    {"lr", config_.train.lr},
@@ -111,6 +123,19 @@ void LayerwiseTrainer::resume_from(const store::CheckpointData& checkpoint, cons
   }
   state_->lambda.copy_(lambda);
   state_->resilient_slack.copy_(store::to_tensor(dual->second.at("resilient_slack")));
+  const auto progress = checkpoint.sections.find("progress");
+  if (progress != checkpoint.sections.end()) {
+    const auto restore = [&](const char* name, torch::Tensor& into) {
+      const auto found = progress->second.find(name);
+      if (found == progress->second.end()) return;
+      const torch::Tensor value = store::to_tensor(found->second);
+      if (value.sizes() == into.sizes()) into.copy_(value);
+    };
+    restore("loss_sum", state_->loss_sum);
+    restore("slack_sum", state_->slack_sum);
+    restore("lagrangian_sum", state_->lagrangian_sum);
+    restore("accumulated", state_->accumulated);
+  }
   step_ = checkpoint.step;
   const auto extra = nlohmann::json::parse(checkpoint.extra_json, nullptr, false);
   if (extra.is_object() && extra.contains("best_metric") && extra["best_metric"].is_number()) {
@@ -174,11 +199,10 @@ TrainingResult LayerwiseTrainer::run() {
   const int64_t first_step = step_;
 
   TrainingResult result;
-  // Metrics accumulate on the device between reads (no host sync per step).
-  torch::Tensor f_sum = torch::zeros({layers + 1}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
-  torch::Tensor slack_sum = torch::zeros({layers}, f_sum.options());
-  torch::Tensor lagrangian_sum = torch::zeros({}, f_sum.options());
-  int64_t accumulated = 0;
+  torch::Tensor& f_sum = state_->loss_sum;
+  torch::Tensor& slack_sum = state_->slack_sum;
+  torch::Tensor& lagrangian_sum = state_->lagrangian_sum;
+  int64_t accumulated = state_->accumulated.item<int64_t>();
   double interval_start = now_seconds();
   int64_t interval_samples = 0;
 
@@ -259,6 +283,7 @@ TrainingResult LayerwiseTrainer::run() {
         slack_sum.zero_();
         lagrangian_sum.zero_();
         accumulated = 0;
+        state_->accumulated.fill_(0);
         interval_samples = 0;
         interval_start = now_seconds();
       }
@@ -293,6 +318,7 @@ TrainingResult LayerwiseTrainer::run() {
     for (auto* sink : sinks_) sink->flush();
   }
   if (result.stopped) {
+    state_->accumulated.fill_(accumulated);
     checkpoint("latest");  // a cancelled run loses nothing: resume continues mid-epoch
     for (auto* sink : sinks_) sink->flush();
   }

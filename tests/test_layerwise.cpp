@@ -1,0 +1,261 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "core/config/experiment_config.h"
+#include "core/config/json_reader.h"
+#include "core/store/run_reader.h"
+#include "core/store/run_writer.h"
+#include "core/train/layerwise_math.h"
+#include "core/train/layerwise_trainer.h"
+#include "run_file_samples.h"
+#include "test_support.h"
+
+namespace descentlab::train {
+namespace {
+
+using descentlab::testing::fixture;
+using descentlab::testing::ScratchFolder;
+
+TEST(LayerwiseMath, SlackForKnownLosses) {
+  const torch::Tensor f = torch::tensor({1.0, 0.9, 0.8, 0.85}, torch::kFloat64);
+  const torch::Tensor g = constraint_slack(f, torch::full({3}, 0.05, torch::kFloat64), false);
+  // g_l = f_l - (1 - 0.05) f_{l-1}
+  EXPECT_NEAR(g[0].item<double>(), 0.9 - 0.95 * 1.0, 1e-12);
+  EXPECT_NEAR(g[1].item<double>(), 0.8 - 0.95 * 0.9, 1e-12);
+  EXPECT_NEAR(g[2].item<double>(), 0.85 - 0.95 * 0.8, 1e-12);  // violated: > 0
+  EXPECT_GT(g[2].item<double>(), 0.0);
+}
+
+TEST(LayerwiseMath, StopGradientHoldsThePreviousLayerConstant) {
+  for (const bool stop : {false, true}) {
+    const torch::Tensor f = torch::tensor({1.0, 0.9, 0.8}, torch::requires_grad());
+    constraint_slack(f, torch::full({2}, 0.1), stop).sum().backward();
+    const auto grad = f.grad();
+    // Without stop-gradient, df_0 = -(1 - α) and df_1 = 1 - (1 - α); with it, each f_l only counts as f_l.
+    EXPECT_NEAR(grad[0].item<float>(), stop ? 0.0f : -0.9f, 1e-6);
+    EXPECT_NEAR(grad[1].item<float>(), stop ? 1.0f : 0.1f, 1e-6);
+    EXPECT_NEAR(grad[2].item<float>(), 1.0f, 1e-6);
+  }
+}
+
+TEST(LayerwiseMath, LagrangianAddsLambdaWeightedSlackWithLambdaDetached) {
+  const torch::Tensor f = torch::tensor({1.0, 0.5, 0.4}, torch::requires_grad());
+  const torch::Tensor lambda = torch::tensor({2.0, 0.0}, torch::requires_grad());
+  const torch::Tensor g = constraint_slack(f, torch::full({2}, 0.0), false);
+  const torch::Tensor value = lagrangian(f, g, lambda);
+  EXPECT_NEAR(value.item<float>(), 0.4f + 2.0f * (0.5f - 1.0f), 1e-6);
+  value.backward();
+  EXPECT_FALSE(lambda.grad().defined());
+}
+
+TEST(LayerwiseMath, DualStepStaysNonNegativeGrowsWhileViolatedAndShrinksToZero) {
+  torch::Tensor lambda = torch::tensor({0.0, 0.5, 0.2});
+  const torch::Tensor slack = torch::tensor({0.3, -1.0, -0.1});
+  dual_step(lambda, slack, torch::Tensor(), 1.0);
+  EXPECT_NEAR(lambda[0].item<float>(), 0.3f, 1e-6);  // violated: grows
+  EXPECT_EQ(lambda[1].item<float>(), 0.0f);          // satisfied: projected to 0, never negative
+  EXPECT_NEAR(lambda[2].item<float>(), 0.1f, 1e-6);  // satisfied: shrinks
+  for (int i = 0; i < 5; ++i) dual_step(lambda, slack, torch::Tensor(), 1.0);
+  EXPECT_EQ(lambda[2].item<float>(), 0.0f);
+  EXPECT_TRUE((lambda >= 0).all().item<bool>());
+  // With a resilient slack, the ascent direction is g - u.
+  torch::Tensor relaxed = torch::tensor({1.0});
+  dual_step(relaxed, torch::tensor({0.3}), torch::tensor({0.5}), 1.0);
+  EXPECT_NEAR(relaxed[0].item<float>(), 0.8f, 1e-6);
+}
+
+TEST(LayerwiseMath, ResilientSlackMovesTowardLambdaOverCost) {
+  torch::Tensor u = torch::zeros({1});
+  const torch::Tensor lambda = torch::tensor({0.6});
+  resilient_step(u, lambda, 2.0, 0.1);
+  EXPECT_NEAR(u[0].item<float>(), 0.06f, 1e-6);  // u - η(a u - λ) = 0 - 0.1 (0 - 0.6)
+  for (int i = 0; i < 500; ++i) resilient_step(u, lambda, 2.0, 0.1);
+  EXPECT_NEAR(u[0].item<float>(), 0.3f, 1e-4);  // fixed point u = λ / a
+  torch::Tensor negative = torch::tensor({0.01});
+  resilient_step(negative, torch::zeros({1}), 1.0, 2.0);
+  EXPECT_EQ(negative[0].item<float>(), 0.0f);  // projected to u >= 0
+}
+
+TEST(LayerwiseMath, AlphaScheduleAndDescendingFrequency) {
+  EXPECT_DOUBLE_EQ(scheduled_alpha("constant", 0.05, 0.2, 3, 5), 0.05);
+  EXPECT_DOUBLE_EQ(scheduled_alpha("linear", 0.05, 0.25, 0, 5), 0.05);
+  EXPECT_DOUBLE_EQ(scheduled_alpha("linear", 0.05, 0.25, 4, 5), 0.25);
+  EXPECT_NEAR(scheduled_alpha("linear", 0.05, 0.25, 2, 5), 0.15, 1e-12);
+  // 3 layers x 4 samples: layer 1 descends for samples 0, 1, 3; layer 2 for samples 0, 3 (ties count).
+  const torch::Tensor losses = torch::tensor({{1.0, 1.0, 1.0, 1.0}, {0.5, 1.0, 2.0, 0.9}, {0.4, 1.1, 2.5, 0.9}});
+  const torch::Tensor frequency = descending_frequency(losses);
+  EXPECT_NEAR(frequency[0].item<double>(), 0.75, 1e-12);
+  EXPECT_NEAR(frequency[1].item<double>(), 0.5, 1e-12);
+}
+
+config::ExperimentConfig tiny_video_config() {
+  nlohmann::json document = {
+      {"task", "video"},
+      {"data",
+       {{"train_clips", 24},
+        {"test_clips", 8},
+        {"frames", 4},
+        {"height", 8},
+        {"width", 8},
+        {"sprites", 2},
+        {"patch", {2, 4, 4}}}},
+      {"model", {{"layers", 3}, {"width", 16}, {"heads", 2}, {"ff_width", 32}, {"dropout", 0.1}}},
+      {"train", {{"epochs", 3}, {"batch_size", 5}, {"lr", 3e-3}, {"metric_interval", 2}}},
+      {"constraints", {{"enabled", true}, {"alpha", 0.1}, {"dual_lr", 0.5}, {"resilient", true}}}};
+  return config::ExperimentConfig::from_json(document, "test config");
+}
+
+// Runs `config` on a fresh task and returns the trained model's parameters.
+std::vector<torch::Tensor> train_parameters(const config::ExperimentConfig& config, TrainingResult* result = nullptr) {
+  torch::manual_seed(config.train.seed);
+  VideoTask task(config, torch::kCPU);
+  LayerwiseTrainer trainer(config, task, torch::kCPU);
+  const TrainingResult outcome = trainer.run();
+  if (result) *result = outcome;
+  std::vector<torch::Tensor> parameters;
+  for (const auto& parameter : task.module()->parameters()) parameters.push_back(parameter.detach().clone());
+  return parameters;
+}
+
+TEST(LayerwiseTrainer, ErmEqualsConstrainedTrainingWithLambdaFrozenAtZero) {
+  auto erm = tiny_video_config();
+  erm.constraints.enabled = false;
+  auto frozen = tiny_video_config();
+  frozen.constraints.dual_lr = 0.0;  // λ stays 0
+  frozen.constraints.resilient = false;
+  TrainingResult frozen_result;
+  const auto a = train_parameters(erm);
+  const auto b = train_parameters(frozen, &frozen_result);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "parameter " << i;
+  for (double lambda : frozen_result.lambda) EXPECT_EQ(lambda, 0.0);
+  // And the dual variables do move when they may: asking every layer to halve the loss cannot be met here.
+  auto demanding = tiny_video_config();
+  demanding.constraints.alpha = 0.5;
+  demanding.constraints.resilient = false;
+  TrainingResult active;
+  train_parameters(demanding, &active);
+  double total = 0;
+  for (double lambda : active.lambda) total += lambda;
+  EXPECT_GT(total, 0.0);
+}
+
+TEST(LayerwiseTrainer, PerLayerLossesEqualSeparateForwardPasses) {
+  const auto config = tiny_video_config();
+  torch::manual_seed(3);
+  VideoTask task(config, torch::kCPU);
+  task.module()->eval();
+  const Batch batch = task.test_batch(0, 6);
+  const torch::Tensor together = per_sample_layer_losses(task, batch);
+  ASSERT_EQ(together.sizes(), (std::vector<int64_t>{4, 6}));
+  for (int64_t l = 0; l <= 3; ++l) {
+    const torch::Tensor state = task.model().state_at(batch.input, l);
+    const torch::Tensor alone = task.per_sample_loss(task.model().readout(l, state, batch.input), batch);
+    EXPECT_TRUE(torch::allclose(together[l], alone, 1e-6, 1e-7)) << "layer " << l;
+  }
+}
+
+TEST(LayerwiseTrainer, TextTaskTrainsOnFixtureReviews) {
+  nlohmann::json document = {
+      {"task", "text"},
+      {"data", {{"max_length", 12}, {"min_count", 1}}},
+      {"model", {{"layers", 2}, {"width", 8}, {"heads", 2}, {"ff_width", 16}, {"readout", "per_layer"}}},
+      {"train", {{"epochs", 2}, {"batch_size", 3}}},
+      {"constraints", {{"enabled", true}, {"dual_update", "epoch"}, {"constraint_batch", 2}}}};
+  const auto config = config::ExperimentConfig::from_json(document, "test");
+  const auto reviews = data::read_reviews(fixture("reviews.json").string());
+  TextTask task(config, reviews, torch::kCPU);
+  EXPECT_EQ(task.train_size(), 6);
+  EXPECT_EQ(task.test_size(), 6);
+  LayerwiseTrainer trainer(config, task, torch::kCPU);
+  const TrainingResult result = trainer.run();
+  EXPECT_EQ(result.epochs_completed, 2);
+  EXPECT_EQ(result.test.layer_loss.size(), 3u);
+  EXPECT_EQ(result.test.descending_frequency.size(), 2u);
+  EXPECT_GE(result.test.metric, 0.0);
+  EXPECT_LE(result.test.metric, 1.0);
+}
+
+// Stops the run after `limit` steps, like a user pressing Stop.
+class StopAfter : public MetricSink {
+ public:
+  StopAfter(TrainingControl& control, int64_t limit) : control_(control), limit_(limit) {}
+  void scalar(const std::string&, int64_t step, double, double) override {
+    if (step >= limit_) control_.stop();
+  }
+  void vector(const std::string&, int64_t, double, const std::vector<double>&) override {}
+  void histogram(const HistogramSnapshot&) override {}
+  void sweep(const SweepResult&) override {}
+
+ private:
+  TrainingControl& control_;
+  int64_t limit_;
+};
+
+TEST(LayerwiseTrainer, StoppedAndResumedRunIsBitwiseIdenticalToAnUninterruptedOne) {
+  const auto config = tiny_video_config();
+  TrainingResult straight_result;
+  const auto straight = train_parameters(config, &straight_result);
+
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  store::RunWriterOptions options;
+  options.flush_interval_seconds = 0;
+  {
+    torch::manual_seed(config.train.seed);
+    VideoTask task(config, torch::kCPU);
+    LayerwiseTrainer trainer(config, task, torch::kCPU);
+    auto writer = store::RunWriter::create(path, testing::sample_header(), options);
+    TrainingControl control;
+    StopAfter stopper(control, 7);  // mid-epoch: 5 batches per epoch
+    trainer.add_sink(writer.get());
+    trainer.add_sink(&stopper);
+    trainer.set_run_writer(writer.get());
+    trainer.set_control(&control);
+    const TrainingResult partial = trainer.run();
+    EXPECT_TRUE(partial.stopped);
+    EXPECT_EQ(partial.steps, 8);  // the stop is honoured before the next batch
+  }
+  torch::manual_seed(12345);  // a new process: other weights and generator state until restored
+  VideoTask task(config, torch::kCPU);
+  LayerwiseTrainer trainer(config, task, torch::kCPU);
+  const store::RunReader reader(path);
+  trainer.resume_from(reader.checkpoint("latest"), path, "latest");
+  const TrainingResult rest = trainer.run();
+  EXPECT_FALSE(rest.stopped);
+  EXPECT_EQ(rest.steps, straight_result.steps);
+  const auto parameters = task.module()->parameters();
+  ASSERT_EQ(parameters.size(), straight.size());
+  for (size_t i = 0; i < straight.size(); ++i) EXPECT_TRUE(torch::equal(parameters[i], straight[i])) << i;
+  EXPECT_EQ(rest.lambda, straight_result.lambda);
+  EXPECT_EQ(rest.test.layer_loss, straight_result.test.layer_loss);
+}
+
+TEST(ExperimentConfig, PresetsLoadAndUnknownKeysAreNamed) {
+  for (const auto& name : config::preset_names()) {
+    for (const std::string size : {"quick", "full"}) {
+      const auto config = config::load_experiment(name, size, "", {});
+      EXPECT_EQ(config.name, name + "-" + size);
+    }
+  }
+  EXPECT_TRUE(config::load_experiment("text-constrained", "quick", "", {}).constraints.enabled);
+  const auto changed = config::load_experiment("text-erm", "quick", "", {"model.layers=6", "constraints.enabled=true"});
+  EXPECT_EQ(changed.model.layers, 6);
+  EXPECT_TRUE(changed.constraints.enabled);
+  try {
+    config::load_experiment("text-erm", "quick", "", {"model.layerz=6"});
+    FAIL() << "expected ConfigError";
+  } catch (const config::ConfigError& error) {
+    EXPECT_EQ(error.key(), "model.layerz");
+    EXPECT_NE(std::string(error.what()).find("unknown key"), std::string::npos) << error.what();
+  }
+  EXPECT_THROW(config::load_experiment("text-erm", "quick", "", {"model.heads=5"}), config::ConfigError);
+  EXPECT_THROW(config::load_experiment("text-erm", "quick", "", {"train.lr=-1"}), config::ConfigError);
+  EXPECT_THROW(config::load_experiment("text-erm", "huge", "", {}), config::ConfigError);
+  EXPECT_THROW(config::load_experiment("nope", "quick", "", {}), config::ConfigError);
+  const auto round_trip = config::ExperimentConfig::from_json(changed.to_json(), "round trip");
+  EXPECT_EQ(round_trip.to_json(), changed.to_json());
+}
+
+}  // namespace
+}  // namespace descentlab::train
