@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "core/store/checkpoint_tensors.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "core/train/data_order.h"
@@ -119,6 +120,23 @@ TEST(TrainingState, ResumedRunIsBitwiseIdenticalToAnUninterruptedOne) {
   const auto resumed_state = capture_training_state(*resumed.model, resumed.optimizer, resumed.order, 40, 0);
   EXPECT_EQ(straight_state.sections.at("rng").at("cpu").bytes, resumed_state.sections.at("rng").at("cpu").bytes);
   EXPECT_EQ(straight_state.sections.at("data").at("order").bytes, resumed_state.sections.at("data").at("order").bytes);
+}
+
+TEST(TrainingState, AdamMomentsAreStoredReadablyUnderParameterNames) {
+  torch::manual_seed(123);
+  const torch::Tensor inputs = torch::randn({50, 6});
+  TinyRun run(3);
+  run.train_steps(4, inputs, inputs.sum(1, true));
+  const auto state = capture_training_state(*run.model, run.optimizer, run.order, 4, 0);
+  const auto& optimizer = state.sections.at("optimizer");
+  const auto& moments = run.optimizer.state();
+  const auto& adamw = static_cast<const torch::optim::AdamWParamState&>(
+      *moments.begin()->second);  // any one parameter's state: all have step 4
+  EXPECT_EQ(adamw.step(), 4);
+  const torch::Tensor step = store::to_tensor(optimizer.at("hidden.weight.step"));
+  EXPECT_EQ(step.item<int64_t>(), 4);
+  EXPECT_EQ(store::to_tensor(optimizer.at("hidden.weight.exp_avg")).sizes(), run.model->hidden->weight.sizes());
+  EXPECT_TRUE(optimizer.count("out.bias.exp_avg_sq"));
 }
 
 TEST(TrainingState, CheckpointWithoutOptimizerStateCannotResume) {

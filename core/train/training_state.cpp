@@ -24,6 +24,42 @@ const store::TensorBlob& require(const store::CheckpointData& checkpoint, const 
   return found_section->second.at(name);
 }
 
+// The optimizer's state map is keyed by a string of the parameter's TensorImpl address in LibTorch 1.13 and by the
+// address itself in later versions; this picks the right key for either.
+template <typename StateMap>
+typename StateMap::key_type state_key(const StateMap&, const torch::Tensor& parameter) {
+  using Key = typename StateMap::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    return c10::guts::to_string(parameter.unsafeGetTensorImpl());
+  } else {
+    return static_cast<Key>(parameter.unsafeGetTensorImpl());
+  }
+}
+
+template <typename ParamState>
+bool export_moments(const torch::optim::OptimizerParamState& state, const std::string& name,
+                    std::map<std::string, store::TensorBlob>& out) {
+  const auto* typed = dynamic_cast<const ParamState*>(&state);
+  if (!typed) return false;
+  out[name + ".exp_avg"] = store::to_blob(typed->exp_avg());
+  out[name + ".exp_avg_sq"] = store::to_blob(typed->exp_avg_sq());
+  out[name + ".step"] = store::to_blob(torch::tensor(static_cast<int64_t>(typed->step()), torch::kInt64));
+  return true;
+}
+
+// Adam/AdamW first and second moments and step counts under the parameter names.
+void export_readable_optimizer_state(const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
+                                     std::map<std::string, store::TensorBlob>& out) {
+  const auto& states = optimizer.state();
+  for (const auto& item : model.named_parameters(true)) {
+    const auto found = states.find(state_key(states, item.value()));
+    if (found == states.end()) continue;
+    if (!export_moments<torch::optim::AdamWParamState>(*found->second, item.key(), out)) {
+      export_moments<torch::optim::AdamParamState>(*found->second, item.key(), out);
+    }
+  }
+}
+
 }  // namespace
 
 store::CheckpointData capture_training_state(const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
@@ -45,6 +81,7 @@ store::CheckpointData capture_training_state(const torch::nn::Module& model, con
   optimizer_blob.shape = {static_cast<int64_t>(bytes.size())};
   optimizer_blob.bytes.assign(bytes.begin(), bytes.end());
   checkpoint.sections["optimizer"]["torch_archive"] = std::move(optimizer_blob);
+  export_readable_optimizer_state(model, optimizer, checkpoint.sections["optimizer"]);
 
   auto generator = at::detail::getDefaultCPUGenerator();
   torch::Tensor rng_state;

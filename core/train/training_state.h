@@ -3,6 +3,8 @@
 //   model/<parameter or buffer name>   the weights, under LibTorch names (readable with h5py)
 //   optimizer/torch_archive            the optimizer's own serialization (moments, step counts, options) as bytes:
 //                                      any torch::optim::Optimizer that implements save/load resumes exactly
+//   optimizer/<parameter>.exp_avg, .exp_avg_sq, .step   the same Adam/AdamW moments, readable with h5py (for
+//                                      inspection; resuming uses the archive)
 //   rng/cpu                            the default CPU generator (dropout, noise)
 //   data/order                         [seed, epoch, position] of the DataOrder
 // plus the step, the epoch and a JSON `extra` for what the caller adds (dual variables go in their own section).
