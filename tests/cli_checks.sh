@@ -106,6 +106,31 @@ case "$check" in
       cat "$scratch/d.err" >&2; fail "interrupted run exited $status"
     fi
     ;;
+  sweep_compare)
+    # Two tiny video runs (ERM, constrained), a sweep stored in the run file, and the side-by-side comparison.
+    tiny=(--set data.train_clips=32 --set data.test_clips=8 --set data.frames=4 --set data.height=16
+          --set data.width=16 --set model.layers=2 --set model.width=16 --set model.ff_width=32 --set train.epochs=1
+          --set train.batch_size=8 --device cpu)
+    "$cli" train --preset video-erm "${tiny[@]}" --out "$scratch/erm.h5" 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "erm run"; }
+    "$cli" train --preset video-constrained "${tiny[@]}" --out "$scratch/con.h5" 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "constrained run"; }
+    for run in erm con; do
+      "$cli" sweep "$scratch/$run.h5" --noise video --gamma 0:2:1 --seeds 2 --json >"$scratch/$run.sweep" 2>"$scratch/err" ||
+        { cat "$scratch/err" >&2; fail "sweep of $run"; }
+      tr -d ' \n' <"$scratch/$run.sweep" >"$scratch/flat"
+      expect_in '"metric":"rmse"' "$scratch/flat"
+      expect_in '"gamma":2.0' "$scratch/flat"
+      "$cli" inspect "$scratch/$run.h5" --json | tr -d ' \n' >"$scratch/inspect"
+      expect_in '"sweeps":{"video":{"gamma":[0.0,1.0,2.0]' "$scratch/inspect"
+    done
+    "$cli" sweep "$scratch/erm.h5" --noise gaussian >"$scratch/out" 2>&1 && fail "text noise accepted for a video run"
+    expect_in "video models take --noise video" "$scratch/out"
+    "$cli" compare "$scratch/erm.h5" "$scratch/con.h5" --json | tr -d ' \n' >"$scratch/compare"
+    expect_in '"constrained":false' "$scratch/compare"
+    expect_in '"constrained":true' "$scratch/compare"
+    expect_in '"test_layer_loss":[' "$scratch/compare"
+    "$cli" compare "$scratch/erm.h5" "$scratch/con.h5" >"$scratch/text" || fail "compare (text)"
+    expect_in "video noise (rmse)" "$scratch/text"
+    ;;
   *) fail "unknown check" ;;
 esac
 echo "ok: $check"

@@ -1,8 +1,12 @@
+#include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
+#include "core/eval/robustness.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "core/train/layerwise_math.h"
@@ -229,6 +233,62 @@ TEST(LayerwiseTrainer, StoppedAndResumedRunIsBitwiseIdenticalToAnUninterruptedOn
   for (size_t i = 0; i < straight.size(); ++i) EXPECT_TRUE(torch::equal(parameters[i], straight[i])) << i;
   EXPECT_EQ(rest.lambda, straight_result.lambda);
   EXPECT_EQ(rest.test.layer_loss, straight_result.test.layer_loss);
+}
+
+TEST(Robustness, EmbeddingNoiseHasStandardDeviationGammaSigma) {
+  at::Generator generator = at::detail::createCPUGenerator(5);
+  const torch::Tensor embeddings = torch::randn({64, 50, 16}, generator) * 0.7;
+  torch::Tensor token_ids = torch::randint(2, 100, {64, 50}, generator);
+  token_ids.slice(1, 40, 50).fill_(0);  // padding at the end of every row
+  const double sigma = embeddings.slice(1, 0, 40).std().item<double>();
+  for (const std::string noise : {"gaussian", "uniform"}) {
+    const torch::Tensor noisy = eval::perturb_embeddings(embeddings, token_ids, noise, 1.5, generator);
+    const torch::Tensor added = (noisy - embeddings).slice(1, 0, 40);
+    EXPECT_NEAR(added.std().item<double>(), 1.5 * sigma, 0.02 * 1.5 * sigma) << noise;
+    EXPECT_NEAR(added.mean().item<double>(), 0.0, 0.01) << noise;
+    EXPECT_TRUE(torch::equal(noisy.slice(1, 40, 50), embeddings.slice(1, 40, 50))) << "padding is left alone";
+    if (noise == "uniform") {
+      EXPECT_LE(added.abs().max().item<double>(), 1.5 * sigma * std::sqrt(3.0) + 1e-5);
+    }
+  }
+  EXPECT_TRUE(torch::equal(eval::perturb_embeddings(embeddings, token_ids, "gaussian", 0.0, generator), embeddings));
+}
+
+TEST(Robustness, DiscreteNoiseReplacesTokensAtRateGammaOverFour) {
+  at::Generator generator = at::detail::createCPUGenerator(9);
+  torch::Tensor token_ids = torch::randint(2, 500, {200, 100}, generator);
+  token_ids.slice(1, 90, 100).fill_(0);
+  for (const double gamma : {0.5, 2.0, 6.0}) {
+    const torch::Tensor noisy = eval::substitute_tokens(token_ids, gamma, 500, generator);
+    const double rate = noisy.slice(1, 0, 90).ne(token_ids.slice(1, 0, 90)).to(torch::kFloat64).mean().item<double>();
+    // A replacement may draw the same token (1 in 498), hence the small allowance.
+    EXPECT_NEAR(rate, std::min(1.0, gamma / 4.0) * (1.0 - 1.0 / 498.0), 0.01) << gamma;
+    EXPECT_TRUE(noisy.slice(1, 90, 100).eq(0).all().item<bool>());
+    EXPECT_TRUE(noisy.slice(1, 0, 90).ge(2).all().item<bool>());  // never <pad> or <unk>
+  }
+}
+
+TEST(Robustness, GammaGridsAndASweepOverAVideoModel) {
+  EXPECT_EQ(eval::parse_gamma_grid("0:1:0.25"), (std::vector<double>{0, 0.25, 0.5, 0.75, 1.0}));
+  EXPECT_EQ(eval::parse_gamma_grid("0.5,2"), (std::vector<double>{0.5, 2.0}));
+  EXPECT_THROW(eval::parse_gamma_grid("1:0:0.1"), Error);
+  EXPECT_THROW(eval::parse_gamma_grid("a,b"), Error);
+  const auto config = tiny_video_config();
+  torch::manual_seed(1);
+  VideoTask task(config, torch::kCPU);
+  eval::SweepOptions options;
+  options.noise = "video";
+  options.gamma = {0.0, 1.0, 3.0};
+  options.seeds = 2;
+  const SweepResult sweep = eval::run_sweep(task, options);
+  ASSERT_EQ(sweep.metric.size(), 6u);
+  ASSERT_EQ(sweep.layer_loss.size(), 6u * 4u);
+  EXPECT_EQ(sweep.metric_name, "rmse");
+  EXPECT_EQ(sweep.metric[0], sweep.metric[1]);  // no noise: the seeds agree
+  EXPECT_NE(sweep.metric[2], sweep.metric[3]);  // with noise, the seeds draw different noise
+  EXPECT_NE(sweep.metric[4], sweep.metric[0]);  // and the noise changes the result
+  options.noise = "gaussian";
+  EXPECT_THROW(eval::run_sweep(task, options), Error);
 }
 
 TEST(ExperimentConfig, PresetsLoadAndUnknownKeysAreNamed) {

@@ -9,5 +9,6 @@ namespace descentlab::cli {
 void add_data_commands(CLI::App& app, int& exit_code);
 void add_inspect_command(CLI::App& app, int& exit_code);
 void add_train_command(CLI::App& app, int& exit_code);
+void add_analysis_commands(CLI::App& app, int& exit_code);
 
 }  // namespace descentlab::cli

@@ -7,6 +7,7 @@
 #include "core/data/catalog.h"
 #include "core/data/sprites.h"
 #include "core/data/tensors.h"
+#include "core/train/data_order.h"
 #include "core/util/error.h"
 
 namespace descentlab::train {
@@ -50,8 +51,12 @@ TextTask::TextTask(const config::ExperimentConfig& config, const std::vector<dat
   const auto test = data::to_tensors(data::encode_reviews(split.test, vocabulary, config.data.max_length));
   train_tokens_ = train.token_ids.to(device);
   train_labels_ = train.labels.to(device);
-  test_tokens_ = test.token_ids.to(device);
-  test_labels_ = test.labels.to(device);
+  // The test split is stored negatives first; a fixed shuffle makes any prefix (sweeps with --limit, quick
+  // evaluations) a fair sample of both labels.
+  const auto order = epoch_permutation(config.data.split_seed, /*epoch=*/-1, test.labels.size(0));
+  const torch::Tensor shuffle = torch::tensor(order, torch::kInt64);
+  test_tokens_ = test.token_ids.index_select(0, shuffle).to(device);
+  test_labels_ = test.labels.index_select(0, shuffle).to(device);
   model_ = std::make_shared<models::TextTransformerImpl>(transformer_options(config.model), vocabulary_size_,
                                                          config.data.max_length, 2, config.model.pooling == "first");
   model_->to(device);

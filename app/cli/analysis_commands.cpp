@@ -1,0 +1,211 @@
+// descentlab-cli sweep RUN.h5: robustness sweeps of a trained model, stored in the run file.
+// descentlab-cli compare A.h5 B.h5: per-layer test losses, metric and sweep tables side by side.
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "app/cli/commands.h"
+#include "core/config/experiment_config.h"
+#include "core/data/catalog.h"
+#include "core/eval/robustness.h"
+#include "core/store/checkpoint_tensors.h"
+#include "core/store/run_reader.h"
+#include "core/store/run_writer.h"
+#include "core/train/layerwise_trainer.h"
+
+namespace descentlab::cli {
+namespace {
+
+struct SweepCommandOptions {
+  std::string run;
+  std::string noise = "gaussian,uniform,discrete";
+  std::string gamma = "0:2:0.25";
+  int64_t seeds = 3;
+  int64_t limit = 0;
+  std::string checkpoint = "latest";
+  std::string device;
+  bool json = false;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+// Mean and standard deviation over seeds, and the per-layer loss mean, for each gamma.
+nlohmann::json sweep_table(const train::SweepResult& sweep) {
+  const size_t seeds = sweep.seeds.size();
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t g = 0; g < sweep.gamma.size(); ++g) {
+    double mean = 0, square = 0;
+    std::vector<double> layer_mean(static_cast<size_t>(sweep.layers), 0.0);
+    for (size_t s = 0; s < seeds; ++s) {
+      const double value = sweep.metric[g * seeds + s];
+      mean += value;
+      square += value * value;
+      for (int64_t l = 0; l < sweep.layers; ++l) {
+        layer_mean[static_cast<size_t>(l)] +=
+            sweep.layer_loss[(g * seeds + s) * static_cast<size_t>(sweep.layers) + static_cast<size_t>(l)] /
+            static_cast<double>(seeds);
+      }
+    }
+    mean /= static_cast<double>(seeds);
+    const double variance =
+        seeds > 1 ? (square - static_cast<double>(seeds) * mean * mean) / static_cast<double>(seeds - 1) : 0.0;
+    rows.push_back({{"gamma", sweep.gamma[g]},
+                    {"mean", mean},
+                    {"std", std::sqrt(std::max(0.0, variance))},
+                    {"layer_loss", layer_mean}});
+  }
+  return {{"noise", sweep.noise}, {"metric", sweep.metric_name}, {"seeds", seeds}, {"rows", rows}};
+}
+
+void print_sweep_table(const nlohmann::json& table) {
+  std::printf("\n%s noise: %s (mean ± std over %zu seeds), per-layer loss f_0..f_L\n",
+              table["noise"].get<std::string>().c_str(), table["metric"].get<std::string>().c_str(),
+              table["seeds"].get<size_t>());
+  for (const auto& row : table["rows"]) {
+    std::string layers;
+    for (const auto& value : row["layer_loss"]) {
+      char cell[16];
+      std::snprintf(cell, sizeof cell, " %.3f", value.get<double>());
+      layers += cell;
+    }
+    std::printf("  gamma %5.2f   %.4f ± %.4f   %s\n", row["gamma"].get<double>(), row["mean"].get<double>(),
+                row["std"].get<double>(), layers.c_str());
+  }
+}
+
+int run_sweep_command(const SweepCommandOptions& options) {
+  config::ExperimentConfig config;
+  store::CheckpointData checkpoint;
+  {
+    const store::RunReader reader(options.run);
+    config = config::ExperimentConfig::from_json(nlohmann::json::parse(reader.header().config_json),
+                                                 options.run + " (config)");
+    checkpoint = reader.checkpoint(options.checkpoint);
+  }
+  if (!options.device.empty()) config.train.device = options.device;
+  const torch::Device device = train::resolve_device(config.train.device);
+  torch::manual_seed(config.train.seed);
+  auto task = train::make_task(config, data::default_data_root(), device);
+  const auto model = checkpoint.sections.find("model");
+  if (model == checkpoint.sections.end()) {
+    throw store::RunFileError(store::RunFileError::Kind::MissingObject, options.run,
+                              "/checkpoints/" + options.checkpoint + "/model", "missing");
+  }
+  store::load_module_state(*task->module(), model->second, options.run,
+                           "/checkpoints/" + options.checkpoint + "/model");
+
+  eval::SweepOptions sweep_options;
+  sweep_options.gamma = eval::parse_gamma_grid(options.gamma);
+  sweep_options.seeds = options.seeds;
+  sweep_options.limit = options.limit;
+  auto writer = store::RunWriter::open(options.run);
+  nlohmann::json tables = nlohmann::json::object();
+  for (const auto& noise : split_list(options.noise)) {
+    sweep_options.noise = noise;
+    std::fprintf(stderr, "sweeping %s noise over %zu strengths x %lld seeds...\n", noise.c_str(),
+                 sweep_options.gamma.size(), static_cast<long long>(sweep_options.seeds));
+    const train::SweepResult sweep = eval::run_sweep(*task, sweep_options);
+    writer->sweep(sweep);
+    tables[noise] = sweep_table(sweep);
+    if (!options.json) print_sweep_table(tables[noise]);
+  }
+  writer->flush();
+  if (options.json) {
+    std::cout << nlohmann::json{{"run", options.run}, {"checkpoint", options.checkpoint}, {"sweeps", tables}}.dump(2)
+              << "\n";
+  }
+  return 0;
+}
+
+nlohmann::json last_row(const store::RunReader& reader, const std::string& name) {
+  const auto names = reader.metric_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) return nullptr;
+  const auto series = reader.metric(name);
+  if (series.rows() == 0) return nullptr;
+  const auto last = series.values.end() - series.width;
+  return series.width == 1 ? nlohmann::json(*last) : nlohmann::json(std::vector<double>(last, series.values.end()));
+}
+
+nlohmann::json run_summary(const std::string& path) {
+  const store::RunReader reader(path);
+  const auto config = nlohmann::json::parse(reader.header().config_json, nullptr, false);
+  nlohmann::json summary = {{"run", path},
+                            {"experiment", config.is_object() ? config.value("name", "") : ""},
+                            {"constrained", config.is_object() ? config["constraints"].value("enabled", false) : false},
+                            {"test_layer_loss", last_row(reader, "test_layer_loss")},
+                            {"test_descending_frequency", last_row(reader, "test_descending_frequency")},
+                            {"test_accuracy", last_row(reader, "test_accuracy")},
+                            {"test_rmse", last_row(reader, "test_rmse")},
+                            {"lambda", last_row(reader, "lambda")}};
+  nlohmann::json sweeps = nlohmann::json::object();
+  for (const auto& name : reader.sweep_names()) sweeps[name] = sweep_table(reader.sweep(name));
+  summary["sweeps"] = sweeps;
+  return summary;
+}
+
+int run_compare(const std::string& a, const std::string& b, bool json) {
+  const nlohmann::json left = run_summary(a);
+  const nlohmann::json right = run_summary(b);
+  if (json) {
+    std::cout << nlohmann::json{{"a", left}, {"b", right}}.dump(2) << "\n";
+    return 0;
+  }
+  const auto show = [](const nlohmann::json& value) { return value.is_null() ? std::string("-") : value.dump(); };
+  std::printf("%-28s %-40s %s\n", "", a.c_str(), b.c_str());
+  for (const char* key :
+       {"experiment", "test_accuracy", "test_rmse", "test_layer_loss", "test_descending_frequency", "lambda"}) {
+    std::printf("%-28s %-40s %s\n", key, show(left[key]).c_str(), show(right[key]).c_str());
+  }
+  for (const auto& [name, table] : left["sweeps"].items()) {
+    if (!right["sweeps"].contains(name)) continue;
+    std::printf("\n%s noise (%s):  gamma   A mean ± std   B mean ± std\n", name.c_str(),
+                table["metric"].get<std::string>().c_str());
+    const auto& rows_a = table["rows"];
+    const auto& rows_b = right["sweeps"][name]["rows"];
+    for (size_t i = 0; i < std::min(rows_a.size(), rows_b.size()); ++i) {
+      std::printf("  %5.2f   %.4f ± %.4f   %.4f ± %.4f\n", rows_a[i]["gamma"].get<double>(),
+                  rows_a[i]["mean"].get<double>(), rows_a[i]["std"].get<double>(), rows_b[i]["mean"].get<double>(),
+                  rows_b[i]["std"].get<double>());
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_analysis_commands(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<SweepCommandOptions>();
+  CLI::App* sweep =
+      app.add_subcommand("sweep", "Robustness sweep of a trained run; stored under /sweeps in the run file");
+  sweep->add_option("run", options->run, "The run file")->required();
+  sweep->add_option("--noise", options->noise, "Comma-separated: gaussian, uniform, discrete (text) or video");
+  sweep->add_option("--gamma", options->gamma, "Strengths: start:stop:step or a,b,c");
+  sweep->add_option("--seeds", options->seeds, "Seeds per strength")->check(CLI::PositiveNumber);
+  sweep->add_option("--limit", options->limit, "Test samples to use (0: all)");
+  sweep->add_option("--checkpoint", options->checkpoint, "Which checkpoint to evaluate (latest, best, ...)");
+  sweep->add_option("--device", options->device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  sweep->add_flag("--json", options->json, "Print JSON");
+  sweep->callback([options, &exit_code]() { exit_code = run_sweep_command(*options); });
+
+  auto runs = std::make_shared<std::vector<std::string>>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* compare = app.add_subcommand("compare", "Two runs side by side: per-layer test losses, metric, sweeps");
+  compare->add_option("runs", *runs, "Two run files")->required()->expected(2);
+  compare->add_flag("--json", *json, "Print JSON");
+  compare->callback([runs, json, &exit_code]() { exit_code = run_compare((*runs)[0], (*runs)[1], *json); });
+}
+
+}  // namespace descentlab::cli

@@ -1,0 +1,151 @@
+#include "core/eval/robustness.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "core/util/error.h"
+
+namespace descentlab::eval {
+
+torch::Tensor perturb_embeddings(const torch::Tensor& embeddings, const torch::Tensor& token_ids,
+                                 const std::string& noise, double gamma, at::Generator& generator) {
+  const torch::Tensor real = token_ids.ne(0).unsqueeze(-1).expand_as(embeddings);
+  const torch::Tensor values = embeddings.masked_select(real);
+  const double sigma = values.numel() > 1 ? values.std().item<double>() : 0.0;
+  // Draws on the CPU with the given generator, so a sweep is reproducible whatever the device.
+  torch::Tensor draw;
+  if (noise == "gaussian") {
+    draw = torch::randn(embeddings.sizes(), generator, torch::kFloat32);
+  } else if (noise == "uniform") {
+    draw = (torch::rand(embeddings.sizes(), generator, torch::kFloat32) * 2.0 - 1.0) * std::sqrt(3.0);
+  } else {
+    throw Error("unknown embedding noise \"" + noise + "\" (known: gaussian, uniform)");
+  }
+  return embeddings + (gamma * sigma) * draw.to(embeddings.device()) * real.to(embeddings.scalar_type());
+}
+
+torch::Tensor substitute_tokens(const torch::Tensor& token_ids, double gamma, int64_t vocabulary,
+                                at::Generator& generator) {
+  if (vocabulary <= 2) throw Error("discrete noise needs a vocabulary with words beyond <pad> and <unk>");
+  const double probability = std::min(1.0, gamma / 4.0);
+  const torch::Tensor chance = torch::rand(token_ids.sizes(), generator, torch::kFloat32).to(token_ids.device());
+  const torch::Tensor replacement =
+      torch::randint(2, vocabulary, token_ids.sizes(), generator, torch::kInt64).to(token_ids.device());
+  const torch::Tensor replace = chance.lt(probability).logical_and(token_ids.ne(0));
+  return torch::where(replace, replacement, token_ids);
+}
+
+std::vector<double> parse_gamma_grid(const std::string& text) {
+  std::vector<double> values;
+  const auto fail = [&] { throw Error("gamma grid \"" + text + "\": expected start:stop:step or a,b,c"); };
+  try {
+    if (text.find(':') != std::string::npos) {
+      std::vector<double> parts;
+      std::stringstream stream(text);
+      std::string part;
+      while (std::getline(stream, part, ':')) parts.push_back(std::stod(part));
+      if (parts.size() != 3 || parts[2] <= 0 || parts[1] < parts[0]) fail();
+      const auto count = static_cast<int64_t>(std::floor((parts[1] - parts[0]) / parts[2] + 1e-9));
+      for (int64_t i = 0; i <= count; ++i) values.push_back(parts[0] + static_cast<double>(i) * parts[2]);
+    } else {
+      std::stringstream stream(text);
+      std::string part;
+      while (std::getline(stream, part, ',')) values.push_back(std::stod(part));
+    }
+  } catch (const std::invalid_argument&) {
+    fail();
+  }
+  if (values.empty()) fail();
+  for (double value : values) {
+    if (!(value >= 0)) fail();
+  }
+  return values;
+}
+
+namespace {
+
+// Per-layer per-sample losses and the final prediction for one perturbed batch.
+torch::Tensor perturbed_losses(train::LayerwiseTask& task, const train::Batch& clean, const std::string& noise,
+                               double gamma, at::Generator& generator, torch::Tensor& prediction, train::Batch& used) {
+  auto* text = dynamic_cast<train::TextTask*>(&task);
+  used = clean;
+  if (text && noise == "discrete") {
+    used.input = substitute_tokens(clean.input, gamma, text->vocabulary_size(), generator);
+    return train::per_sample_layer_losses(task, used, &prediction);
+  }
+  if (text) {
+    auto& model = text->text_model();
+    const torch::Tensor embeddings =
+        perturb_embeddings(model.token_embeddings(clean.input), clean.input, noise, gamma, generator);
+    const auto states = model.states_from(model.embed_tokens(embeddings, clean.input));
+    std::vector<torch::Tensor> losses;
+    for (size_t l = 0; l < states.size(); ++l) {
+      const torch::Tensor output = model.readout(static_cast<int64_t>(l), states[l], clean.input);
+      losses.push_back(task.per_sample_loss(output, clean));
+      if (l + 1 == states.size()) prediction = output;
+    }
+    return torch::stack(losses);
+  }
+  throw Error("noise \"" + noise + "\" does not apply to this task");
+}
+
+}  // namespace
+
+train::SweepResult run_sweep(train::LayerwiseTask& task, const SweepOptions& options) {
+  torch::NoGradGuard no_grad;
+  auto& module = *task.module();
+  module.eval();
+  auto* video = dynamic_cast<train::VideoTask*>(&task);
+  if (video && options.noise != "video") throw Error("video models take --noise video");
+  if (!video && options.noise == "video") throw Error("--noise video applies to video models only");
+  const int64_t total = options.limit > 0 ? std::min(options.limit, task.test_size()) : task.test_size();
+  const int64_t layers = task.model().layers() + 1;
+
+  train::SweepResult sweep;
+  sweep.name = options.noise;
+  sweep.noise = options.noise;
+  sweep.metric_name = task.metric_name();
+  sweep.gamma = options.gamma;
+  sweep.layers = layers;
+  for (int64_t s = 0; s < options.seeds; ++s) sweep.seeds.push_back(s);
+  const size_t cells = sweep.gamma.size() * sweep.seeds.size();
+  sweep.metric.assign(cells, 0.0);
+  sweep.layer_loss.assign(cells * static_cast<size_t>(layers), 0.0);
+
+  for (size_t g = 0; g < sweep.gamma.size(); ++g) {
+    for (size_t s = 0; s < sweep.seeds.size(); ++s) {
+      const uint64_t seed = 1000003ULL * static_cast<uint64_t>(s) + 17;
+      at::Generator generator = at::detail::createCPUGenerator(seed);
+      torch::Tensor loss_sum = torch::zeros({layers}, torch::kFloat64);
+      double metric_sum = 0.0;
+      for (int64_t start = 0; start < total; start += options.batch_size) {
+        const int64_t count = std::min(options.batch_size, total - start);
+        torch::Tensor prediction;
+        torch::Tensor losses;
+        train::Batch used;
+        if (video) {
+          used = video->noisy_test_batch(start, count, sweep.gamma[g], seed + static_cast<uint64_t>(start));
+          losses = train::per_sample_layer_losses(task, used, &prediction);
+        } else {
+          losses = perturbed_losses(task, task.test_batch(start, count), options.noise, sweep.gamma[g], generator,
+                                    prediction, used);
+        }
+        loss_sum += losses.to(torch::kCPU, torch::kFloat64).sum(1);
+        metric_sum += task.metric_terms(prediction, used).sum().item<double>();
+      }
+      const size_t cell = g * sweep.seeds.size() + s;
+      sweep.metric[cell] = task.finish_metric(metric_sum / static_cast<double>(total));
+      for (int64_t l = 0; l < layers; ++l) {
+        sweep.layer_loss[cell * static_cast<size_t>(layers) + static_cast<size_t>(l)] =
+            loss_sum[l].item<double>() / static_cast<double>(total);
+      }
+    }
+  }
+  module.train();
+  return sweep;
+}
+
+}  // namespace descentlab::eval

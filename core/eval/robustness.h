@@ -1,0 +1,39 @@
+#pragma once
+// Robustness sweeps (SCIENCE.md §1): evaluate a trained model on perturbed test inputs at strengths γ, over
+// several seeds, recording the task metric and the per-layer losses (does descent survive the noise?).
+//   text, on the token embeddings e (σ = std of the clean embeddings of the batch's real tokens):
+//     gaussian  e + γσ·N(0, 1)      uniform  e + γσ·U(-√3, √3)  (both of standard deviation γσ)
+//     discrete  each real token replaced, with probability min(1, γ/4), by a token drawn uniformly from the
+//               vocabulary's words (ids 2..V-1: never <pad> or <unk>)
+//   video: the input clip is x + (σ_train·γ)·N(0, 1)
+
+#include <torch/types.h>
+
+#include <string>
+#include <vector>
+
+#include "core/train/layerwise_task.h"
+#include "core/train/metric_sink.h"
+
+namespace descentlab::eval {
+
+// The perturbations, exposed for tests. `generator` makes them reproducible.
+torch::Tensor perturb_embeddings(const torch::Tensor& embeddings, const torch::Tensor& token_ids,
+                                 const std::string& noise, double gamma, at::Generator& generator);
+torch::Tensor substitute_tokens(const torch::Tensor& token_ids, double gamma, int64_t vocabulary,
+                                at::Generator& generator);
+
+// γ values from "start:stop:step" (inclusive of stop, within rounding) or "a,b,c".
+std::vector<double> parse_gamma_grid(const std::string& text);
+
+struct SweepOptions {
+  std::string noise;  // gaussian | uniform | discrete (text); video (video)
+  std::vector<double> gamma;
+  int64_t seeds = 3;
+  int64_t limit = 0;  // test samples to use; 0 = all
+  int64_t batch_size = 128;
+};
+
+train::SweepResult run_sweep(train::LayerwiseTask& task, const SweepOptions& options);
+
+}  // namespace descentlab::eval
