@@ -97,10 +97,18 @@ run_main_job() {
     say "Starting the DescentLab desktop application"
     exec "$build_dir/app/descentlab"
   fi
-  # No display: the headless default job. Until the training engines land it reports the datasets the
-  # experiments will use; then it becomes the default quick experiment.
-  say "No display: running the headless default job (descentlab-cli data info)"
-  exec "$build_dir/app/descentlab-cli" data info
+  # No display: the headless default experiment, a quick constrained (layerwise-descent) run on IMDb, kept in
+  # runs/. A second call resumes it if it was interrupted, and otherwise only prints its summary.
+  local cli="$build_dir/app/descentlab-cli" run="$repo/runs/default-text-constrained-quick.h5"
+  mkdir -p "$repo/runs"
+  if [ -f "$run" ]; then
+    say "No display: the default experiment exists; resuming it if unfinished ($run)"
+    "$cli" train --resume "$run" || fail "could not resume $run (delete it to start over)"
+  else
+    say "No display: running the default experiment (text-constrained, quick) into $run"
+    "$cli" train --preset text-constrained --size quick --out "$run" || fail "the default experiment failed"
+  fi
+  "$cli" inspect "$run"
 }
 
 run_tests() {
