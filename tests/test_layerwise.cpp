@@ -3,10 +3,12 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <limits>
 
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
 #include "core/eval/robustness.h"
+#include "core/store/checkpoint_tensors.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "core/train/layerwise_math.h"
@@ -289,6 +291,49 @@ TEST(Robustness, GammaGridsAndASweepOverAVideoModel) {
   EXPECT_NE(sweep.metric[4], sweep.metric[0]);  // and the noise changes the result
   options.noise = "gaussian";
   EXPECT_THROW(eval::run_sweep(task, options), Error);
+}
+
+// A video task whose loss turns into NaN after a number of training batches.
+class PoisonedVideoTask : public VideoTask {
+ public:
+  PoisonedVideoTask(const config::ExperimentConfig& config, int64_t healthy_batches)
+      : VideoTask(config, torch::kCPU), healthy_batches_(healthy_batches) {}
+  Batch train_batch(const std::vector<int64_t>& indices) override {
+    Batch batch = VideoTask::train_batch(indices);
+    if (++batches_ > healthy_batches_) batch.input = batch.input * std::numeric_limits<float>::quiet_NaN();
+    return batch;
+  }
+
+ private:
+  int64_t healthy_batches_;
+  int64_t batches_ = 0;
+};
+
+TEST(LayerwiseTrainer, NanLossStopsWithAClearErrorAndKeepsTheLastGoodCheckpoint) {
+  const auto config = tiny_video_config();  // 5 batches per epoch
+  torch::manual_seed(0);
+  PoisonedVideoTask task(config, 7);
+  LayerwiseTrainer trainer(config, task, torch::kCPU);
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  store::RunWriterOptions options;
+  options.flush_interval_seconds = 0;
+  auto writer = store::RunWriter::create(path, testing::sample_header(), options);
+  trainer.add_sink(writer.get());
+  trainer.set_run_writer(writer.get());
+  try {
+    trainer.run();
+    FAIL() << "expected TrainingError";
+  } catch (const TrainingError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("became nan"), std::string::npos) << message;
+    EXPECT_NE(message.find("step 8"), std::string::npos) << message;  // the first metric read after batch 8
+  }
+  const store::RunReader reader(path);
+  const auto latest = reader.checkpoint("latest");
+  EXPECT_EQ(latest.step, 5);  // the end of the first epoch, before the NaN
+  const torch::Tensor weight = store::to_tensor(latest.sections.at("model").begin()->second);
+  EXPECT_TRUE(torch::isfinite(weight).all().item<bool>());
 }
 
 TEST(ExperimentConfig, PresetsLoadAndUnknownKeysAreNamed) {
