@@ -77,6 +77,9 @@ def main(folder, target):
                     cells.append(fmt(*mean_std(values)))
                 lines.append(f"| {row['gamma']:.2f} | " + " | ".join(cells) + " |")
         lines.append("")
+    notes = os.path.join(folder, "notes.md")
+    if os.path.exists(notes):  # a person's reading of the tables, kept beside the data and included here
+        lines += ["## Reading the numbers", "", open(notes).read().strip(), ""]
     lines += ["## Commands", "", "    bash scripts/lab.sh setup", "    bash scripts/results-layerwise.sh main 0 1 2", ""]
     with open(target, "w") as handle:
         handle.write("\n".join(lines))
