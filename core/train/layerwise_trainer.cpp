@@ -89,8 +89,8 @@ void LayerwiseTrainer::emit_vector(const std::string& name, const std::vector<do
   for (auto* sink : sinks_) sink->vector(name, step_, wall, values);
 }
 
-void LayerwiseTrainer::checkpoint(const std::string& label) {
-  if (!writer_) return;
+void LayerwiseTrainer::checkpoint(const std::vector<std::string>& labels) {
+  if (!writer_ || labels.empty()) return;
   store::CheckpointData data =
       capture_training_state(*task_.module(), state_->optimizer, state_->order, step_, state_->order.epoch());
   data.sections["dual"]["lambda"] = store::to_blob(state_->lambda);
@@ -105,7 +105,9 @@ void LayerwiseTrainer::checkpoint(const std::string& label) {
                                    {"weight_decay", config_.train.weight_decay},
                                    {"best_metric", has_best_ ? nlohmann::json(best_metric_) : nlohmann::json()}}
                         .dump();
-  writer_->save_checkpoint(label, std::move(data));
+  // One capture serves every label, and one commit writes them all (the last save waits for it).
+  for (size_t i = 0; i + 1 < labels.size(); ++i) writer_->save_checkpoint(labels[i], data, /*wait=*/false);
+  writer_->save_checkpoint(labels.back(), std::move(data));
 }
 
 void LayerwiseTrainer::resume_from(const store::CheckpointData& checkpoint, const std::string& path,
@@ -309,17 +311,18 @@ TrainingResult LayerwiseTrainer::run() {
     result.test = test;
     result.epochs_completed = epoch + 1;
     const bool better = task_.metric_name() == "accuracy" ? test.metric > best_metric_ : test.metric < best_metric_;
+    std::vector<std::string> labels{"latest"};
     if (!has_best_ || better) {
       best_metric_ = test.metric;
       has_best_ = true;
-      checkpoint("best");
+      labels.insert(labels.begin(), "best");
     }
-    checkpoint("latest");
+    checkpoint(labels);
     for (auto* sink : sinks_) sink->flush();
   }
   if (result.stopped) {
     state_->accumulated.fill_(accumulated);
-    checkpoint("latest");  // a cancelled run loses nothing: resume continues mid-epoch
+    checkpoint({"latest"});  // a cancelled run loses nothing: resume continues mid-epoch
     for (auto* sink : sinks_) sink->flush();
   }
   result.steps = step_;

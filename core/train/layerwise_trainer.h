@@ -65,7 +65,7 @@ class LayerwiseTrainer {
   struct State;
   void emit_scalar(const std::string& name, double value);
   void emit_vector(const std::string& name, const std::vector<double>& values);
-  void checkpoint(const std::string& label);
+  void checkpoint(const std::vector<std::string>& labels);
   void dual_step_on_held_out();
 
   config::ExperimentConfig config_;
