@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Where do the layerwise constraints bind, and do they pay off? (issue 4's study; docs/study-layerwise.md)
+#
+#   bash scripts/study-layerwise.sh run [SEEDS...]   # the grid below for each seed (default: seed 0), then the summary
+#   bash scripts/study-layerwise.sh summary          # rewrite docs/study-layerwise.md from results/study-layerwise/
+#
+# The grid, on IMDb at a "study" size (4,000 training reviews, 2,000 test reviews, 3 epochs; otherwise the text
+# presets), for depth 4 and depth 8:
+#   ERM;  alpha in {0.02, 0.05, 0.1, 0.2} x { per-batch dual steps, per-batch with stop-gradient,
+#   per-epoch dual steps on a held-out constraint batch };  alpha 0.1 per-batch with per-layer heads.
+# Per-epoch dual steps use dual_lr 1.0 instead of the per-batch 0.01: an epoch here is 125 batches, and with 0.01 per
+# epoch lambda could not move more than a few thousandths in 3 epochs, which would only measure ERM again.
+# Every run is followed by a short sweep (gaussian and discrete, gamma 0, 1, 2, 2 noise seeds, 1,000 test reviews).
+# Finished runs are skipped and interrupted ones resumed. Two runs go in parallel, one torch thread each; the whole
+# grid takes about 40 minutes per seed on these 2-core machines.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cli="${DESCENTLAB_CLI:-$repo/build/app/descentlab-cli}"
+out="${DESCENTLAB_STUDY_OUT:-$repo/results/study-layerwise}"
+export DESCENTLAB_THREADS=1
+study_size=(--set data.train_limit=4000 --set data.test_limit=2000 --set train.epochs=3)
+if [ "${DESCENTLAB_STUDY_SIZE:-}" = smoke ]; then  # only to try the script itself, in a minute or two
+  study_size=(--set data.train_limit=256 --set data.test_limit=128 --set train.epochs=1)
+  out="${DESCENTLAB_STUDY_OUT:-$repo/results/study-layerwise-smoke}"
+fi
+mkdir -p "$out"
+
+# One run: NAME SEED PRESET [--set k=v ...]. Trains (or resumes), sweeps, then writes NAME-seedS.json.
+study_one() {
+  local name=$1 seed=$2 preset=$3
+  shift 3
+  local base="$out/$name-seed$seed"
+  [ -f "$base.json" ] && { echo "done already: $base.json"; return 0; }
+  if [ -f "$base.h5" ]; then
+    "$cli" train --resume "$base.h5" --json >"$base.train.json" 2>"$base.log"
+  else
+    "$cli" train --preset "$preset" --size quick "$@" --set "train.seed=$seed" --out "$base.h5" --json \
+      >"$base.train.json" 2>"$base.log"
+  fi
+  "$cli" sweep "$base.h5" --checkpoint latest --noise gaussian,discrete --gamma 0:2:1 --seeds 2 --limit 1000 \
+    --json >"$base.sweep.json" 2>>"$base.log"
+  /usr/bin/python3 "$repo/scripts/summarize_study.py" --one "$base" "$name" "$seed"
+  echo "finished: $base.json"
+}
+export -f study_one
+export cli out repo
+
+jobs_for_seed() {  # prints one job per line: NAME SEED PRESET SETS...
+  local seed=$1 depth alpha common
+  for depth in 8 4; do  # the longer runs first, so the two lanes end together
+    common="${study_size[*]} --set model.layers=$depth"
+    echo "d$depth-erm $seed text-erm $common"
+    for alpha in 0.02 0.05 0.1 0.2; do
+      echo "d$depth-a$alpha-batch $seed text-constrained $common --set constraints.alpha=$alpha"
+      echo "d$depth-a$alpha-batch-sg $seed text-constrained $common --set constraints.alpha=$alpha" \
+        "--set constraints.stop_gradient=true"
+      echo "d$depth-a$alpha-epoch $seed text-constrained $common --set constraints.alpha=$alpha" \
+        "--set constraints.dual_update=epoch --set constraints.dual_lr=1.0"
+    done
+    echo "d$depth-a0.1-batch-heads $seed text-constrained $common --set constraints.alpha=0.1" \
+      "--set model.readout=per_layer"
+  done
+}
+
+case "${1:-}" in
+  run)
+    shift
+    seeds=("$@")
+    [ ${#seeds[@]} -gt 0 ] || seeds=(0)
+    for seed in "${seeds[@]}"; do jobs_for_seed "$seed"; done |
+      xargs -P 2 -L 1 bash -c 'study_one "$@"' _
+    if [ "${DESCENTLAB_STUDY_SIZE:-}" = smoke ]; then
+      /usr/bin/python3 "$repo/scripts/summarize_study.py" "$out" "$out/study.md"
+    else
+      /usr/bin/python3 "$repo/scripts/summarize_study.py" "$out" "$repo/docs/study-layerwise.md"
+    fi
+    ;;
+  summary) /usr/bin/python3 "$repo/scripts/summarize_study.py" "$out" "$repo/docs/study-layerwise.md" ;;
+  *) echo "usage: bash scripts/study-layerwise.sh run [SEEDS...] | summary" >&2; exit 2 ;;
+esac
