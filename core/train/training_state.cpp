@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "core/optim/state_key.h"
 #include "core/store/checkpoint_tensors.h"
 
 namespace descentlab::train {
@@ -24,17 +25,7 @@ const store::TensorBlob& require(const store::CheckpointData& checkpoint, const 
   return found_section->second.at(name);
 }
 
-// The optimizer's state map is keyed by a string of the parameter's TensorImpl address in LibTorch 1.13 and by the
-// address itself in later versions; this picks the right key for either.
-template <typename StateMap>
-typename StateMap::key_type state_key(const StateMap&, const torch::Tensor& parameter) {
-  using Key = typename StateMap::key_type;
-  if constexpr (std::is_same_v<Key, std::string>) {
-    return c10::guts::to_string(parameter.unsafeGetTensorImpl());
-  } else {
-    return static_cast<Key>(parameter.unsafeGetTensorImpl());
-  }
-}
+using optim::state_key;
 
 template <typename ParamState>
 bool export_moments(const torch::optim::OptimizerParamState& state, const std::string& name,
