@@ -14,6 +14,7 @@
 #include "core/train/layerwise_math.h"
 #include "core/train/layerwise_trainer.h"
 #include "run_file_samples.h"
+#include "test_sinks.h"
 #include "test_support.h"
 
 namespace descentlab::train {
@@ -182,21 +183,7 @@ TEST(LayerwiseTrainer, TextTaskTrainsOnFixtureReviews) {
   EXPECT_LE(result.test.metric, 1.0);
 }
 
-// Stops the run after `limit` steps, like a user pressing Stop.
-class StopAfter : public MetricSink {
- public:
-  StopAfter(TrainingControl& control, int64_t limit) : control_(control), limit_(limit) {}
-  void scalar(const std::string&, int64_t step, double, double) override {
-    if (step >= limit_) control_.stop();
-  }
-  void vector(const std::string&, int64_t, double, const std::vector<double>&) override {}
-  void histogram(const HistogramSnapshot&) override {}
-  void sweep(const SweepResult&) override {}
-
- private:
-  TrainingControl& control_;
-  int64_t limit_;
-};
+using descentlab::testing::StopAfter;
 
 TEST(LayerwiseTrainer, StoppedAndResumedRunIsBitwiseIdenticalToAnUninterruptedOne) {
   const auto config = tiny_video_config();

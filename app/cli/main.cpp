@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   descentlab::cli::add_inspect_command(app, exit_code);
   descentlab::cli::add_train_command(app, exit_code);
   descentlab::cli::add_analysis_commands(app, exit_code);
+  descentlab::cli::add_prune_command(app, exit_code);
   app.parse_complete_callback(
       [&threads]() { descentlab::configure_threads(threads > 0 ? threads : descentlab::threads_from_environment(1)); });
 

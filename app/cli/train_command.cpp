@@ -1,4 +1,5 @@
-// descentlab-cli train: runs a layerwise-descent experiment (ERM or constrained) into a run file, with a progress
+// descentlab-cli train: runs an experiment into a run file — layerwise descent (ERM or constrained) or sparse
+// training (tiny ViT / GPT with AdamW, HAM or HORST, dense or AC/DC) — with a progress
 // line on a terminal, Ctrl-C that stops cleanly after the current batch (the state is kept as "latest"), and
 // --resume that continues a run file from its "latest" checkpoint.
 
@@ -21,7 +22,9 @@
 #include "core/runtime.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
+#include "core/eval/weight_histograms.h"
 #include "core/train/layerwise_trainer.h"
+#include "core/train/sparse_trainer.h"
 
 namespace descentlab::cli {
 namespace {
@@ -117,9 +120,145 @@ class ProgressPrinter : public train::MetricSink {
   double loss_ = 0.0, epoch_ = 0.0;
 };
 
+// Runs a trainer with the run file, progress, --max-steps and Ctrl-C/SIGTERM wired in; returns its result.
+template <typename Trainer>
+auto run_controlled(Trainer& trainer, store::RunWriter& writer, const TrainOptions& options, int64_t epochs,
+                    const std::string& metric) -> decltype(trainer.run()) {
+  ProgressPrinter progress(trainer.total_steps(), epochs, trainer.step(), metric);
+  trainer.add_sink(&writer);
+  trainer.add_sink(&progress);
+  trainer.set_run_writer(&writer);
+  train::TrainingControl control;
+  trainer.set_control(&control);
+  StepBudget budget(control, options.max_steps);
+  trainer.add_sink(&budget);
+  interrupted.store(false);
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  std::atomic<bool> finished{false};
+  std::thread watcher([&] {
+    while (!finished.load()) {
+      if (interrupted.load()) {
+        control.stop();
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  decltype(trainer.run()) result;
+  try {
+    result = trainer.run();
+  } catch (...) {
+    finished.store(true);
+    watcher.join();
+    throw;
+  }
+  finished.store(true);
+  watcher.join();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  writer.flush();
+  return result;
+}
+
+// A new run file, or the resumed one cut back to the checkpoint's step once the trainer has restored it.
+template <typename Trainer>
+std::unique_ptr<store::RunWriter> open_run(Trainer& trainer, const config::ExperimentConfig& config,
+                                           const TrainOptions& options, const std::string& run_path,
+                                           const store::CheckpointData* resume_state, const torch::Device& device) {
+  if (resume_state) {
+    auto writer = store::RunWriter::open(run_path);
+    trainer.resume_from(*resume_state, run_path, "latest");
+    writer->truncate_after(resume_state->step);
+    std::fprintf(stderr, "resuming %s at step %lld\n", run_path.c_str(), static_cast<long long>(resume_state->step));
+    return writer;
+  }
+  const auto info = runtime_info();
+  store::RunHeader header;
+  header.app_version = info.descentlab_version;
+  header.torch_version = info.torch_version;
+  header.device = device.str();
+  header.config_json = config.to_json().dump();
+  store::RunWriterOptions writer_options;
+  writer_options.overwrite = options.overwrite;
+  return store::RunWriter::create(run_path, header, writer_options);
+}
+
+void report_stop(bool stopped, int64_t steps, const std::string& run_path) {
+  if (stopped) {
+    std::fprintf(stderr, "\nstopped at step %lld; resume with: descentlab-cli train --resume %s\n",
+                 static_cast<long long>(steps), run_path.c_str());
+  }
+}
+
+int train_layerwise(const config::ExperimentConfig& config, const TrainOptions& options, const std::string& run_path,
+                    const store::CheckpointData* resume_state, const torch::Device& device) {
+  auto task = train::make_task(config, data::default_data_root(), device);
+  std::fprintf(stderr, "%s: %s\n", config.name.c_str(), task->describe().c_str());
+  train::LayerwiseTrainer trainer(config, *task, device);
+  auto writer = open_run(trainer, config, options, run_path, resume_state, device);
+  const train::TrainingResult result =
+      run_controlled(trainer, *writer, options, config.train.epochs, task->metric_name());
+  report_stop(result.stopped, result.steps, run_path);
+  if (options.json) {
+    const nlohmann::json summary = {
+        {"run", run_path},
+        {"experiment", config.name},
+        {"device", device.str()},
+        {"steps", result.steps},
+        {"epochs_completed", result.epochs_completed},
+        {"stopped", result.stopped},
+        {"seconds", result.seconds},
+        {"steps_per_second", result.steps_per_second},
+        {"test",
+         {{"metric", task->metric_name()},
+          {"value", result.test.metric},
+          {"loss", result.test.loss},
+          {"layer_loss", result.test.layer_loss},
+          {"descending_frequency", result.test.descending_frequency}}},
+        {"lambda", result.lambda},
+    };
+    std::cout << summary.dump(2) << "\n";
+  }
+  return result.stopped && interrupted.load() ? 130 : 0;
+}
+
+int train_sparse(const config::ExperimentConfig& config, const TrainOptions& options, const std::string& run_path,
+                 const store::CheckpointData* resume_state, const torch::Device& device) {
+  auto task = train::make_sparse_task(config, data::default_data_root(), device);
+  std::fprintf(stderr, "%s: %s; optimizer %s, sparsity %s\n", config.name.c_str(), task->describe().c_str(),
+               config.optimizer.name.c_str(),
+               config.sparsity.method == "none"
+                   ? "none (dense)"
+                   : (config.sparsity.method + " to " + std::to_string(config.sparsity.target)).c_str());
+  train::SparseTrainer trainer(config, *task, device);
+  auto writer = open_run(trainer, config, options, run_path, resume_state, device);
+  const train::SparseTrainingResult result =
+      run_controlled(trainer, *writer, options, config.train.epochs, task->metric_name());
+  report_stop(result.stopped, result.steps, run_path);
+  if (options.json) {
+    const nlohmann::json summary = {
+        {"run", run_path},
+        {"experiment", config.name},
+        {"device", device.str()},
+        {"optimizer", config.optimizer.name},
+        {"steps", result.steps},
+        {"epochs_completed", result.epochs_completed},
+        {"stopped", result.stopped},
+        {"seconds", result.seconds},
+        {"steps_per_second", result.steps_per_second},
+        {"test", {{"metric", task->metric_name()}, {"value", result.test.metric}, {"loss", result.test.loss}}},
+        {"sparsity", result.sparsity},
+        {"near_zero_share",
+         {{"thresholds", eval::default_near_zero_thresholds()}, {"share", result.near_zero_share}}},
+    };
+    std::cout << summary.dump(2) << "\n";
+  }
+  return result.stopped && interrupted.load() ? 130 : 0;
+}
+
 int run_train(const TrainOptions& options) {
   config::ExperimentConfig config;
-  std::unique_ptr<store::RunWriter> writer;
   std::unique_ptr<store::CheckpointData> resume_state;
   std::string run_path;
   if (!options.resume.empty()) {
@@ -149,86 +288,8 @@ int run_train(const TrainOptions& options) {
 
   // Seeds before the model is built, so the same config gives the same run.
   torch::manual_seed(config.train.seed);
-  auto task = train::make_task(config, data::default_data_root(), device);
-  std::fprintf(stderr, "%s: %s\n", config.name.c_str(), task->describe().c_str());
-
-  train::LayerwiseTrainer trainer(config, *task, device);
-  if (resume_state) {
-    writer = store::RunWriter::open(run_path);
-    trainer.resume_from(*resume_state, run_path, "latest");
-    writer->truncate_after(resume_state->step);
-    std::fprintf(stderr, "resuming %s at step %lld\n", run_path.c_str(), static_cast<long long>(resume_state->step));
-  } else {
-    const auto info = runtime_info();
-    store::RunHeader header;
-    header.app_version = info.descentlab_version;
-    header.torch_version = info.torch_version;
-    header.device = device.str();
-    header.config_json = config.to_json().dump();
-    store::RunWriterOptions writer_options;
-    writer_options.overwrite = options.overwrite;
-    writer = store::RunWriter::create(run_path, header, writer_options);
-  }
-  ProgressPrinter progress(trainer.total_steps(), config.train.epochs, trainer.step(), task->metric_name());
-  trainer.add_sink(writer.get());
-  trainer.add_sink(&progress);
-  trainer.set_run_writer(writer.get());
-
-  train::TrainingControl control;
-  trainer.set_control(&control);
-  StepBudget budget(control, options.max_steps);
-  trainer.add_sink(&budget);
-  interrupted.store(false);
-  std::signal(SIGINT, on_interrupt);
-  std::signal(SIGTERM, on_interrupt);
-  std::atomic<bool> finished{false};
-  std::thread watcher([&] {
-    while (!finished.load()) {
-      if (interrupted.load()) {
-        control.stop();
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  });
-  train::TrainingResult result;
-  try {
-    result = trainer.run();
-  } catch (...) {
-    finished.store(true);
-    watcher.join();
-    throw;
-  }
-  finished.store(true);
-  watcher.join();
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-  writer->flush();
-
-  if (result.stopped)
-    std::fprintf(stderr, "\nstopped at step %lld; resume with: descentlab-cli train --resume %s\n",
-                 static_cast<long long>(result.steps), run_path.c_str());
-  if (options.json) {
-    const nlohmann::json summary = {
-        {"run", run_path},
-        {"experiment", config.name},
-        {"device", device.str()},
-        {"steps", result.steps},
-        {"epochs_completed", result.epochs_completed},
-        {"stopped", result.stopped},
-        {"seconds", result.seconds},
-        {"steps_per_second", result.steps_per_second},
-        {"test",
-         {{"metric", task->metric_name()},
-          {"value", result.test.metric},
-          {"loss", result.test.loss},
-          {"layer_loss", result.test.layer_loss},
-          {"descending_frequency", result.test.descending_frequency}}},
-        {"lambda", result.lambda},
-    };
-    std::cout << summary.dump(2) << "\n";
-  }
-  return result.stopped && interrupted.load() ? 130 : 0;
+  if (config.is_layerwise()) return train_layerwise(config, options, run_path, resume_state.get(), device);
+  return train_sparse(config, options, run_path, resume_state.get(), device);
 }
 
 }  // namespace
@@ -236,9 +297,10 @@ int run_train(const TrainOptions& options) {
 void add_train_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<TrainOptions>();
   CLI::App* train =
-      app.add_subcommand("train", "Train a layerwise-descent experiment (ERM or constrained) into a run file");
+      app.add_subcommand("train", "Train an experiment (layerwise descent, or sparse training with HORST) into a run file");
   train->add_option("--preset", options->preset,
-                    "A built-in preset: text-erm, text-constrained, video-erm, video-constrained");
+                    "A built-in preset: text-erm, text-constrained, video-erm, video-constrained, vit-adamw, vit-ham, "
+                    "vit-horst, gpt-adamw, gpt-ham, gpt-horst");
   train->add_option("--size", options->size, "Preset size")->check(CLI::IsMember({"quick", "full"}));
   train->add_option("--config", options->config_file, "An experiment config file (JSON)");
   train->add_option("--set", options->overrides, "Override a config key, e.g. --set model.layers=6 (repeatable)");

@@ -18,7 +18,7 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& document, con
   ExperimentConfig config;
   JsonReader root(document, source);
   root.read("name", config.name);
-  root.read("task", config.task, {"text", "video"});
+  root.read("task", config.task, {"text", "video", "vit", "gpt"});
 
   JsonReader data = root.child("data");
   data.read("train_limit", config.data.train_limit, 0, kBig);
@@ -36,6 +36,10 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& document, con
   data.read("noise_std", config.data.noise_std, 0.0, 100.0);
   data.read("patch", config.data.patch, 1, 1024);
   if (config.data.patch.size() != 3) data.fail("patch", "expected [frames, height, width]");
+  data.read("dataset", config.data.dataset, {"mnist", "fashion-mnist"});
+  data.read("image_patch", config.data.image_patch, 1, 28);
+  if (28 % config.data.image_patch != 0) data.fail("image_patch", "must divide 28 (the image side)");
+  data.read("context", config.data.context, 2, 4096);
   data.reject_unknown_keys();
 
   JsonReader model = root.child("model");
@@ -80,6 +84,44 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& document, con
   constraints.read("resilient_lr", config.constraints.resilient_lr, 0.0, kHuge);
   constraints.reject_unknown_keys();
 
+  JsonReader optimizer = root.child("optimizer");
+  optimizer.read("name", config.optimizer.name, {"adamw", "ham", "horst"});
+  if (config.optimizer.name == "horst") config.optimizer.alpha = 5.0;
+  if (config.optimizer.name == "ham") {
+    config.optimizer.alpha = 200.0;
+    config.optimizer.beta = 1e-3;
+  }
+  optimizer.read("alpha", config.optimizer.alpha, 0.0, 1e9);
+  optimizer.read("beta", config.optimizer.beta, 0.0, 1e9);
+  optimizer.read("exponent_clamp", config.optimizer.exponent_clamp, 1e-6, 100.0);
+  optimizer.read("min_dim", config.optimizer.min_dim, 0, 8);
+  optimizer.reject_unknown_keys();
+
+  JsonReader sparsity = root.child("sparsity");
+  sparsity.read("method", config.sparsity.method, {"none", "acdc"});
+  sparsity.read("target", config.sparsity.target, 0.0, 1.0);
+  sparsity.read("scope", config.sparsity.scope, {"global", "per_layer"});
+  sparsity.read("exclude_embeddings_and_readout", config.sparsity.exclude_embeddings_and_readout);
+  sparsity.read("units", config.sparsity.units, {"steps", "epochs"});
+  sparsity.read("warmup", config.sparsity.warmup, 0.0, 1.0);
+  sparsity.read("phase", config.sparsity.phase, 1e-6, 1.0);
+  sparsity.read("alternate_until", config.sparsity.alternate_until, 0.0, 1.0);
+  sparsity.read("decompressed_until", config.sparsity.decompressed_until, 0.0, 1.0);
+  if (config.sparsity.alternate_until < config.sparsity.warmup) {
+    sparsity.fail("alternate_until", "must be >= warmup (" + std::to_string(config.sparsity.warmup) + ")");
+  }
+  if (config.sparsity.decompressed_until < config.sparsity.alternate_until) {
+    sparsity.fail("decompressed_until",
+                  "must be >= alternate_until (" + std::to_string(config.sparsity.alternate_until) + ")");
+  }
+  sparsity.reject_unknown_keys();
+  if (config.is_layerwise() && (config.optimizer.name != "adamw" || config.sparsity.method != "none")) {
+    root.fail("optimizer", "the layerwise tasks (text, video) train with AdamW and no sparsity");
+  }
+  if (!config.is_layerwise() && config.constraints.enabled) {
+    root.fail("constraints", "layerwise constraints apply to the text and video tasks only");
+  }
+
   root.reject_unknown_keys();
   return config;
 }
@@ -102,7 +144,10 @@ nlohmann::json ExperimentConfig::to_json() const {
         {"width", data.width},
         {"sprites", data.sprites},
         {"noise_std", data.noise_std},
-        {"patch", data.patch}}},
+        {"patch", data.patch},
+        {"dataset", data.dataset},
+        {"image_patch", data.image_patch},
+        {"context", data.context}}},
       {"model",
        {{"layers", model.layers},
         {"width", model.width},
@@ -134,6 +179,22 @@ nlohmann::json ExperimentConfig::to_json() const {
         {"resilient", constraints.resilient},
         {"resilient_cost", constraints.resilient_cost},
         {"resilient_lr", constraints.resilient_lr}}},
+      {"optimizer",
+       {{"name", optimizer.name},
+        {"alpha", optimizer.alpha},
+        {"beta", optimizer.beta},
+        {"exponent_clamp", optimizer.exponent_clamp},
+        {"min_dim", optimizer.min_dim}}},
+      {"sparsity",
+       {{"method", sparsity.method},
+        {"target", sparsity.target},
+        {"scope", sparsity.scope},
+        {"exclude_embeddings_and_readout", sparsity.exclude_embeddings_and_readout},
+        {"units", sparsity.units},
+        {"warmup", sparsity.warmup},
+        {"phase", sparsity.phase},
+        {"alternate_until", sparsity.alternate_until},
+        {"decompressed_until", sparsity.decompressed_until}}},
   };
 }
 

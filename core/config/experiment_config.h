@@ -1,5 +1,5 @@
 #pragma once
-// The configuration of a layerwise-descent experiment (SCIENCE.md §1), read from JSON with every key validated.
+// The configuration of an experiment: layerwise descent (SCIENCE.md §1) or sparse training with HORST (§2), read from JSON with every key validated.
 // Defaults are those of SCIENCE.md. One name per idea: the JSON keys are the field names below.
 
 #include <nlohmann/json.hpp>
@@ -27,6 +27,11 @@ struct DataConfig {
   int64_t sprites = 3;
   double noise_std = 0.3;  // σ_train of the pixel noise added to the input clip
   std::vector<int64_t> patch = {2, 4, 4};
+  // vit (MNIST-format images)
+  std::string dataset = "fashion-mnist";  // mnist | fashion-mnist
+  int64_t image_patch = 7;                // square patches of image_patch x image_patch pixels
+  // gpt (Moby Dick, characters); train_limit / test_limit cap the number of windows (0: all)
+  int64_t context = 64;
 };
 
 struct ModelConfig {
@@ -66,13 +71,39 @@ struct ConstraintConfig {
   double resilient_lr = 0.01;         // η_u
 };
 
+// HORST (SCIENCE.md §2). alpha and beta default by optimizer: horst 5 / 0, ham 200 / 1e-3.
+struct OptimizerConfig {
+  std::string name = "adamw";  // adamw | ham | horst
+  double alpha = 0.0;
+  double beta = 0.0;
+  double exponent_clamp = 5.0;
+  int64_t min_dim = 2;  // tensors with fewer dimensions get plain AdamW
+};
+
+// Sparse training: AC/DC to `target` sparsity, fractions of the run in steps or epochs (SCIENCE.md §2).
+struct SparsityConfig {
+  std::string method = "none";  // none | acdc
+  double target = 0.9;
+  std::string scope = "global";  // global | per_layer
+  bool exclude_embeddings_and_readout = true;
+  std::string units = "steps";  // steps | epochs: where phase boundaries fall
+  double warmup = 0.10;
+  double phase = 0.05;
+  double alternate_until = 0.75;
+  double decompressed_until = 0.85;
+};
+
 struct ExperimentConfig {
   std::string name = "custom";
-  std::string task = "text";  // text | video
+  std::string task = "text";  // text | video (layerwise descent) | vit | gpt (HORST)
   DataConfig data;
   ModelConfig model;
   TrainConfig train;
   ConstraintConfig constraints;
+  OptimizerConfig optimizer;
+  SparsityConfig sparsity;
+
+  bool is_layerwise() const { return task == "text" || task == "video"; }
 
   // Reads and validates; throws ConfigError naming `source` and the key.
   static ExperimentConfig from_json(const nlohmann::json& document, const std::string& source);

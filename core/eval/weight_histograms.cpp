@@ -49,4 +49,25 @@ std::vector<train::HistogramSnapshot> weight_histograms(const torch::nn::Module&
   return snapshots;
 }
 
+std::vector<double> near_zero_shares(const torch::nn::Module& model, const std::vector<double>& thresholds) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> magnitudes;
+  for (const auto& item : model.named_parameters(true)) {
+    if (item.value().dim() >= 2) magnitudes.push_back(item.value().detach().abs().flatten());
+  }
+  std::vector<double> shares(thresholds.size(), 0.0);
+  if (magnitudes.empty()) return shares;
+  const torch::Tensor all = torch::cat(magnitudes);
+  const double total = static_cast<double>(all.numel());
+  for (size_t i = 0; i < thresholds.size(); ++i) {
+    shares[i] = static_cast<double>(all.lt(thresholds[i]).sum().item<int64_t>()) / total;
+  }
+  return shares;
+}
+
+const std::vector<double>& default_near_zero_thresholds() {
+  static const std::vector<double> thresholds = {1e-4, 1e-3, 1e-2};
+  return thresholds;
+}
+
 }  // namespace descentlab::eval

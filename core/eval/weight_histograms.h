@@ -19,4 +19,9 @@ std::vector<double> log_spaced_edges(double low = 1e-8, double high = 10.0, int6
 std::vector<train::HistogramSnapshot> weight_histograms(const torch::nn::Module& model, int64_t step,
                                                         const std::vector<double>& edges);
 
+// The share of weights (tensors with dim >= 2, as in the "global" histogram) with |w| < each threshold; exact
+// zeros count as below every threshold.
+std::vector<double> near_zero_shares(const torch::nn::Module& model, const std::vector<double>& thresholds);
+const std::vector<double>& default_near_zero_thresholds();  // 1e-4, 1e-3, 1e-2
+
 }  // namespace descentlab::eval

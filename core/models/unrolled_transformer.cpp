@@ -19,11 +19,12 @@ PreNormBlockImpl::PreNormBlockImpl(const TransformerOptions& options) {
   dropout = register_module("dropout", torch::nn::Dropout(options.dropout));
 }
 
-torch::Tensor PreNormBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& padding) {
+torch::Tensor PreNormBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& padding,
+                                        const torch::Tensor& attention_mask) {
   // LibTorch's MultiheadAttention takes [tokens, batch, width].
   const torch::Tensor normed = attention_norm(x).transpose(0, 1);
   const torch::Tensor attended =
-      std::get<0>(attn(normed, normed, normed, padding, /*need_weights=*/false)).transpose(0, 1);
+      std::get<0>(attn(normed, normed, normed, padding, /*need_weights=*/false, attention_mask)).transpose(0, 1);
   torch::Tensor out = x + dropout(attended);
   out = out + dropout(feed_forward_out(dropout(torch::gelu(feed_forward_in(feed_forward_norm(out))))));
   return out;

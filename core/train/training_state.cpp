@@ -112,6 +112,9 @@ void restore_training_state(const store::CheckpointData& checkpoint, torch::nn::
   } catch (const c10::Error& error) {
     throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/optimizer/torch_archive",
                        std::string("the optimizer state does not load: ") + error.what_without_backtrace());
+  } catch (const std::exception& error) {
+    throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/optimizer/torch_archive",
+                       std::string("the optimizer state does not load: ") + error.what());
   }
   auto generator = at::detail::getDefaultCPUGenerator();
   {

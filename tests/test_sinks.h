@@ -1,0 +1,48 @@
+#pragma once
+// Metric sinks for trainer tests: one that stops a run like a user pressing Stop, one that records every event.
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/train/control.h"
+#include "core/train/metric_sink.h"
+
+namespace descentlab::testing {
+
+// Stops the run after `limit` steps (the trainer honours it before the next batch).
+class StopAfter : public train::MetricSink {
+ public:
+  StopAfter(train::TrainingControl& control, int64_t limit) : control_(control), limit_(limit) {}
+  void scalar(const std::string&, int64_t step, double, double) override {
+    if (step >= limit_) control_.stop();
+  }
+  void vector(const std::string&, int64_t, double, const std::vector<double>&) override {}
+  void histogram(const train::HistogramSnapshot&) override {}
+  void sweep(const train::SweepResult&) override {}
+
+ private:
+  train::TrainingControl& control_;
+  int64_t limit_;
+};
+
+// Keeps every scalar and vector event as (step, value) per name, and every histogram.
+class RecordingSink : public train::MetricSink {
+ public:
+  void scalar(const std::string& name, int64_t step, double, double value) override {
+    scalars[name].emplace_back(step, value);
+  }
+  void vector(const std::string& name, int64_t step, double, const std::vector<double>& values) override {
+    vectors[name].emplace_back(step, values);
+  }
+  void histogram(const train::HistogramSnapshot& snapshot) override { histograms.push_back(snapshot); }
+  void sweep(const train::SweepResult& sweep) override { sweeps.push_back(sweep); }
+
+  std::map<std::string, std::vector<std::pair<int64_t, double>>> scalars;
+  std::map<std::string, std::vector<std::pair<int64_t, std::vector<double>>>> vectors;
+  std::vector<train::HistogramSnapshot> histograms;
+  std::vector<train::SweepResult> sweeps;
+};
+
+}  // namespace descentlab::testing

@@ -1,0 +1,274 @@
+// The sparse-training engine (core/train/sparse_trainer.h) on synthetic images and text: AC/DC phases, masks,
+// moment resets, resume, one-shot pruning, and the models' shapes.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "core/config/json_reader.h"
+#include "core/optim/mirror_adamw.h"
+#include "core/store/run_reader.h"
+#include "core/store/run_writer.h"
+#include "core/train/sparse_trainer.h"
+#include "run_file_samples.h"
+#include "test_sinks.h"
+#include "test_support.h"
+
+namespace descentlab::train {
+namespace {
+
+using descentlab::testing::RecordingSink;
+using descentlab::testing::ScratchFolder;
+using descentlab::testing::StopAfter;
+
+// 160 training and 40 test "images" of 28x28 whose class is which quadrant is bright: learnable in a few steps.
+struct SyntheticImages {
+  torch::Tensor train_images, train_labels, test_images, test_labels;
+};
+
+SyntheticImages synthetic_images() {
+  torch::manual_seed(99);
+  auto make = [](int64_t count) {
+    torch::Tensor labels = torch::randint(0, 4, {count});
+    torch::Tensor images = torch::rand({count, 1, 28, 28}) * 0.2;
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t q = labels[i].item<int64_t>();
+      images[i].slice(1, (q / 2) * 14, (q / 2) * 14 + 14).slice(2, (q % 2) * 14, (q % 2) * 14 + 14) += 0.8;
+    }
+    return std::make_pair(images, labels);
+  };
+  const auto [train_images, train_labels] = make(160);
+  const auto [test_images, test_labels] = make(40);
+  return {train_images, train_labels, test_images, test_labels};
+}
+
+config::ExperimentConfig tiny_vit_config(const std::string& optimizer, const std::string& sparsity) {
+  nlohmann::json document = {
+      {"task", "vit"},
+      {"data", {{"image_patch", 7}}},
+      {"model", {{"layers", 2}, {"width", 16}, {"heads", 2}, {"ff_width", 32}, {"dropout", 0.0}}},
+      {"train", {{"epochs", 1}, {"batch_size", 4}, {"lr", 3e-3}, {"metric_interval", 1}, {"seed", 3}}},
+      {"optimizer", {{"name", optimizer}}},
+      {"sparsity", {{"method", sparsity}, {"target", 0.8}}}};
+  return config::ExperimentConfig::from_json(document, "test");
+}
+
+std::unique_ptr<VitTask> make_vit_task(const config::ExperimentConfig& config) {
+  const SyntheticImages data = synthetic_images();
+  torch::manual_seed(config.train.seed);
+  return std::make_unique<VitTask>(config, data.train_images, data.train_labels, data.test_images, data.test_labels,
+                                   torch::kCPU, "synthetic quadrants");
+}
+
+TEST(SparseModels, ShapesAndCausality) {
+  torch::manual_seed(0);
+  models::TransformerOptions options;
+  options.layers = 2;
+  options.width = 16;
+  options.heads = 2;
+  options.ff_width = 32;
+  options.dropout = 0.0;
+  models::TinyVit vit(options, 28, 4, 10);
+  EXPECT_EQ(vit->forward(torch::rand({3, 1, 28, 28})).sizes(), (std::vector<int64_t>{3, 10}));
+  EXPECT_EQ(vit->states(torch::rand({3, 1, 28, 28})).size(), 3u);
+  EXPECT_EQ(vit->states(torch::rand({3, 1, 28, 28}))[0].size(1), 50);  // 49 patches + the class token
+  // Patches are the 4x4 squares in reading order.
+  const torch::Tensor image = torch::arange(28 * 28, torch::kFloat32).view({1, 1, 28, 28});
+  const torch::Tensor patches = vit->patches(image);
+  EXPECT_TRUE(torch::equal(patches[0][1].view({4, 4}), image[0][0].slice(0, 0, 4).slice(1, 4, 8)));
+  EXPECT_THROW(models::TinyVit(options, 28, 5, 10), Error);
+
+  models::TinyGpt gpt(options, 30, 12);
+  for (bool training : {false, true}) {
+    gpt->train(training);
+    const torch::Tensor ids = torch::randint(0, 30, {2, 12});
+    const torch::Tensor logits = gpt->forward(ids);
+    EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{2, 12, 30}));
+    // Causal: changing a character changes no earlier prediction, in training and evaluation mode.
+    for (int64_t position : {11, 5}) {
+      torch::Tensor changed = ids.clone();
+      changed[0][position] = (ids[0][position].item<int64_t>() + 1) % 30;
+      const torch::Tensor other = gpt->forward(changed);
+      EXPECT_TRUE(torch::allclose(other.slice(1, 0, position), logits.slice(1, 0, position)))
+          << "position " << position << (training ? " (training)" : " (eval)");
+      EXPECT_FALSE(torch::allclose(other.select(1, position), logits.select(1, position)));
+    }
+  }
+}
+
+TEST(SparseTrainer, GptCannotBeatChanceOnRandomCharacters) {
+  // Independent uniform characters: a causal model cannot predict the next one, so the validation loss stays at
+  // log(vocabulary) or above. A leak of future characters into the attention would drive it far below.
+  nlohmann::json document = {
+      {"task", "gpt"},
+      {"data", {{"context", 16}}},
+      {"model", {{"layers", 2}, {"width", 32}, {"heads", 2}, {"ff_width", 64}, {"dropout", 0.0}}},
+      {"train", {{"epochs", 4}, {"batch_size", 16}, {"lr", 3e-3}, {"metric_interval", 5}}}};
+  const auto config = config::ExperimentConfig::from_json(document, "test");
+  torch::manual_seed(4);
+  const int64_t vocabulary = 8;
+  GptTask task(config, torch::randint(0, vocabulary, {17 * 400}), torch::randint(0, vocabulary, {17 * 50}),
+               vocabulary, torch::kCPU, "random characters");
+  SparseTrainer trainer(config, task, torch::kCPU);
+  const SparseTrainingResult result = trainer.run();
+  EXPECT_GT(result.test.loss, std::log(static_cast<double>(vocabulary)) - 0.05);
+  EXPECT_GT(result.test.metric, static_cast<double>(vocabulary) * 0.95);  // perplexity
+}
+
+TEST(SparseTrainer, DenseRunsLearnWithEveryOptimizer) {
+  for (const std::string optimizer : {"adamw", "ham", "horst"}) {
+    auto config = tiny_vit_config(optimizer, "none");
+    config.train.epochs = 8;
+    auto task = make_vit_task(config);
+    SparseTrainer trainer(config, *task, torch::kCPU);
+    EXPECT_EQ(dynamic_cast<optim::MirroredAdamW*>(&trainer.optimizer()) != nullptr, optimizer != "adamw");
+    const SparseTrainingResult result = trainer.run();
+    EXPECT_EQ(result.steps, 320);
+    EXPECT_GT(result.test.metric, 0.6) << optimizer << " did not learn the quadrants";
+    EXPECT_EQ(result.near_zero_share.size(), 3u);
+  }
+}
+
+TEST(SparseTrainer, AcdcPhasesLandOnTheirStepsWithExactSparsityAndMomentResets) {
+  auto config = tiny_vit_config("horst", "acdc");  // 40 steps: dense 0-3, C 4-5, D 6-7, ..., C 28-29, D 30-33, C 34-39
+  auto task = make_vit_task(config);
+  SparseTrainer trainer(config, *task, torch::kCPU);
+  ASSERT_NE(trainer.schedule(), nullptr);
+  RecordingSink sink;
+  trainer.add_sink(&sink);
+  const SparseTrainingResult result = trainer.run();
+  ASSERT_EQ(result.steps, 40);
+  // acdc_phase is reported after each step (metric_interval 1) for the phase that step trained in.
+  const auto& phases = sink.scalars.at("acdc_phase");
+  ASSERT_EQ(phases.size(), 40u);
+  for (const auto& [step, code] : phases) {
+    const int64_t trained = step - 1;
+    const auto expected = trainer.schedule()->phase_at(trained);
+    EXPECT_EQ(code, expected == AcdcPhase::dense ? 0.0 : (expected == AcdcPhase::compressed ? 1.0 : 2.0))
+        << "step " << trained;
+  }
+  EXPECT_EQ(phases[3].second, 0.0);
+  EXPECT_EQ(phases[4].second, 1.0);
+  EXPECT_EQ(phases[6].second, 2.0);
+  EXPECT_EQ(phases[33].second, 2.0);
+  EXPECT_EQ(phases[34].second, 1.0);
+  // While compressed, the masks are re-applied after every step: the prunable weights sit at the target exactly
+  // (no weight is exactly zero by chance in float training, so zeros = pruned).
+  const int64_t total = optim::count_zeros(trainer.prunable()).total;
+  const double exact = static_cast<double>(std::llround(0.8 * static_cast<double>(total))) / static_cast<double>(total);
+  for (const auto& [step, sparsity] : sink.scalars.at("sparsity")) {
+    if (trainer.schedule()->phase_at(step - 1) == AcdcPhase::compressed) {
+      EXPECT_DOUBLE_EQ(sparsity, exact) << "step " << step;
+    } else if (trainer.schedule()->phase_at(step - 1) == AcdcPhase::dense) {
+      EXPECT_EQ(sparsity, 0.0) << "step " << step;
+    }
+  }
+  EXPECT_DOUBLE_EQ(result.sparsity, exact);
+  // The last decompression (at step 30) reset the moments: AdamW's step count restarted there.
+  const auto& states = trainer.optimizer().state();
+  ASSERT_FALSE(states.empty());
+  for (const auto& item : states) {
+    EXPECT_EQ(static_cast<const torch::optim::AdamWParamState&>(*item.second).step(), 10);
+  }
+  // Churn and sign flips are reported at every compression after the first (7 compressions in all).
+  EXPECT_EQ(sink.scalars.at("mask_churn").size(), 7u);
+  EXPECT_EQ(sink.scalars.at("sign_flips").size(), 7u);
+  for (const auto& [step, churn] : sink.scalars.at("mask_churn")) EXPECT_GE(churn, 0.0) << step;
+  // Embeddings and the head are not pruned.
+  for (const auto& tensor : trainer.prunable()) {
+    EXPECT_EQ(tensor.name.rfind("blocks.", 0), 0u) << tensor.name;
+  }
+}
+
+TEST(SparseTrainer, StoppedAndResumedAcdcRunIsBitwiseIdentical) {
+  const auto config = tiny_vit_config("horst", "acdc");
+  std::vector<torch::Tensor> straight;
+  {
+    auto task = make_vit_task(config);
+    SparseTrainer trainer(config, *task, torch::kCPU);
+    trainer.run();
+    for (const auto& p : task->module()->parameters()) straight.push_back(p.detach().clone());
+  }
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  store::RunWriterOptions options;
+  options.flush_interval_seconds = 0;
+  {
+    auto task = make_vit_task(config);
+    SparseTrainer trainer(config, *task, torch::kCPU);
+    auto writer = store::RunWriter::create(path, testing::sample_header(), options);
+    TrainingControl control;
+    StopAfter stopper(control, 23);  // stops after 23 steps, in the decompressed phase [22, 24)
+    trainer.add_sink(writer.get());
+    trainer.add_sink(&stopper);
+    trainer.set_run_writer(writer.get());
+    trainer.set_control(&control);
+    EXPECT_TRUE(trainer.run().stopped);
+  }
+  {  // resumed, then stopped again after 25 steps, inside the compressed phase [24, 26)
+    const int64_t stop_at = 25;
+    auto task = make_vit_task(config);
+    SparseTrainer trainer(config, *task, torch::kCPU);
+    const store::RunReader reader(path);
+    trainer.resume_from(reader.checkpoint("latest"), path, "latest");
+    auto writer = store::RunWriter::open(path);
+    TrainingControl control;
+    StopAfter stopper(control, stop_at);
+    trainer.add_sink(writer.get());
+    trainer.add_sink(&stopper);
+    trainer.set_run_writer(writer.get());
+    trainer.set_control(&control);
+    EXPECT_TRUE(trainer.run().stopped);
+    EXPECT_EQ(trainer.phase(), AcdcPhase::compressed);
+  }
+  torch::manual_seed(12345);
+  auto task = make_vit_task(config);
+  SparseTrainer trainer(config, *task, torch::kCPU);
+  const store::RunReader reader(path);
+  trainer.resume_from(reader.checkpoint("latest"), path, "latest");
+  EXPECT_EQ(trainer.phase(), AcdcPhase::compressed);
+  const SparseTrainingResult rest = trainer.run();
+  EXPECT_EQ(rest.steps, 40);
+  const auto parameters = task->module()->parameters();
+  ASSERT_EQ(parameters.size(), straight.size());
+  for (size_t i = 0; i < straight.size(); ++i) EXPECT_TRUE(torch::equal(parameters[i], straight[i])) << i;
+}
+
+TEST(SparseTrainer, OneShotPruningReachesEachSparsityAndRestoresTheWeights) {
+  auto config = tiny_vit_config("adamw", "none");
+  config.train.epochs = 2;
+  auto task = make_vit_task(config);
+  SparseTrainer trainer(config, *task, torch::kCPU);
+  const SparseTrainingResult dense = trainer.run();
+  const auto before = optim::snapshot(trainer.prunable());
+  optim::PruneSelection selection;
+  selection.excluded_prefixes = task->embedding_and_readout_prefixes();
+  const auto rows = one_shot_prune(*task, {0.0, 0.5, 0.9, 1.0}, selection, optim::MaskScope::per_tensor, 64);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_NEAR(rows[0].evaluation.metric, dense.test.metric, 1e-12);
+  EXPECT_NEAR(rows[1].achieved, 0.5, 0.01);
+  EXPECT_NEAR(rows[2].achieved, 0.9, 0.01);
+  EXPECT_DOUBLE_EQ(rows[3].achieved, 1.0);
+  const auto after = optim::snapshot(trainer.prunable());
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_TRUE(torch::equal(before[i], after[i]));
+}
+
+TEST(SparseConfig, OptimizerDefaultsAndValidation) {
+  const auto horst = tiny_vit_config("horst", "none");
+  EXPECT_EQ(horst.optimizer.alpha, 5.0);
+  const auto ham = tiny_vit_config("ham", "none");
+  EXPECT_EQ(ham.optimizer.alpha, 200.0);
+  EXPECT_EQ(ham.optimizer.beta, 1e-3);
+  nlohmann::json bad = {{"task", "vit"}, {"optimizer", {{"name", "sgd"}}}};
+  EXPECT_THROW(config::ExperimentConfig::from_json(bad, "test"), config::ConfigError);
+  nlohmann::json layerwise_with_horst = {{"task", "text"}, {"optimizer", {{"name", "horst"}}}};
+  EXPECT_THROW(config::ExperimentConfig::from_json(layerwise_with_horst, "test"), config::ConfigError);
+  nlohmann::json bad_fractions = {{"task", "vit"}, {"sparsity", {{"alternate_until", 0.05}}}};
+  try {
+    config::ExperimentConfig::from_json(bad_fractions, "test");
+    FAIL() << "accepted alternate_until < warmup";
+  } catch (const config::ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("sparsity.alternate_until"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace descentlab::train
