@@ -106,6 +106,44 @@ case "$check" in
       cat "$scratch/d.err" >&2; fail "interrupted run exited $status"
     fi
     ;;
+  sparse_train_prune)
+    # bash cli_checks.sh sparse_train_prune CLI PYTHON COMPARE_SCRIPT: a tiny ViT trained with HORST and AC/DC
+    # (stopped by --max-steps mid-compression and resumed: bitwise equal to an uninterrupted run), one-shot pruning
+    # of it and of a tiny GPT, stored in the run files; sweeps are refused for these tasks with a clear message.
+    python=$3 compare=$4
+    "$cli" data info --no-verify --dataset fashion-mnist --json >"$scratch/info" 2>&1
+    grep -q '"present": false' "$scratch/info" && { echo "fashion-mnist not fetched: skipped"; exit 77; }
+    tiny=(--set data.train_limit=512 --set data.test_limit=128 --set model.layers=2 --set model.width=32
+          --set model.ff_width=64 --set train.batch_size=32 --set train.epochs=2 --set train.metric_interval=4
+          --set sparsity.target=0.8 --device cpu)
+    "$cli" train --preset vit-horst "${tiny[@]}" --out "$scratch/straight.h5" --json >"$scratch/a.json" 2>"$scratch/a.err" ||
+      { cat "$scratch/a.err" >&2; fail "uninterrupted ViT run failed"; }
+    tr -d ' \n' <"$scratch/a.json" >"$scratch/flat"
+    expect_in '"optimizer":"horst"' "$scratch/flat"
+    # The exact share round(0.8 n) / n of the n prunable weights: within 1/n of the target.
+    "$python" -c 'import json,sys; s=json.load(open(sys.argv[1]))["sparsity"]; sys.exit(0 if abs(s-0.8)<1e-4 else 1)' \
+      "$scratch/a.json" || fail "final sparsity is not 0.8"
+    # 32 steps: compressed phases start at steps 3, 6, ...; the budget stops at step 20, inside [19, 21).
+    "$cli" train --preset vit-horst "${tiny[@]}" --out "$scratch/budget.h5" --max-steps 20 >/dev/null 2>"$scratch/b.err" ||
+      { cat "$scratch/b.err" >&2; fail "budgeted ViT run failed"; }
+    "$cli" train --resume "$scratch/budget.h5" >/dev/null 2>"$scratch/c.err" || { cat "$scratch/c.err" >&2; fail "resume failed"; }
+    "$python" "$compare" "$scratch/straight.h5" "$scratch/budget.h5" || fail "resumed ViT run differs from the uninterrupted one"
+    "$cli" prune "$scratch/straight.h5" --sparsity 0.5,0.9 --json >"$scratch/prune.json" 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "prune of the ViT run"; }
+    tr -d ' \n' <"$scratch/prune.json" >"$scratch/flat"
+    expect_in '"metric":"accuracy"' "$scratch/flat"
+    expect_in '"sparsity":0.9' "$scratch/flat"
+    "$cli" inspect "$scratch/straight.h5" --json | tr -d ' \n' >"$scratch/inspect"
+    expect_in '"oneshot_pruning":{"gamma":[0.5,0.9]' "$scratch/inspect"
+    expect_in '"mask_churn"' "$scratch/inspect"
+    "$cli" sweep "$scratch/straight.h5" --noise gaussian >"$scratch/out" 2>&1 && fail "a sweep was accepted for a ViT run"
+    expect_in "robustness sweeps apply to text and video runs" "$scratch/out"
+    "$cli" train --preset gpt-ham --set data.train_limit=64 --set data.test_limit=16 --set data.context=32 \
+      --set model.layers=1 --set model.width=32 --set model.ff_width=64 --set train.batch_size=16 --device cpu \
+      --out "$scratch/gpt.h5" >/dev/null 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "GPT run"; }
+    "$cli" prune "$scratch/gpt.h5" --sparsity 0.5 >"$scratch/out" 2>&1 || { cat "$scratch/out" >&2; fail "prune of the GPT run"; }
+    expect_in "perplexity" "$scratch/out"
+    ;;
   sweep_compare)
     # Two tiny video runs (ERM, constrained), a sweep stored in the run file, and the side-by-side comparison.
     tiny=(--set data.train_clips=32 --set data.test_clips=8 --set data.frames=4 --set data.height=16

@@ -10,7 +10,11 @@ import numpy as np
 
 def main(path_a, path_b):
     with h5py.File(path_a, "r") as a, h5py.File(path_b, "r") as b:
-        for section in ("model", "dual"):
+        for section in ("model", "dual", "masks", "previous_masks"):
+            in_a = section in a["checkpoints/latest"]
+            assert in_a == (section in b["checkpoints/latest"]), f"checkpoints/latest/{section} in only one run"
+            if not in_a:
+                continue
             names_a = sorted(a[f"checkpoints/latest/{section}"].keys())
             names_b = sorted(b[f"checkpoints/latest/{section}"].keys())
             assert names_a == names_b, (section, names_a, names_b)
