@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Reproduces docs/results-horst.md (issue 5): HORST against AdamW and HAM, each at its own best learning rate.
+#
+#   bash scripts/results-horst.sh tune             # short lr sweeps (all three) and an alpha sweep (HORST), ViT and GPT
+#   bash scripts/results-horst.sh vit [SEEDS...]   # ViT, Fashion-MNIST and MNIST, AC/DC at 70/80/90%, full size
+#   bash scripts/results-horst.sh gpt [SEEDS...]   # char GPT on Moby Dick, dense, then one-shot pruning 50-90%
+#   bash scripts/results-horst.sh summary          # rewrite docs/results-horst.md from results/horst/*.json
+#
+# "tune" must run first: vit and gpt read the chosen learning rates (and HORST's alpha) from
+# results/horst/tuning.json. Tuning runs are short (the quick presets: 6,000 images / 4,000 windows) at the
+# hardest setting (90% sparsity for the ViT). Finished runs are skipped, so the script can be stopped and started
+# again. Two runs go in parallel (one torch thread each). DESCENTLAB_RESULTS_SIZE=smoke only tries the script.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cli="${DESCENTLAB_CLI:-$repo/build/app/descentlab-cli}"
+size="${DESCENTLAB_RESULTS_SIZE:-full}"
+out="$repo/results/horst"
+summary="$repo/docs/results-horst.md"
+extra=()
+if [ "$size" = smoke ]; then
+  out="$repo/results/horst-smoke"
+  summary="$out/summary.md"
+  extra=(--set data.train_limit=256 --set data.test_limit=128 --set model.layers=1 --set model.width=32
+         --set model.ff_width=64 --set train.epochs=1)
+fi
+mkdir -p "$out"
+export DESCENTLAB_THREADS=1
+
+# One run: NAME PRESET SIZE PRUNE(yes|no) [--set k=v ...]. Trains (or resumes), prunes when asked, writes NAME.json.
+horst_one() {
+  local name=$1 preset=$2 run_size=$3 prune=$4
+  shift 4
+  local base="$out/$name"
+  [ -f "$base.json" ] && { echo "done already: $base.json"; return 0; }
+  if [ -f "$base.h5" ]; then
+    "$cli" train --resume "$base.h5" --json >"$base.train.json" 2>"$base.log"
+  else
+    "$cli" train --preset "$preset" --size "$run_size" "$@" "${extra[@]}" --out "$base.h5" --json \
+      >"$base.train.json" 2>"$base.log"
+  fi
+  if [ "$prune" = yes ]; then
+    "$cli" prune "$base.h5" --sparsity 0.5,0.6,0.7,0.8,0.9 --json >"$base.prune.json" 2>>"$base.log"
+  else
+    echo '{}' >"$base.prune.json"
+  fi
+  /usr/bin/python3 "$repo/scripts/summarize_horst.py" --one "$base" "$name" "$preset"
+  echo "finished: $base.json"
+}
+export -f horst_one
+export cli out repo
+export DESCENTLAB_EXTRA="${extra[*]}"
+
+run_jobs() { xargs -P 2 -L 1 bash -c 'extra=($DESCENTLAB_EXTRA); horst_one "$@"' _; }
+
+tuned() {  # tuned VALUE_NAME TASK OPTIMIZER -> the chosen lr or alpha
+  /usr/bin/python3 - "$out/tuning.json" "$1" "$2" "$3" <<'PY'
+import json, sys
+path, what, task, optimizer = sys.argv[1:5]
+print(json.load(open(path))[task][optimizer][what])
+PY
+}
+
+case "${1:-}" in
+  tune)
+    {
+      for optimizer in adamw ham horst; do
+        for lr in 0.0003 0.001 0.003; do
+          echo "tune-vit-$optimizer-lr$lr vit-$optimizer quick no --set train.lr=$lr --set sparsity.target=0.9"
+          echo "tune-gpt-$optimizer-lr$lr gpt-$optimizer quick no --set train.lr=$lr"
+        done
+      done
+      for alpha in 2 5 20 50 100; do
+        echo "tune-vit-horst-alpha$alpha vit-horst quick no --set optimizer.alpha=$alpha --set sparsity.target=0.9"
+        echo "tune-gpt-horst-alpha$alpha gpt-horst quick no --set optimizer.alpha=$alpha"
+      done
+    } | run_jobs
+    /usr/bin/python3 "$repo/scripts/summarize_horst.py" --tune "$out"
+    ;;
+  vit)
+    shift
+    seeds=("$@")
+    [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
+    for seed in "${seeds[@]}"; do
+      for dataset in fashion-mnist mnist; do
+        for target in 0.7 0.8 0.9; do
+          for optimizer in adamw ham horst; do
+            sets="--set data.dataset=$dataset --set sparsity.target=$target --set train.seed=$seed"
+            sets="$sets --set train.lr=$(tuned lr vit "$optimizer")"
+            [ "$optimizer" = horst ] && sets="$sets --set optimizer.alpha=$(tuned alpha vit horst)"
+            echo "vit-$dataset-s$target-$optimizer-seed$seed vit-$optimizer full no $sets"
+          done
+        done
+      done
+    done | run_jobs
+    /usr/bin/python3 "$repo/scripts/summarize_horst.py" "$out" "$summary"
+    ;;
+  gpt)
+    shift
+    seeds=("$@")
+    [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
+    for seed in "${seeds[@]}"; do
+      for optimizer in adamw ham horst; do
+        sets="--set train.seed=$seed --set train.lr=$(tuned lr gpt "$optimizer")"
+        [ "$optimizer" = horst ] && sets="$sets --set optimizer.alpha=$(tuned alpha gpt horst)"
+        echo "gpt-$optimizer-seed$seed gpt-$optimizer full yes $sets"
+      done
+    done | run_jobs
+    /usr/bin/python3 "$repo/scripts/summarize_horst.py" "$out" "$summary"
+    ;;
+  summary) /usr/bin/python3 "$repo/scripts/summarize_horst.py" "$out" "$summary" ;;
+  *) echo "usage: bash scripts/results-horst.sh tune | vit [SEEDS...] | gpt [SEEDS...] | summary" >&2; exit 2 ;;
+esac
