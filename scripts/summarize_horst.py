@@ -103,7 +103,7 @@ def write_summary(folder, target):
     tuning_path = os.path.join(folder, "tuning.json")
     if os.path.exists(tuning_path):
         tuning = json.load(open(tuning_path))
-        lines += ["## Tuning (one epoch of the full data, one seed, scored on the test split)", "",
+        lines += ["## Tuning (one epoch of the full data, one seed, scored on 5,000 held-out training samples)", "",
                   "Each optimizer runs at its own best learning rate from this sweep (ViT: AC/DC at 90%; GPT: dense "
                   "validation perplexity); HORST's alpha is swept at the preset's learning rate.", ""]
         for task, table in tuning.items():

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <numeric>
+#include <set>
+
 #include "core/config/json_reader.h"
 #include "core/optim/mirror_adamw.h"
 #include "core/store/run_reader.h"
@@ -249,6 +252,35 @@ TEST(SparseTrainer, OneShotPruningReachesEachSparsityAndRestoresTheWeights) {
   EXPECT_DOUBLE_EQ(rows[3].achieved, 1.0);
   const auto after = optim::snapshot(trainer.prunable());
   for (size_t i = 0; i < before.size(); ++i) EXPECT_TRUE(torch::equal(before[i], after[i]));
+}
+
+TEST(SparseTask, ValidationIsHeldOutOfTheTrainingDataAndTheTestSplitIsUnused) {
+  auto config = tiny_vit_config("adamw", "none");
+  config.data.evaluate_on = "validation";
+  config.data.validation_size = 40;
+  SyntheticImages data = synthetic_images();
+  for (int64_t i = 0; i < 160; ++i) data.train_images[i][0][0][0] = static_cast<float>(1000 + i);  // row ids
+  data.test_images.fill_(-1.0);
+  VitTask task(config, data.train_images, data.train_labels, data.test_images, data.test_labels, torch::kCPU, "ids");
+  EXPECT_EQ(task.train_size(), 120);
+  EXPECT_EQ(task.test_size(), 40);
+  auto ids = [](const torch::Tensor& images) {
+    const torch::Tensor corner = images.select(1, 0).select(1, 0).select(1, 0);
+    std::set<float> values;
+    for (int64_t i = 0; i < corner.size(0); ++i) values.insert(corner[i].item<float>());
+    return values;
+  };
+  std::vector<int64_t> all(120);
+  std::iota(all.begin(), all.end(), 0);
+  const auto train_ids = ids(task.train_batch(all).input);
+  const auto held_ids = ids(task.test_batch(0, 40).input);
+  EXPECT_EQ(train_ids.size(), 120u);
+  EXPECT_EQ(held_ids.size(), 40u);
+  for (float id : held_ids) EXPECT_EQ(train_ids.count(id), 0u) << "a held-out image is also trained on";
+  config.data.validation_size = 160;
+  EXPECT_THROW(VitTask(config, data.train_images, data.train_labels, data.test_images, data.test_labels,
+                       torch::kCPU, "ids"),
+               config::ConfigError);
 }
 
 TEST(SparseConfig, OptimizerDefaultsAndValidation) {

@@ -40,6 +40,8 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& document, con
   data.read("image_patch", config.data.image_patch, 1, 28);
   if (28 % config.data.image_patch != 0) data.fail("image_patch", "must divide 28 (the image side)");
   data.read("context", config.data.context, 2, 4096);
+  data.read("evaluate_on", config.data.evaluate_on, {"test", "validation"});
+  data.read("validation_size", config.data.validation_size, 1, kBig);
   data.reject_unknown_keys();
 
   JsonReader model = root.child("model");
@@ -147,7 +149,9 @@ nlohmann::json ExperimentConfig::to_json() const {
         {"patch", data.patch},
         {"dataset", data.dataset},
         {"image_patch", data.image_patch},
-        {"context", data.context}}},
+        {"context", data.context},
+        {"evaluate_on", data.evaluate_on},
+        {"validation_size", data.validation_size}}},
       {"model",
        {{"layers", model.layers},
         {"width", model.width},

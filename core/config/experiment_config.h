@@ -32,6 +32,10 @@ struct DataConfig {
   int64_t image_patch = 7;                // square patches of image_patch x image_patch pixels
   // gpt (Moby Dick, characters); train_limit / test_limit cap the number of windows (0: all)
   int64_t context = 64;
+  // vit and gpt: evaluate on the test split, or on a validation set held out of the training data (for tuning:
+  // validation_size images or windows, drawn with split_seed and never trained on)
+  std::string evaluate_on = "test";  // test | validation
+  int64_t validation_size = 5000;
 };
 
 struct ModelConfig {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/config/json_reader.h"
 #include "core/data/catalog.h"
 #include "core/data/tensors.h"
 #include "core/train/data_order.h"
@@ -32,6 +33,35 @@ torch::Tensor subsample(int64_t size, int64_t limit, uint64_t seed) {
   return torch::tensor(chosen, torch::kInt64);
 }
 
+// Training rows and the rows to evaluate on. With evaluate_on = "validation", validation_size rows of the training
+// data (a seeded draw) are held out and evaluated on, and the test split is not used at all; train_limit then
+// subsamples what is left.
+struct Split {
+  torch::Tensor train_rows, evaluation_rows;  // indices into the training data, or evaluation_rows undefined (test)
+};
+
+Split split_training_rows(const config::DataConfig& data, int64_t size, const std::string& what) {
+  Split split;
+  if (data.evaluate_on != "validation") {
+    split.train_rows = subsample(size, data.train_limit, data.split_seed);
+    return split;
+  }
+  if (data.validation_size >= size) {
+    throw config::ConfigError("data", "validation_size",
+                              std::to_string(data.validation_size) + " leaves no training " + what + " (there are " +
+                                  std::to_string(size) + ")");
+  }
+  const std::vector<int64_t> order = epoch_permutation(data.split_seed + 7, 0, size);
+  std::vector<int64_t> held(order.begin(), order.begin() + data.validation_size);
+  std::vector<int64_t> rest(order.begin() + data.validation_size, order.end());
+  std::sort(held.begin(), held.end());
+  std::sort(rest.begin(), rest.end());
+  const torch::Tensor rest_rows = torch::tensor(rest, torch::kInt64);
+  split.train_rows = rest_rows.index_select(0, subsample(rest_rows.size(0), data.train_limit, data.split_seed));
+  split.evaluation_rows = torch::tensor(held, torch::kInt64);
+  return split;
+}
+
 torch::Tensor index_rows(const torch::Tensor& rows, const std::vector<int64_t>& indices, torch::Device device) {
   const torch::Tensor where = torch::tensor(indices, torch::kInt64).to(device);
   return rows.index_select(0, where);
@@ -42,16 +72,24 @@ torch::Tensor index_rows(const torch::Tensor& rows, const std::vector<int64_t>& 
 VitTask::VitTask(const config::ExperimentConfig& config, torch::Tensor train_images, torch::Tensor train_labels,
                  torch::Tensor test_images, torch::Tensor test_labels, torch::Device device, std::string description)
     : device_(device), description_(std::move(description)) {
-  const torch::Tensor train_pick = subsample(train_images.size(0), config.data.train_limit, config.data.split_seed);
-  const torch::Tensor test_pick = subsample(test_images.size(0), config.data.test_limit, config.data.split_seed + 1);
-  train_images = train_images.index_select(0, train_pick);
-  test_images = test_images.index_select(0, test_pick);
+  const Split split = split_training_rows(config.data, train_images.size(0), "images");
+  if (split.evaluation_rows.defined()) {
+    test_images = train_images.index_select(0, split.evaluation_rows);
+    test_labels = train_labels.index_select(0, split.evaluation_rows);
+    description_ += " (evaluated on " + std::to_string(test_images.size(0)) + " held-out training images)";
+  } else {
+    const torch::Tensor test_pick = subsample(test_images.size(0), config.data.test_limit, config.data.split_seed + 1);
+    test_images = test_images.index_select(0, test_pick);
+    test_labels = test_labels.index_select(0, test_pick);
+  }
+  train_images = train_images.index_select(0, split.train_rows);
+  train_labels = train_labels.index_select(0, split.train_rows);
   const torch::Tensor mean = train_images.mean();
   const torch::Tensor std = train_images.std();
   train_images_ = ((train_images - mean) / std).to(device);
   test_images_ = ((test_images - mean) / std).to(device);
-  train_labels_ = train_labels.index_select(0, train_pick).to(device);
-  test_labels_ = test_labels.index_select(0, test_pick).to(device);
+  train_labels_ = train_labels.to(device);
+  test_labels_ = test_labels.to(device);
   const int64_t classes = std::max(train_labels.max().item<int64_t>(), test_labels.max().item<int64_t>()) + 1;
   model_ = models::TinyVit(transformer_options(config.model), train_images.size(2), config.data.image_patch, classes);
   model_->to(device);
@@ -85,17 +123,25 @@ GptTask::GptTask(const config::ExperimentConfig& config, torch::Tensor train_ids
                  int64_t vocabulary, torch::Device device, std::string description)
     : device_(device), description_(std::move(description)) {
   const int64_t span = config.data.context + 1;
-  auto windows = [&](const torch::Tensor& ids, int64_t limit, uint64_t seed, const char* split) {
+  auto windows = [&](const torch::Tensor& ids, const char* split) {
     const int64_t count = ids.size(0) / span;
     if (count < 1) {
       throw Error(std::string("tiny GPT: the ") + split + " text (" + std::to_string(ids.size(0)) +
                   " characters) is shorter than one window of context + 1 = " + std::to_string(span));
     }
-    const torch::Tensor all = ids.slice(0, 0, count * span).view({count, span});
-    return all.index_select(0, subsample(count, limit, seed)).to(device);
+    return ids.slice(0, 0, count * span).view({count, span});
   };
-  train_windows_ = windows(train_ids, config.data.train_limit, config.data.split_seed, "training");
-  validation_windows_ = windows(validation_ids, config.data.test_limit, config.data.split_seed + 1, "validation");
+  const torch::Tensor train_all = windows(train_ids, "training");
+  const Split split = split_training_rows(config.data, train_all.size(0), "windows");
+  train_windows_ = train_all.index_select(0, split.train_rows).to(device);
+  if (split.evaluation_rows.defined()) {
+    validation_windows_ = train_all.index_select(0, split.evaluation_rows).to(device);
+    description_ += " (evaluated on held-out training windows)";
+  } else {
+    const torch::Tensor all = windows(validation_ids, "validation");
+    validation_windows_ =
+        all.index_select(0, subsample(all.size(0), config.data.test_limit, config.data.split_seed + 1)).to(device);
+  }
   model_ = models::TinyGpt(transformer_options(config.model), vocabulary, config.data.context);
   model_->to(device);
   std::ostringstream out;
