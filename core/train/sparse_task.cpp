@@ -94,7 +94,7 @@ VitTask::VitTask(const config::ExperimentConfig& config, torch::Tensor train_ima
   model_ = models::TinyVit(transformer_options(config.model), train_images.size(2), config.data.image_patch, classes);
   model_->to(device);
   std::ostringstream out;
-  out << description_ << ": " << train_images_.size(0) << " train / " << test_images_.size(0) << " test images, "
+  out << description_ << ": " << train_images_.size(0) << " train / " << test_images_.size(0) << " evaluation images, "
       << classes << " classes, patches " << config.data.image_patch << "x" << config.data.image_patch;
   description_ = out.str();
 }
@@ -146,7 +146,7 @@ GptTask::GptTask(const config::ExperimentConfig& config, torch::Tensor train_ids
   model_->to(device);
   std::ostringstream out;
   out << description_ << ": " << train_windows_.size(0) << " train / " << validation_windows_.size(0)
-      << " validation windows of " << config.data.context << " characters, vocabulary " << vocabulary;
+      << " evaluation windows of " << config.data.context << " characters, vocabulary " << vocabulary;
   description_ = out.str();
 }
 
