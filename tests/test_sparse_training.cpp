@@ -132,6 +132,7 @@ TEST(SparseTrainer, DenseRunsLearnWithEveryOptimizer) {
 
 TEST(SparseTrainer, AcdcPhasesLandOnTheirStepsWithExactSparsityAndMomentResets) {
   auto config = tiny_vit_config("horst", "acdc");  // 40 steps: dense 0-3, C 4-5, D 6-7, ..., C 28-29, D 30-33, C 34-39
+  config.train.histogram_interval = 10;
   auto task = make_vit_task(config);
   SparseTrainer trainer(config, *task, torch::kCPU);
   ASSERT_NE(trainer.schedule(), nullptr);
@@ -175,6 +176,15 @@ TEST(SparseTrainer, AcdcPhasesLandOnTheirStepsWithExactSparsityAndMomentResets) 
   EXPECT_EQ(sink.scalars.at("mask_churn").size(), 7u);
   EXPECT_EQ(sink.scalars.at("sign_flips").size(), 7u);
   for (const auto& [step, churn] : sink.scalars.at("mask_churn")) EXPECT_GE(churn, 0.0) << step;
+  // Histograms (global and per block) and near-zero shares every 10 steps; the epoch end (step 40) adds none.
+  std::map<std::string, std::vector<int64_t>> histogram_steps;
+  for (const auto& snapshot : sink.histograms) histogram_steps[snapshot.name].push_back(snapshot.step);
+  for (const std::string name : {"global", "blocks.0", "blocks.1"}) {
+    EXPECT_EQ(histogram_steps[name], (std::vector<int64_t>{10, 20, 30, 40})) << name;
+  }
+  ASSERT_EQ(sink.vectors.at("near_zero_share").size(), 4u);
+  // At step 40 the run is compressed to 80% of the block weights: at least that share of all weights is zero.
+  EXPECT_GT(sink.vectors.at("near_zero_share").back().second[0], 0.5);
   // Embeddings and the head are not pruned.
   for (const auto& tensor : trainer.prunable()) {
     EXPECT_EQ(tensor.name.rfind("blocks.", 0), 0u) << tensor.name;

@@ -139,6 +139,7 @@ void SparseTrainer::emit_histograms() {
   for (const auto& snapshot : eval::weight_histograms(*task_.module(), step_, state_->histogram_edges)) {
     for (auto* sink : sinks_) sink->histogram(snapshot);
   }
+  emit_vector("near_zero_share", eval::near_zero_shares(*task_.module(), eval::default_near_zero_thresholds()));
 }
 
 void SparseTrainer::enter_phase(AcdcPhase phase) {
@@ -327,8 +328,8 @@ SparseTrainingResult SparseTrainer::run() {
     const SparseEvaluation test = evaluate();
     emit_scalar("test_loss", test.loss);
     emit_scalar("test_" + task_.metric_name(), test.metric);
-    emit_vector("near_zero_share", eval::near_zero_shares(module, eval::default_near_zero_thresholds()));
-    if (t.histogram_interval == 0) emit_histograms();
+    // Histograms and near-zero shares at every epoch end too, unless this step just had them.
+    if (t.histogram_interval == 0 || step_ % t.histogram_interval != 0) emit_histograms();
     result.test = test;
     result.epochs_completed = epoch + 1;
     const bool better = task_.higher_is_better() ? test.metric > best_metric_ : test.metric < best_metric_;

@@ -6,8 +6,8 @@
 // Events (run-file names): per metric interval loss, lr, epoch, throughput, sparsity (exact-zero share of the
 // prunable weights) and acdc_phase (0 dense, 1 compressed, 2 decompressed); at every compression mask_churn (the
 // Hamming distance to the previous mask) and sign_flips (prunable weights whose sign changed since the previous
-// compression); per epoch test_loss, test_accuracy or test_perplexity, near_zero_share (|w| < 1e-4, 1e-3, 1e-2)
-// and weight histograms (global and per block), also every train.histogram_interval steps when set.
+// compression); per epoch test_loss and test_accuracy or test_perplexity; weight histograms (global and per block)
+// with near_zero_share (|w| < 1e-4, 1e-3, 1e-2) every train.histogram_interval steps when set, and at every epoch end.
 
 #include <torch/types.h>
 
