@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "app/cli/commands.h"
+#include "app/cli/saved_run.h"
 #include "core/config/experiment_config.h"
 #include "core/data/catalog.h"
 #include "core/eval/robustness.h"
@@ -87,25 +88,12 @@ void print_sweep_table(const nlohmann::json& table) {
 }
 
 int run_sweep_command(const SweepCommandOptions& options) {
-  config::ExperimentConfig config;
-  store::CheckpointData checkpoint;
-  {
-    const store::RunReader reader(options.run);
-    config = config::ExperimentConfig::from_json(nlohmann::json::parse(reader.header().config_json),
-                                                 options.run + " (config)");
-    checkpoint = reader.checkpoint(options.checkpoint);
-  }
-  if (!options.device.empty()) config.train.device = options.device;
+  const SavedRun saved = read_saved_run(options.run, options.checkpoint, options.device);
+  const config::ExperimentConfig& config = saved.config;
   const torch::Device device = train::resolve_device(config.train.device);
   torch::manual_seed(config.train.seed);
   auto task = train::make_task(config, data::default_data_root(), device);
-  const auto model = checkpoint.sections.find("model");
-  if (model == checkpoint.sections.end()) {
-    throw store::RunFileError(store::RunFileError::Kind::MissingObject, options.run,
-                              "/checkpoints/" + options.checkpoint + "/model", "missing");
-  }
-  store::load_module_state(*task->module(), model->second, options.run,
-                           "/checkpoints/" + options.checkpoint + "/model");
+  load_saved_model(saved, *task->module(), options.run, options.checkpoint);
 
   eval::SweepOptions sweep_options;
   sweep_options.gamma = eval::parse_gamma_grid(options.gamma);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app/cli/commands.h"
+#include "app/cli/saved_run.h"
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
 #include "core/data/catalog.h"
@@ -54,29 +55,16 @@ std::vector<double> parse_sparsities(const std::string& text) {
 int run_prune(const PruneOptions& options) {
   const std::vector<double> sparsities = parse_sparsities(options.sparsity);
   const optim::MaskScope scope = optim::parse_mask_scope(options.scope);
-  config::ExperimentConfig config;
-  store::CheckpointData checkpoint;
-  {
-    const store::RunReader reader(options.run);
-    config = config::ExperimentConfig::from_json(nlohmann::json::parse(reader.header().config_json),
-                                                 options.run + " (config)");
-    checkpoint = reader.checkpoint(options.checkpoint);
-  }
+  const SavedRun saved = read_saved_run(options.run, options.checkpoint, options.device);
+  const config::ExperimentConfig& config = saved.config;
   if (config.is_layerwise()) {
     throw config::ConfigError(options.run, "task",
                               "one-shot pruning applies to vit and gpt runs, this run is \"" + config.task + "\"");
   }
-  if (!options.device.empty()) config.train.device = options.device;
   const torch::Device device = train::resolve_device(config.train.device);
   torch::manual_seed(config.train.seed);
   auto task = train::make_sparse_task(config, data::default_data_root(), device);
-  const auto model = checkpoint.sections.find("model");
-  if (model == checkpoint.sections.end()) {
-    throw store::RunFileError(store::RunFileError::Kind::MissingObject, options.run,
-                              "/checkpoints/" + options.checkpoint + "/model", "missing");
-  }
-  store::load_module_state(*task->module(), model->second, options.run,
-                           "/checkpoints/" + options.checkpoint + "/model");
+  load_saved_model(saved, *task->module(), options.run, options.checkpoint);
   optim::PruneSelection selection;
   if (config.sparsity.exclude_embeddings_and_readout) selection.excluded_prefixes = task->embedding_and_readout_prefixes();
   std::fprintf(stderr, "one-shot %s magnitude pruning of %s (checkpoint \"%s\") at %zu sparsities...\n",

@@ -25,8 +25,6 @@ torch::Tensor per_sample_layer_losses(LayerwiseTask& task, const Batch& batch, t
   return torch::stack(losses);
 }
 
-namespace {
-
 models::TransformerOptions transformer_options(const config::ModelConfig& model) {
   models::TransformerOptions options;
   options.layers = model.layers;
@@ -37,8 +35,6 @@ models::TransformerOptions transformer_options(const config::ModelConfig& model)
   options.per_layer_readout = model.readout == "per_layer";
   return options;
 }
-
-}  // namespace
 
 TextTask::TextTask(const config::ExperimentConfig& config, const std::vector<data::Review>& reviews,
                    torch::Device device)

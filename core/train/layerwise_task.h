@@ -36,6 +36,9 @@ class LayerwiseTask {
   virtual std::string describe() const = 0;
 };
 
+// The blocks' options from a model config (layers, width, heads, feed-forward width, dropout, readout).
+models::TransformerOptions transformer_options(const config::ModelConfig& model);
+
 // Per-sample losses of every layer's readout, [L + 1, B], from one forward pass.
 torch::Tensor per_sample_layer_losses(LayerwiseTask& task, const Batch& batch,
                                       torch::Tensor* final_prediction = nullptr);

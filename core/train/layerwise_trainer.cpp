@@ -43,10 +43,6 @@ struct LayerwiseTrainer::State {
 
 namespace {
 
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::vector<double> to_vector(const torch::Tensor& tensor) {
   const torch::Tensor cpu = tensor.detach().to(torch::kCPU, torch::kFloat64).contiguous();
   return std::vector<double>(cpu.data_ptr<double>(), cpu.data_ptr<double>() + cpu.numel());
@@ -79,14 +75,10 @@ int64_t LayerwiseTrainer::total_steps() const {
   return config_.train.epochs * state_->order.batches_per_epoch(config_.train.batch_size);
 }
 
-void LayerwiseTrainer::emit_scalar(const std::string& name, double value) {
-  const double wall = now_seconds();
-  for (auto* sink : sinks_) sink->scalar(name, step_, wall, value);
-}
+void LayerwiseTrainer::emit_scalar(const std::string& name, double value) { sinks_.scalar(name, step_, value); }
 
 void LayerwiseTrainer::emit_vector(const std::string& name, const std::vector<double>& values) {
-  const double wall = now_seconds();
-  for (auto* sink : sinks_) sink->vector(name, step_, wall, values);
+  sinks_.vector(name, step_, values);
 }
 
 void LayerwiseTrainer::checkpoint(const std::vector<std::string>& labels) {
@@ -205,13 +197,11 @@ TrainingResult LayerwiseTrainer::run() {
   torch::Tensor& slack_sum = state_->slack_sum;
   torch::Tensor& lagrangian_sum = state_->lagrangian_sum;
   int64_t accumulated = state_->accumulated.item<int64_t>();
-  double interval_start = now_seconds();
+  double interval_start = wall_clock_seconds();
   int64_t interval_samples = 0;
 
   if (step_ == 0 && writer_) {
-    for (const auto& snapshot : eval::weight_histograms(module, 0, state_->histogram_edges)) {
-      for (auto* sink : sinks_) sink->histogram(snapshot);
-    }
+    sinks_.histograms(eval::weight_histograms(module, 0, state_->histogram_edges));
   }
 
   // A checkpoint taken at the end of an epoch resumes at the start of the next one.
@@ -261,13 +251,13 @@ TrainingResult LayerwiseTrainer::run() {
         const std::vector<double> layer_loss = to_vector(f_sum / static_cast<double>(accumulated));
         for (size_t l = 0; l < layer_loss.size(); ++l) {
           if (!std::isfinite(layer_loss[l])) {
-            for (auto* sink : sinks_) sink->flush();
+            sinks_.flush();
             throw TrainingError("the loss of layer " + std::to_string(l) + " became " + std::to_string(layer_loss[l]) +
                                 " at step " + std::to_string(step_) +
                                 " (try a smaller lr or grad_clip); the last good state is the checkpoint \"latest\"");
           }
         }
-        const double elapsed = now_seconds() - interval_start;
+        const double elapsed = wall_clock_seconds() - interval_start;
         emit_scalar("loss", layer_loss.back());
         emit_scalar("lagrangian", lagrangian_sum.item<double>() / static_cast<double>(accumulated));
         emit_vector("layer_loss", layer_loss);
@@ -287,12 +277,10 @@ TrainingResult LayerwiseTrainer::run() {
         accumulated = 0;
         state_->accumulated.fill_(0);
         interval_samples = 0;
-        interval_start = now_seconds();
+        interval_start = wall_clock_seconds();
       }
       if (t.histogram_interval > 0 && step_ % t.histogram_interval == 0) {
-        for (const auto& snapshot : eval::weight_histograms(module, step_, state_->histogram_edges)) {
-          for (auto* sink : sinks_) sink->histogram(snapshot);
-        }
+        sinks_.histograms(eval::weight_histograms(module, step_, state_->histogram_edges));
       }
     }
     if (result.stopped) break;
@@ -304,9 +292,7 @@ TrainingResult LayerwiseTrainer::run() {
     emit_scalar("test_loss", test.loss);
     emit_scalar("test_" + task_.metric_name(), test.metric);
     if (t.histogram_interval == 0) {
-      for (const auto& snapshot : eval::weight_histograms(module, step_, state_->histogram_edges)) {
-        for (auto* sink : sinks_) sink->histogram(snapshot);
-      }
+      sinks_.histograms(eval::weight_histograms(module, step_, state_->histogram_edges));
     }
     result.test = test;
     result.epochs_completed = epoch + 1;
@@ -318,12 +304,12 @@ TrainingResult LayerwiseTrainer::run() {
       labels.insert(labels.begin(), "best");
     }
     checkpoint(labels);
-    for (auto* sink : sinks_) sink->flush();
+    sinks_.flush();
   }
   if (result.stopped) {
     state_->accumulated.fill_(accumulated);
     checkpoint({"latest"});  // a cancelled run loses nothing: resume continues mid-epoch
-    for (auto* sink : sinks_) sink->flush();
+    sinks_.flush();
   }
   result.steps = step_;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

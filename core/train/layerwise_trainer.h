@@ -48,7 +48,7 @@ class LayerwiseTrainer {
   LayerwiseTrainer(config::ExperimentConfig config, LayerwiseTask& task, torch::Device device);
   ~LayerwiseTrainer();
 
-  void add_sink(MetricSink* sink) { sinks_.push_back(sink); }
+  void add_sink(MetricSink* sink) { sinks_.add(sink); }
   void set_control(TrainingControl* control) { control_ = control; }
   // Checkpoints go here: "latest" after every epoch and when stopped, "best" by the test metric.
   void set_run_writer(store::RunWriter* writer) { writer_ = writer; }
@@ -72,7 +72,7 @@ class LayerwiseTrainer {
   LayerwiseTask& task_;
   torch::Device device_;
   std::unique_ptr<State> state_;
-  std::vector<MetricSink*> sinks_;
+  SinkList sinks_;
   TrainingControl* control_ = nullptr;
   store::RunWriter* writer_ = nullptr;
   int64_t step_ = 0;

@@ -3,6 +3,7 @@
 // bridge (app/) and tests can all receive it. A trainer holds a list of sinks and calls each one; a sink must
 // return quickly (buffer, then write elsewhere).
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,6 +43,36 @@ class MetricSink {
   virtual void sweep(const SweepResult& sweep) = 0;
   // Makes everything received so far durable (or visible) before returning.
   virtual void flush() {}
+};
+
+// Seconds since the Unix epoch (the wall_time of events).
+inline double wall_clock_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// What a trainer holds: its sinks, each event sent to all of them with one wall-time stamp.
+class SinkList {
+ public:
+  void add(MetricSink* sink) { sinks_.push_back(sink); }
+  void scalar(const std::string& name, int64_t step, double value) const {
+    const double wall = wall_clock_seconds();
+    for (auto* sink : sinks_) sink->scalar(name, step, wall, value);
+  }
+  void vector(const std::string& name, int64_t step, const std::vector<double>& values) const {
+    const double wall = wall_clock_seconds();
+    for (auto* sink : sinks_) sink->vector(name, step, wall, values);
+  }
+  void histograms(const std::vector<HistogramSnapshot>& snapshots) const {
+    for (const auto& snapshot : snapshots) {
+      for (auto* sink : sinks_) sink->histogram(snapshot);
+    }
+  }
+  void flush() const {
+    for (auto* sink : sinks_) sink->flush();
+  }
+
+ private:
+  std::vector<MetricSink*> sinks_;
 };
 
 }  // namespace descentlab::train

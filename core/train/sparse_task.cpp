@@ -14,16 +14,6 @@
 namespace descentlab::train {
 namespace {
 
-models::TransformerOptions transformer_options(const config::ModelConfig& model) {
-  models::TransformerOptions options;
-  options.layers = model.layers;
-  options.width = model.width;
-  options.heads = model.heads;
-  options.ff_width = model.ff_width;
-  options.dropout = model.dropout;
-  return options;
-}
-
 // The first `limit` entries of a seeded permutation (all when limit is 0), in their original order.
 torch::Tensor subsample(int64_t size, int64_t limit, uint64_t seed) {
   if (limit <= 0 || limit >= size) return torch::arange(size);

@@ -48,10 +48,6 @@ struct SparseTrainer::State {
 
 namespace {
 
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 double phase_code(AcdcPhase phase) {
   return phase == AcdcPhase::dense ? 0.0 : (phase == AcdcPhase::compressed ? 1.0 : 2.0);
 }
@@ -125,20 +121,14 @@ const std::vector<optim::PrunableTensor>& SparseTrainer::prunable() const { retu
 const AcdcSchedule* SparseTrainer::schedule() const { return state_->schedule.get(); }
 AcdcPhase SparseTrainer::phase() const { return state_->phase; }
 
-void SparseTrainer::emit_scalar(const std::string& name, double value) {
-  const double wall = now_seconds();
-  for (auto* sink : sinks_) sink->scalar(name, step_, wall, value);
-}
+void SparseTrainer::emit_scalar(const std::string& name, double value) { sinks_.scalar(name, step_, value); }
 
 void SparseTrainer::emit_vector(const std::string& name, const std::vector<double>& values) {
-  const double wall = now_seconds();
-  for (auto* sink : sinks_) sink->vector(name, step_, wall, values);
+  sinks_.vector(name, step_, values);
 }
 
 void SparseTrainer::emit_histograms() {
-  for (const auto& snapshot : eval::weight_histograms(*task_.module(), step_, state_->histogram_edges)) {
-    for (auto* sink : sinks_) sink->histogram(snapshot);
-  }
+  sinks_.histograms(eval::weight_histograms(*task_.module(), step_, state_->histogram_edges));
   emit_vector("near_zero_share", eval::near_zero_shares(*task_.module(), eval::default_near_zero_thresholds()));
 }
 
@@ -267,7 +257,7 @@ SparseTrainingResult SparseTrainer::run() {
   const auto started = std::chrono::steady_clock::now();
   const int64_t first_step = step_;
   SparseTrainingResult result;
-  double interval_start = now_seconds();
+  double interval_start = wall_clock_seconds();
   int64_t interval_samples = 0;
 
   if (step_ == 0 && writer_) emit_histograms();
@@ -303,12 +293,12 @@ SparseTrainingResult SparseTrainer::run() {
       if (step_ % t.metric_interval == 0 || b + 1 == batches_per_epoch) {
         const double mean_loss = s.loss_sum.item<double>() / static_cast<double>(s.accumulated);
         if (!std::isfinite(mean_loss)) {
-          for (auto* sink : sinks_) sink->flush();
+          sinks_.flush();
           throw TrainingError("the training loss became " + std::to_string(mean_loss) + " at step " +
                               std::to_string(step_) + " with " + config_.optimizer.name +
                               " (try a smaller lr or alpha); the last good state is the checkpoint \"latest\"");
         }
-        const double elapsed = now_seconds() - interval_start;
+        const double elapsed = wall_clock_seconds() - interval_start;
         emit_scalar("loss", mean_loss);
         emit_scalar("lr", t.lr);
         emit_scalar("epoch",
@@ -319,7 +309,7 @@ SparseTrainingResult SparseTrainer::run() {
         s.loss_sum.zero_();
         s.accumulated = 0;
         interval_samples = 0;
-        interval_start = now_seconds();
+        interval_start = wall_clock_seconds();
       }
       if (t.histogram_interval > 0 && step_ % t.histogram_interval == 0) emit_histograms();
     }
@@ -342,11 +332,11 @@ SparseTrainingResult SparseTrainer::run() {
       labels.insert(labels.begin(), "best");
     }
     checkpoint(labels);
-    for (auto* sink : sinks_) sink->flush();
+    sinks_.flush();
   }
   if (result.stopped) {
     checkpoint({"latest"});
-    for (auto* sink : sinks_) sink->flush();
+    sinks_.flush();
   }
   result.steps = step_;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

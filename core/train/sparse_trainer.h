@@ -51,7 +51,7 @@ class SparseTrainer {
   SparseTrainer(config::ExperimentConfig config, SparseTask& task, torch::Device device);
   ~SparseTrainer();
 
-  void add_sink(MetricSink* sink) { sinks_.push_back(sink); }
+  void add_sink(MetricSink* sink) { sinks_.add(sink); }
   void set_control(TrainingControl* control) { control_ = control; }
   void set_run_writer(store::RunWriter* writer) { writer_ = writer; }
   void resume_from(const store::CheckpointData& checkpoint, const std::string& path, const std::string& label);
@@ -78,7 +78,7 @@ class SparseTrainer {
   SparseTask& task_;
   torch::Device device_;
   std::unique_ptr<State> state_;
-  std::vector<MetricSink*> sinks_;
+  SinkList sinks_;
   TrainingControl* control_ = nullptr;
   store::RunWriter* writer_ = nullptr;
   int64_t step_ = 0;
