@@ -34,8 +34,8 @@ def main(folder, target):
              "Produced by `bash scripts/results-layerwise.sh main` (full presets; sweeps on 2,000 test samples, "
              "3 noise seeds per strength); this file is rewritten by `bash scripts/results-layerwise.sh summary`.",
              "Numbers are mean ± standard deviation over training seeds. Whatever they show is reported as is.",
-             "Status: in progress. The \"seeds\" column says how many seeds each row has; issue 4 asks for at least 3 "
-             "and for the study of alpha, depth and dual-step modes, which are not run yet.", ""]
+             "Where the constraints bind and pay off (alpha, depth, dual-step mode, stop-gradient, per-layer heads): "
+             "docs/study-layerwise.md.", ""]
     if not runs:
         lines.append("No finished runs yet.")
     for task in ("text", "video"):
