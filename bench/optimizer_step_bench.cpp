@@ -53,9 +53,12 @@ int main(int argc, char** argv) {
   int64_t rounds = 15, steps_per_round = 10;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--model") which = argv[i + 1];
-    else if (flag == "--rounds") rounds = std::stoll(argv[i + 1]);
-    else if (flag == "--steps-per-round") steps_per_round = std::stoll(argv[i + 1]);
+    if (flag == "--model")
+      which = argv[i + 1];
+    else if (flag == "--rounds")
+      rounds = std::stoll(argv[i + 1]);
+    else if (flag == "--steps-per-round")
+      steps_per_round = std::stoll(argv[i + 1]);
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -89,13 +92,13 @@ int main(int argc, char** argv) {
                      }});
   }
   if (which == "gpt" || which == "both") {
-    cases.push_back({"gpt (4x128, batch 32x64)", [&] { return models::TinyGpt(gpt_options, 80, 64).ptr(); },
-                     [&](torch::nn::Module& module) {
-                       auto& gpt = dynamic_cast<models::TinyGptImpl&>(module);
-                       const torch::Tensor logits = gpt.forward(text.slice(1, 0, 64));
-                       return torch::nn::functional::cross_entropy(logits.reshape({-1, 80}),
-                                                                   text.slice(1, 1).reshape({-1}));
-                     }});
+    cases.push_back(
+        {"gpt (4x128, batch 32x64)", [&] { return models::TinyGpt(gpt_options, 80, 64).ptr(); },
+         [&](torch::nn::Module& module) {
+           auto& gpt = dynamic_cast<models::TinyGptImpl&>(module);
+           const torch::Tensor logits = gpt.forward(text.slice(1, 0, 64));
+           return torch::nn::functional::cross_entropy(logits.reshape({-1, 80}), text.slice(1, 1).reshape({-1}));
+         }});
   }
   const std::vector<std::string> names = {"adamw", "ham", "horst"};
   for (const auto& c : cases) {
@@ -131,9 +134,8 @@ int main(int argc, char** argv) {
     }
     int64_t parameters = 0;
     for (const auto& p : model["adamw"]->parameters()) parameters += p.numel();
-    std::printf("\n%s, %lld parameters, %lld rounds x %lld steps\n", c.name.c_str(),
-                static_cast<long long>(parameters), static_cast<long long>(rounds),
-                static_cast<long long>(steps_per_round));
+    std::printf("\n%s, %lld parameters, %lld rounds x %lld steps\n", c.name.c_str(), static_cast<long long>(parameters),
+                static_cast<long long>(rounds), static_cast<long long>(steps_per_round));
     std::printf("  %-6s %12s %10s %16s %10s\n", "", "step (ms)", "/ AdamW", "optimizer (ms)", "/ AdamW");
     const double base_step = median(step_times["adamw"]);
     const double base_optimizer = median(optimizer_times["adamw"]);

@@ -63,7 +63,9 @@ void expect_bitwise_equal(TinyNet& a, TinyNet& b) {
   }
 }
 
-torch::optim::AdamWOptions adamw_options() { return torch::optim::AdamWOptions(3e-3).weight_decay(0.05); }
+torch::optim::AdamWOptions adamw_options() {
+  return torch::optim::AdamWOptions(3e-3).weight_decay(0.05);
+}
 
 MirrorOptions mirror(double alpha, double beta) {
   MirrorOptions options;
@@ -161,8 +163,7 @@ TEST(Horst, TheExponentIsClamped) {
   EXPECT_DOUBLE_EQ(factor[3].item<double>(), 1.0);             // sign 0: exponent 0
   // Through the optimizer: one step with α = 1e6 changes a weight by at most e^5 relative to AdamW.
   torch::Tensor weight = torch::full({3, 3}, 0.5, torch::kFloat64).requires_grad_(true);
-  Horst horst(std::vector<torch::Tensor>{weight}, torch::optim::AdamWOptions(0.01).weight_decay(0.0),
-              mirror(1e6, 0.0));
+  Horst horst(std::vector<torch::Tensor>{weight}, torch::optim::AdamWOptions(0.01).weight_decay(0.0), mirror(1e6, 0.0));
   weight.mutable_grad() = torch::full({3, 3}, -1.0, torch::kFloat64);
   horst.step();
   EXPECT_NEAR(weight[0][0].item<double>(), (0.5 + 0.01 / (1.0 + 1e-8)) * std::exp(5.0), 1e-9);
@@ -207,8 +208,8 @@ TEST(Horst, MinDimOptionAndParamGroupsHaveTheirOwnOptions) {
   for (const auto& p : reference->parameters()) (p.dim() >= 2 ? ref_matrices : ref_others).push_back(p);
 
   // Group 0 (matrices): α = 0, so AdamW; group 1 (vectors): min_dim 1 and α = 10, so they get the mirror step.
-  Horst horst({torch::optim::OptimizerParamGroup(matrices), torch::optim::OptimizerParamGroup(others)},
-              adamw_options(), mirror(0.0, 0.0));
+  Horst horst({torch::optim::OptimizerParamGroup(matrices), torch::optim::OptimizerParamGroup(others)}, adamw_options(),
+              mirror(0.0, 0.0));
   MirrorOptions vectors = mirror(10.0, 0.0);
   vectors.min_dim = 1;
   horst.set_group_mirror_options(1, vectors);

@@ -108,8 +108,8 @@ TEST(SparseTrainer, GptCannotBeatChanceOnRandomCharacters) {
   const auto config = config::ExperimentConfig::from_json(document, "test");
   torch::manual_seed(4);
   const int64_t vocabulary = 8;
-  GptTask task(config, torch::randint(0, vocabulary, {17 * 400}), torch::randint(0, vocabulary, {17 * 50}),
-               vocabulary, torch::kCPU, "random characters");
+  GptTask task(config, torch::randint(0, vocabulary, {17 * 400}), torch::randint(0, vocabulary, {17 * 50}), vocabulary,
+               torch::kCPU, "random characters");
   SparseTrainer trainer(config, task, torch::kCPU);
   const SparseTrainingResult result = trainer.run();
   EXPECT_GT(result.test.loss, std::log(static_cast<double>(vocabulary)) - 0.05);
@@ -288,9 +288,9 @@ TEST(SparseTask, ValidationIsHeldOutOfTheTrainingDataAndTheTestSplitIsUnused) {
   EXPECT_EQ(held_ids.size(), 40u);
   for (float id : held_ids) EXPECT_EQ(train_ids.count(id), 0u) << "a held-out image is also trained on";
   config.data.validation_size = 160;
-  EXPECT_THROW(VitTask(config, data.train_images, data.train_labels, data.test_images, data.test_labels,
-                       torch::kCPU, "ids"),
-               config::ConfigError);
+  EXPECT_THROW(
+      VitTask(config, data.train_images, data.train_labels, data.test_images, data.test_labels, torch::kCPU, "ids"),
+      config::ConfigError);
 }
 
 TEST(SparseConfig, OptimizerDefaultsAndValidation) {

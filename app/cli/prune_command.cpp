@@ -66,12 +66,14 @@ int run_prune(const PruneOptions& options) {
   auto task = train::make_sparse_task(config, data::default_data_root(), device);
   load_saved_model(saved, *task->module(), options.run, options.checkpoint);
   optim::PruneSelection selection;
-  if (config.sparsity.exclude_embeddings_and_readout) selection.excluded_prefixes = task->embedding_and_readout_prefixes();
+  if (config.sparsity.exclude_embeddings_and_readout)
+    selection.excluded_prefixes = task->embedding_and_readout_prefixes();
   std::fprintf(stderr, "one-shot %s magnitude pruning of %s (checkpoint \"%s\") at %zu sparsities...\n",
                optim::to_string(scope).c_str(), options.run.c_str(), options.checkpoint.c_str(), sparsities.size());
-  const auto rows = train::one_shot_prune(*task, sparsities, selection, scope,
-                                          std::max<int64_t>(config.train.batch_size, 128));
-  const auto dense = train::one_shot_prune(*task, {0.0}, selection, scope, std::max<int64_t>(config.train.batch_size, 128));
+  const auto rows =
+      train::one_shot_prune(*task, sparsities, selection, scope, std::max<int64_t>(config.train.batch_size, 128));
+  const auto dense =
+      train::one_shot_prune(*task, {0.0}, selection, scope, std::max<int64_t>(config.train.batch_size, 128));
 
   train::SweepResult sweep;
   sweep.name = "oneshot_pruning";

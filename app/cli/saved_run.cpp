@@ -10,8 +10,8 @@ namespace descentlab::cli {
 SavedRun read_saved_run(const std::string& path, const std::string& label, const std::string& device) {
   SavedRun run;
   const store::RunReader reader(path);
-  run.config = config::ExperimentConfig::from_json(nlohmann::json::parse(reader.header().config_json),
-                                                   path + " (config)");
+  run.config =
+      config::ExperimentConfig::from_json(nlohmann::json::parse(reader.header().config_json), path + " (config)");
   run.checkpoint = reader.checkpoint(label);
   if (!device.empty()) run.config.train.device = device;
   return run;

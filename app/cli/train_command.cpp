@@ -19,10 +19,10 @@
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
 #include "core/data/catalog.h"
+#include "core/eval/weight_histograms.h"
 #include "core/runtime.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
-#include "core/eval/weight_histograms.h"
 #include "core/train/layerwise_trainer.h"
 #include "core/train/sparse_trainer.h"
 
@@ -249,8 +249,7 @@ int train_sparse(const config::ExperimentConfig& config, const TrainOptions& opt
         {"steps_per_second", result.steps_per_second},
         {"test", {{"metric", task->metric_name()}, {"value", result.test.metric}, {"loss", result.test.loss}}},
         {"sparsity", result.sparsity},
-        {"near_zero_share",
-         {{"thresholds", eval::default_near_zero_thresholds()}, {"share", result.near_zero_share}}},
+        {"near_zero_share", {{"thresholds", eval::default_near_zero_thresholds()}, {"share", result.near_zero_share}}},
     };
     std::cout << summary.dump(2) << "\n";
   }
@@ -296,8 +295,8 @@ int run_train(const TrainOptions& options) {
 
 void add_train_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<TrainOptions>();
-  CLI::App* train =
-      app.add_subcommand("train", "Train an experiment (layerwise descent, or sparse training with HORST) into a run file");
+  CLI::App* train = app.add_subcommand(
+      "train", "Train an experiment (layerwise descent, or sparse training with HORST) into a run file");
   train->add_option("--preset", options->preset,
                     "A built-in preset: text-erm, text-constrained, video-erm, video-constrained, vit-adamw, vit-ham, "
                     "vit-horst, gpt-adamw, gpt-ham, gpt-horst");

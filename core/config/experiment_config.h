@@ -1,6 +1,7 @@
 #pragma once
-// The configuration of an experiment: layerwise descent (SCIENCE.md §1) or sparse training with HORST (§2), read from JSON with every key validated.
-// Defaults are those of SCIENCE.md. One name per idea: the JSON keys are the field names below.
+// The configuration of an experiment: layerwise descent (SCIENCE.md §1) or sparse training with HORST (§2), read from
+// JSON with every key validated. Defaults are those of SCIENCE.md. One name per idea: the JSON keys are the field names
+// below.
 
 #include <nlohmann/json.hpp>
 

@@ -89,8 +89,8 @@ TinyGptImpl::TinyGptImpl(const TransformerOptions& options, int64_t vocabulary, 
   head = register_module("head", torch::nn::Linear(options.width, vocabulary));
   // An additive mask (-inf above the diagonal): LibTorch 1.13's C++ attention adds attn_mask to the scores, so a
   // bool mask would not mask at all there; a float mask means the same in every version.
-  causal_mask_ = register_buffer(
-      "causal_mask", torch::full({context, context}, -std::numeric_limits<float>::infinity()).triu(1));
+  causal_mask_ =
+      register_buffer("causal_mask", torch::full({context, context}, -std::numeric_limits<float>::infinity()).triu(1));
 }
 
 std::vector<torch::Tensor> TinyGptImpl::states(const torch::Tensor& ids) {
@@ -105,6 +105,8 @@ std::vector<torch::Tensor> TinyGptImpl::states(const torch::Tensor& ids) {
   return phi;
 }
 
-torch::Tensor TinyGptImpl::forward(const torch::Tensor& ids) { return head(norm(states(ids).back())); }
+torch::Tensor TinyGptImpl::forward(const torch::Tensor& ids) {
+  return head(norm(states(ids).back()));
+}
 
 }  // namespace descentlab::models

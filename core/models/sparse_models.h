@@ -30,9 +30,9 @@ const std::vector<std::string>& gpt_embedding_and_readout_prefixes();
 class TinyVitImpl : public torch::nn::Module {
  public:
   TinyVitImpl(const TransformerOptions& options, int64_t image_side, int64_t patch, int64_t classes);
-  torch::Tensor forward(const torch::Tensor& images);                // logits [batch, classes]
-  std::vector<torch::Tensor> states(const torch::Tensor& images);    // Φ_0..Φ_L, [batch, tokens, width]
-  torch::Tensor patches(const torch::Tensor& images) const;          // [batch, patches, patch*patch]
+  torch::Tensor forward(const torch::Tensor& images);              // logits [batch, classes]
+  std::vector<torch::Tensor> states(const torch::Tensor& images);  // Φ_0..Φ_L, [batch, tokens, width]
+  torch::Tensor patches(const torch::Tensor& images) const;        // [batch, patches, patch*patch]
 
  private:
   TransformerOptions options_;

@@ -34,8 +34,7 @@ class PreNormBlockImpl : public torch::nn::Module {
   // x: [batch, tokens, width]; padding: [batch, tokens] bool, true where a token is padding (or undefined);
   // attention_mask: [tokens, tokens] float added to the attention scores (-inf where attention is not allowed,
   // e.g. causal), or undefined. (LibTorch 1.13's C++ attention adds the mask, so bool masks do not work there.)
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& padding,
-                        const torch::Tensor& attention_mask = {});
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& padding, const torch::Tensor& attention_mask = {});
 
  private:
   torch::nn::LayerNorm attention_norm{nullptr}, feed_forward_norm{nullptr};

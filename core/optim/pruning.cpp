@@ -26,7 +26,9 @@ MaskScope parse_mask_scope(const std::string& text) {
   throw std::invalid_argument("mask scope \"" + text + "\": expected \"global\" or \"per_layer\"");
 }
 
-std::string to_string(MaskScope scope) { return scope == MaskScope::global ? "global" : "per_layer"; }
+std::string to_string(MaskScope scope) {
+  return scope == MaskScope::global ? "global" : "per_layer";
+}
 
 namespace {
 

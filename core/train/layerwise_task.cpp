@@ -144,8 +144,10 @@ std::unique_ptr<LayerwiseTask> make_task(const config::ExperimentConfig& config,
     return std::make_unique<TextTask>(config, data::load_imdb_reviews(data_root), device);
   }
   if (config.task == "video") return std::make_unique<VideoTask>(config, device);
-  throw Error("task \"" + config.task + "\" is not a layerwise-descent task (known: text, video); "
-              "robustness sweeps apply to text and video runs, one-shot pruning (descentlab-cli prune) to vit and gpt runs");
+  throw Error(
+      "task \"" + config.task +
+      "\" is not a layerwise-descent task (known: text, video); "
+      "robustness sweeps apply to text and video runs, one-shot pruning (descentlab-cli prune) to vit and gpt runs");
 }
 
 }  // namespace descentlab::train

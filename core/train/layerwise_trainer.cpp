@@ -75,7 +75,9 @@ int64_t LayerwiseTrainer::total_steps() const {
   return config_.train.epochs * state_->order.batches_per_epoch(config_.train.batch_size);
 }
 
-void LayerwiseTrainer::emit_scalar(const std::string& name, double value) { sinks_.scalar(name, step_, value); }
+void LayerwiseTrainer::emit_scalar(const std::string& name, double value) {
+  sinks_.scalar(name, step_, value);
+}
 
 void LayerwiseTrainer::emit_vector(const std::string& name, const std::vector<double>& values) {
   sinks_.vector(name, step_, values);

@@ -155,13 +155,15 @@ torch::Tensor GptTask::loss(const torch::Tensor& logits, const Batch& batch) {
 }
 
 std::pair<torch::Tensor, int64_t> GptTask::metric_terms(const torch::Tensor& logits, const Batch& batch) {
-  const torch::Tensor summed = torch::nn::functional::cross_entropy(
-      logits.reshape({-1, logits.size(-1)}), batch.target.reshape({-1}),
-      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+  const torch::Tensor summed =
+      torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}), batch.target.reshape({-1}),
+                                           torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
   return {summed.to(torch::kFloat64), batch.target.numel()};
 }
 
-double GptTask::finish_metric(double mean_term) const { return std::exp(mean_term); }
+double GptTask::finish_metric(double mean_term) const {
+  return std::exp(mean_term);
+}
 
 const std::vector<std::string>& GptTask::embedding_and_readout_prefixes() const {
   return models::gpt_embedding_and_readout_prefixes();
@@ -170,7 +172,8 @@ const std::vector<std::string>& GptTask::embedding_and_readout_prefixes() const 
 std::unique_ptr<SparseTask> make_sparse_task(const config::ExperimentConfig& config, const std::string& data_root,
                                              torch::Device device) {
   if (config.task == "vit") {
-    const data::ImageTensors train = data::to_tensors(data::load_image_dataset(data_root, config.data.dataset, "train"));
+    const data::ImageTensors train =
+        data::to_tensors(data::load_image_dataset(data_root, config.data.dataset, "train"));
     const data::ImageTensors test = data::to_tensors(data::load_image_dataset(data_root, config.data.dataset, "test"));
     return std::make_unique<VitTask>(config, train.images, train.labels, test.images, test.labels, device,
                                      config.data.dataset);

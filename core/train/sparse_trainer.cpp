@@ -95,7 +95,8 @@ SparseTrainer::SparseTrainer(config::ExperimentConfig config, SparseTask& task, 
   if (task_.train_size() < 1) throw TrainingError("the training set is empty");
   state_ = std::make_unique<State>(task_.module()->parameters(), config_, task_.train_size());
   optim::PruneSelection selection;
-  if (config_.sparsity.exclude_embeddings_and_readout) selection.excluded_prefixes = task_.embedding_and_readout_prefixes();
+  if (config_.sparsity.exclude_embeddings_and_readout)
+    selection.excluded_prefixes = task_.embedding_and_readout_prefixes();
   state_->prunable = optim::select_prunable(*task_.module(), selection);
   if (config_.sparsity.method == "acdc") {
     if (state_->prunable.empty()) throw TrainingError("AC/DC: the model has no prunable weights under this selection");
@@ -116,12 +117,22 @@ int64_t SparseTrainer::total_steps() const {
   return config_.train.epochs * state_->order.batches_per_epoch(config_.train.batch_size);
 }
 
-torch::optim::AdamW& SparseTrainer::optimizer() { return *state_->optimizer; }
-const std::vector<optim::PrunableTensor>& SparseTrainer::prunable() const { return state_->prunable; }
-const AcdcSchedule* SparseTrainer::schedule() const { return state_->schedule.get(); }
-AcdcPhase SparseTrainer::phase() const { return state_->phase; }
+torch::optim::AdamW& SparseTrainer::optimizer() {
+  return *state_->optimizer;
+}
+const std::vector<optim::PrunableTensor>& SparseTrainer::prunable() const {
+  return state_->prunable;
+}
+const AcdcSchedule* SparseTrainer::schedule() const {
+  return state_->schedule.get();
+}
+AcdcPhase SparseTrainer::phase() const {
+  return state_->phase;
+}
 
-void SparseTrainer::emit_scalar(const std::string& name, double value) { sinks_.scalar(name, step_, value); }
+void SparseTrainer::emit_scalar(const std::string& name, double value) {
+  sinks_.scalar(name, step_, value);
+}
 
 void SparseTrainer::emit_vector(const std::string& name, const std::vector<double>& values) {
   sinks_.vector(name, step_, values);
@@ -135,11 +146,13 @@ void SparseTrainer::emit_histograms() {
 void SparseTrainer::enter_phase(AcdcPhase phase) {
   State& s = *state_;
   if (phase == AcdcPhase::compressed) {
-    s.masks = optim::magnitude_masks(s.prunable, config_.sparsity.target,
-                                     optim::parse_mask_scope(config_.sparsity.scope));
+    s.masks =
+        optim::magnitude_masks(s.prunable, config_.sparsity.target, optim::parse_mask_scope(config_.sparsity.scope));
     const std::vector<torch::Tensor> now = optim::snapshot(s.prunable);
-    if (!s.previous_masks.empty()) emit_scalar("mask_churn", static_cast<double>(optim::mask_hamming_distance(s.previous_masks, s.masks)));
-    if (!s.last_snapshot.empty()) emit_scalar("sign_flips", static_cast<double>(optim::count_sign_flips(s.last_snapshot, now)));
+    if (!s.previous_masks.empty())
+      emit_scalar("mask_churn", static_cast<double>(optim::mask_hamming_distance(s.previous_masks, s.masks)));
+    if (!s.last_snapshot.empty())
+      emit_scalar("sign_flips", static_cast<double>(optim::count_sign_flips(s.last_snapshot, now)));
     optim::apply_masks(s.prunable, s.masks);
     s.last_snapshot = now;
   } else if (phase == AcdcPhase::decompressed && s.phase == AcdcPhase::compressed) {
@@ -157,7 +170,8 @@ void SparseTrainer::checkpoint(const std::vector<std::string>& labels) {
   store::CheckpointData data = capture_training_state(*task_.module(), *s.optimizer, s.order, step_, s.order.epoch());
   data.sections["progress"]["loss_sum"] = store::to_blob(s.loss_sum);
   data.sections["progress"]["accumulated"] = store::to_blob(torch::tensor(s.accumulated, torch::kInt64));
-  data.sections["acdc"]["phase"] = store::to_blob(torch::tensor(static_cast<int64_t>(phase_code(s.phase)), torch::kInt64));
+  data.sections["acdc"]["phase"] =
+      store::to_blob(torch::tensor(static_cast<int64_t>(phase_code(s.phase)), torch::kInt64));
   store_masks(data, "masks", s.masks, s.prunable);
   store_masks(data, "previous_masks", s.previous_masks, s.prunable);
   for (size_t i = 0; i < s.last_snapshot.size(); ++i) {
@@ -200,7 +214,8 @@ void SparseTrainer::resume_from(const store::CheckpointData& checkpoint, const s
   s.last_snapshot.clear();
   if (const auto* snapshot = section("compression_snapshot")) {
     for (const auto& tensor : s.prunable) {
-      if (snapshot->count(tensor.name)) s.last_snapshot.push_back(store::to_tensor(snapshot->at(tensor.name)).to(device_));
+      if (snapshot->count(tensor.name))
+        s.last_snapshot.push_back(store::to_tensor(snapshot->at(tensor.name)).to(device_));
     }
     if (s.last_snapshot.size() != s.prunable.size()) s.last_snapshot.clear();
   }
@@ -264,8 +279,7 @@ SparseTrainingResult SparseTrainer::run() {
 
   int64_t epoch = s.order.position() >= s.order.dataset_size() ? s.order.epoch() + 1 : s.order.epoch();
   for (; epoch < t.epochs; ++epoch) {
-    const int64_t first_batch =
-        s.order.epoch() == epoch ? (s.order.position() + t.batch_size - 1) / t.batch_size : 0;
+    const int64_t first_batch = s.order.epoch() == epoch ? (s.order.position() + t.batch_size - 1) / t.batch_size : 0;
     for (int64_t b = first_batch; b < batches_per_epoch; ++b) {
       if (control_ && !control_->proceed()) {
         result.stopped = true;
