@@ -98,11 +98,17 @@ def write_summary(folder, target):
     seeds = sorted({r["seed"] for r in runs})
     lines = [
         "# Study: where the layerwise constraints bind and pay off", "",
-        "Produced by `bash scripts/study-layerwise.sh run` (seeds: " + ", ".join(map(str, seeds)) + "); "
-        "rewritten by `bash scripts/study-layerwise.sh summary`. IMDb at a study size: 4,000 training reviews, "
+        "Produced by `bash scripts/study-layerwise.sh run 0` (the grid, seed 0) and "
+        "`bash scripts/study-layerwise.sh erm-seeds 1 2` (ERM, seeds 1 and 2; training seeds present: "
+        + ", ".join(map(str, seeds)) + "); rewritten by `bash scripts/study-layerwise.sh summary`. IMDb at a study size: 4,000 training reviews, "
         "2,000 test reviews, 3 epochs, width 64; depth 4 and 8. Sweeps: 1,000 test reviews, 2 noise seeds.",
         "Cells with one seed are single runs; with more, mean ± std over training seeds. "
-        "Δ columns are the run minus ERM of the same depth and seed. Whatever they show is reported as is.", ""]
+        "Δ columns are the run minus ERM of the same depth and seed; in the ERM row they give the standard deviation "
+        "of the same quantity over ERM seeds, the yardstick for every single-seed Δ. "
+        "λ active: the largest share, over layers, of metric rows with λ_l > 0; mean λ: the largest per-layer mean "
+        "over training; violated g: the largest share of metric rows whose training-batch slack g_l was > 0. "
+        "Per-epoch dual steps use η_λ = 1 (per-batch: 0.01) and hold 256 training reviews out as the constraint "
+        "batch. Whatever the numbers show is reported as is.", ""]
     if not runs:
         lines.append("No finished runs yet.")
     for depth in sorted({variant_order(n)[0] for n in groups}):
@@ -125,7 +131,12 @@ def write_summary(folder, target):
 
             row = [describe(name), cell([r["accuracy"] for r in group], 4)]
             if name.endswith("-erm"):
-                row += ["-", "-", "-"]
+                # The seed spread (std over ERM seeds) of the quantities the Δ columns compare.
+                def spread(get):
+                    values = [get(r) for r in group]
+                    return f"seed std {statistics.stdev(values):.4f}" if len(values) > 1 else "-"
+                row += [spread(lambda r: r["accuracy"]), spread(lambda r: r["sweeps"]["gaussian"]["2"]),
+                        spread(lambda r: r["sweeps"]["discrete"]["2"])]
             else:
                 row += [cell(delta(lambda r: r["accuracy"]), 4, True),
                         cell(delta(lambda r: r["sweeps"]["gaussian"]["2"]), 4, True),
