@@ -68,9 +68,16 @@ case "${1:-}" in
     tune_gpt="--set train.epochs=1 --set data.evaluate_on=validation"
     {
       for optimizer in adamw ham horst; do
-        for lr in 0.0003 0.001 0.003; do
+        for lr in 0.0003 0.001 0.003 0.01; do
           echo "tune-vit-$optimizer-lr$lr vit-$optimizer full no --set train.lr=$lr $tune_vit"
           echo "tune-gpt-$optimizer-lr$lr gpt-$optimizer full no --set train.lr=$lr $tune_gpt"
+        done
+      done
+      # HORST's lr and alpha together: the best alpha moves with the learning rate.
+      for lr in 0.0003 0.003 0.01; do
+        for alpha in 5 20 50; do
+          echo "tune-vit-horst-a$alpha-lr$lr vit-horst full no --set train.lr=$lr --set optimizer.alpha=$alpha $tune_vit"
+          echo "tune-gpt-horst-a$alpha-lr$lr gpt-horst full no --set train.lr=$lr --set optimizer.alpha=$alpha $tune_gpt"
         done
       done
       for alpha in 2 5 20 50 100; do

@@ -73,12 +73,21 @@ def tune(folder):
         alphas = [(float(m.group(1)), r) for n, r in runs.items()
                   if (m := re.fullmatch(rf"tune-{task}-horst-alpha([0-9.e-]+)", n))]
         if alphas and "horst" in choice[task]:
-            best = alphas[0]
-            for item in alphas[1:]:
+            choice[task]["horst"]["by_alpha"] = {f"{a:g}": r["value"] for a, r in sorted(alphas, key=lambda x: x[0])}
+        # HORST's (lr, alpha) pair: the best over every HORST tuning run, whichever sweep it came from.
+        pairs = []
+        for n, r in runs.items():
+            config = r["config"]
+            if re.fullmatch(rf"tune-{task}-horst-.*", n):
+                pairs.append(((config["train"]["lr"], config["optimizer"]["alpha"]), r))
+        if pairs and "horst" in choice[task]:
+            best = pairs[0]
+            for item in pairs[1:]:
                 if better(item[1]["metric"], item[1]["value"], best[1]["value"]):
                     best = item
-            choice[task]["horst"]["alpha"] = best[0]
-            choice[task]["horst"]["by_alpha"] = {f"{a:g}": r["value"] for a, r in sorted(alphas, key=lambda x: x[0])}
+            choice[task]["horst"]["lr"], choice[task]["horst"]["alpha"] = best[0]
+            choice[task]["horst"]["by_lr_alpha"] = {f"lr {lr:g}, α {a:g}": r["value"] for (lr, a), r in sorted(
+                pairs, key=lambda x: x[0])}
     write_json(os.path.join(folder, "tuning.json"), choice)
     print(json.dumps(choice, indent=1))
 
@@ -105,14 +114,15 @@ def write_summary(folder, target):
         tuning = json.load(open(tuning_path))
         lines += ["## Tuning (one epoch of the full data, one seed, scored on 5,000 held-out training samples)", "",
                   "Each optimizer runs at its own best learning rate from this sweep (ViT: AC/DC at 90%; GPT: dense "
-                  "validation perplexity); HORST's alpha is swept at the preset's learning rate.", ""]
+                  "validation perplexity); HORST at its best (learning rate, alpha) pair.", ""]
         for task, table in tuning.items():
             for optimizer, entry in table.items():
                 by_lr = ", ".join(f"lr {lr}: {value:.4f}" for lr, value in entry["by_lr"].items())
-                lines.append(f"- {task} {optimizer}: {by_lr} -> lr {entry['lr']:g}")
-                if "by_alpha" in entry:
-                    by_alpha = ", ".join(f"α {a}: {value:.4f}" for a, value in entry["by_alpha"].items())
-                    lines.append(f"- {task} horst: {by_alpha} -> α {entry['alpha']:g}")
+                if "by_lr_alpha" in entry:
+                    pairs = ", ".join(f"{key}: {value:.4f}" for key, value in entry["by_lr_alpha"].items())
+                    lines.append(f"- {task} horst: {pairs} -> lr {entry['lr']:g}, α {entry['alpha']:g}")
+                else:
+                    lines.append(f"- {task} {optimizer}: {by_lr} -> lr {entry['lr']:g}")
         lines.append("")
     for dataset in ("fashion-mnist", "mnist"):
         rows = {}
