@@ -12,20 +12,7 @@
 namespace descentlab::testing {
 
 // Stops the run after `limit` steps (the trainer honours it before the next batch).
-class StopAfter : public train::MetricSink {
- public:
-  StopAfter(train::TrainingControl& control, int64_t limit) : control_(control), limit_(limit) {}
-  void scalar(const std::string&, int64_t step, double, double) override {
-    if (step >= limit_) control_.stop();
-  }
-  void vector(const std::string&, int64_t, double, const std::vector<double>&) override {}
-  void histogram(const train::HistogramSnapshot&) override {}
-  void sweep(const train::SweepResult&) override {}
-
- private:
-  train::TrainingControl& control_;
-  int64_t limit_;
-};
+using StopAfter = train::StepBudget;
 
 // Keeps every scalar and vector event as (step, value) per name, and every histogram.
 class RecordingSink : public train::MetricSink {

@@ -42,22 +42,6 @@ struct TrainOptions {
   bool overwrite = false;
 };
 
-// Stops the run once it reaches a step budget (the state is checkpointed as "latest", so it can be resumed).
-class StepBudget : public train::MetricSink {
- public:
-  StepBudget(train::TrainingControl& control, int64_t limit) : control_(control), limit_(limit) {}
-  void scalar(const std::string&, int64_t step, double, double) override {
-    if (limit_ > 0 && step >= limit_) control_.stop();
-  }
-  void vector(const std::string&, int64_t, double, const std::vector<double>&) override {}
-  void histogram(const train::HistogramSnapshot&) override {}
-  void sweep(const train::SweepResult&) override {}
-
- private:
-  train::TrainingControl& control_;
-  int64_t limit_;
-};
-
 std::atomic<bool> interrupted{false};
 extern "C" void on_interrupt(int) {
   interrupted.store(true);
@@ -130,7 +114,7 @@ auto run_controlled(Trainer& trainer, store::RunWriter& writer, const TrainOptio
   trainer.set_run_writer(&writer);
   train::TrainingControl control;
   trainer.set_control(&control);
-  StepBudget budget(control, options.max_steps);
+  train::StepBudget budget(control, options.max_steps);
   trainer.add_sink(&budget);
   interrupted.store(false);
   std::signal(SIGINT, on_interrupt);
@@ -184,11 +168,32 @@ std::unique_ptr<store::RunWriter> open_run(Trainer& trainer, const config::Exper
   return store::RunWriter::create(run_path, header, writer_options);
 }
 
-void report_stop(bool stopped, int64_t steps, const std::string& run_path) {
-  if (stopped) {
+// Reports a stop, prints the JSON summary with --json (the fields every run has, merged with the engine's
+// `extra`), and returns the exit code: 130 when Ctrl-C stopped the run.
+template <typename Result>
+int finish_run(const Result& result, const config::ExperimentConfig& config, const TrainOptions& options,
+               const std::string& run_path, const torch::Device& device, const std::string& metric,
+               const nlohmann::json& extra) {
+  if (result.stopped) {
     std::fprintf(stderr, "\nstopped at step %lld; resume with: descentlab-cli train --resume %s\n",
-                 static_cast<long long>(steps), run_path.c_str());
+                 static_cast<long long>(result.steps), run_path.c_str());
   }
+  if (options.json) {
+    nlohmann::json summary = {
+        {"run", run_path},
+        {"experiment", config.name},
+        {"device", device.str()},
+        {"steps", result.steps},
+        {"epochs_completed", result.epochs_completed},
+        {"stopped", result.stopped},
+        {"seconds", result.seconds},
+        {"steps_per_second", result.steps_per_second},
+        {"test", {{"metric", metric}, {"value", result.test.metric}, {"loss", result.test.loss}}},
+    };
+    summary.merge_patch(extra);
+    std::cout << summary.dump(2) << "\n";
+  }
+  return result.stopped && interrupted.load() ? 130 : 0;
 }
 
 int train_layerwise(const config::ExperimentConfig& config, const TrainOptions& options, const std::string& run_path,
@@ -199,28 +204,10 @@ int train_layerwise(const config::ExperimentConfig& config, const TrainOptions& 
   auto writer = open_run(trainer, config, options, run_path, resume_state, device);
   const train::TrainingResult result =
       run_controlled(trainer, *writer, options, config.train.epochs, task->metric_name());
-  report_stop(result.stopped, result.steps, run_path);
-  if (options.json) {
-    const nlohmann::json summary = {
-        {"run", run_path},
-        {"experiment", config.name},
-        {"device", device.str()},
-        {"steps", result.steps},
-        {"epochs_completed", result.epochs_completed},
-        {"stopped", result.stopped},
-        {"seconds", result.seconds},
-        {"steps_per_second", result.steps_per_second},
-        {"test",
-         {{"metric", task->metric_name()},
-          {"value", result.test.metric},
-          {"loss", result.test.loss},
-          {"layer_loss", result.test.layer_loss},
-          {"descending_frequency", result.test.descending_frequency}}},
-        {"lambda", result.lambda},
-    };
-    std::cout << summary.dump(2) << "\n";
-  }
-  return result.stopped && interrupted.load() ? 130 : 0;
+  return finish_run(
+      result, config, options, run_path, device, task->metric_name(),
+      {{"test", {{"layer_loss", result.test.layer_loss}, {"descending_frequency", result.test.descending_frequency}}},
+       {"lambda", result.lambda}});
 }
 
 int train_sparse(const config::ExperimentConfig& config, const TrainOptions& options, const std::string& run_path,
@@ -235,25 +222,11 @@ int train_sparse(const config::ExperimentConfig& config, const TrainOptions& opt
   auto writer = open_run(trainer, config, options, run_path, resume_state, device);
   const train::SparseTrainingResult result =
       run_controlled(trainer, *writer, options, config.train.epochs, task->metric_name());
-  report_stop(result.stopped, result.steps, run_path);
-  if (options.json) {
-    const nlohmann::json summary = {
-        {"run", run_path},
-        {"experiment", config.name},
-        {"device", device.str()},
-        {"optimizer", config.optimizer.name},
-        {"steps", result.steps},
-        {"epochs_completed", result.epochs_completed},
-        {"stopped", result.stopped},
-        {"seconds", result.seconds},
-        {"steps_per_second", result.steps_per_second},
-        {"test", {{"metric", task->metric_name()}, {"value", result.test.metric}, {"loss", result.test.loss}}},
-        {"sparsity", result.sparsity},
-        {"near_zero_share", {{"thresholds", eval::default_near_zero_thresholds()}, {"share", result.near_zero_share}}},
-    };
-    std::cout << summary.dump(2) << "\n";
-  }
-  return result.stopped && interrupted.load() ? 130 : 0;
+  return finish_run(
+      result, config, options, run_path, device, task->metric_name(),
+      {{"optimizer", config.optimizer.name},
+       {"sparsity", result.sparsity},
+       {"near_zero_share", {{"thresholds", eval::default_near_zero_thresholds()}, {"share", result.near_zero_share}}}});
 }
 
 int run_train(const TrainOptions& options) {

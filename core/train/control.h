@@ -5,6 +5,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/train/metric_sink.h"
 
 namespace descentlab::train {
 
@@ -42,6 +46,23 @@ class TrainingControl {
   std::atomic<bool> stopped_{false};
   std::mutex mutex_;
   std::condition_variable wake_;
+};
+
+// A sink that stops the run once a reported step reaches `limit` (0: no limit), like a user pressing Stop: the
+// trainer honours it before the next batch and keeps its state as "latest", so the run can be resumed.
+class StepBudget : public MetricSink {
+ public:
+  StepBudget(TrainingControl& control, int64_t limit) : control_(control), limit_(limit) {}
+  void scalar(const std::string&, int64_t step, double, double) override {
+    if (limit_ > 0 && step >= limit_) control_.stop();
+  }
+  void vector(const std::string&, int64_t, double, const std::vector<double>&) override {}
+  void histogram(const HistogramSnapshot&) override {}
+  void sweep(const SweepResult&) override {}
+
+ private:
+  TrainingControl& control_;
+  int64_t limit_;
 };
 
 }  // namespace descentlab::train
