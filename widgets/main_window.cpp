@@ -1,35 +1,381 @@
 #include "widgets/main_window.h"
 
+#include <qcustomplot.h>
+#include <QAction>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
+#include <QMenuBar>
+#include <QMimeData>
+#include <QPainter>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QSettings>
 #include <QStatusBar>
+#include <QTableWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 
+#include "widgets/lab_model.h"
+#include "widgets/views.h"
+
 namespace descentlab::widgets {
+namespace {
 
-MainWindow::MainWindow(const EnvironmentSummary& summary, QWidget* parent) : QMainWindow(parent) {
+QIcon swatch(const QColor& colour) {
+  QPixmap pixmap(14, 14);
+  pixmap.fill(Qt::transparent);
+  QPainter painter(&pixmap);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setBrush(colour);
+  painter.setPen(colour.darker(130));
+  painter.drawRoundedRect(QRectF(1, 1, 12, 12), 3, 3);
+  return QIcon(pixmap);
+}
+
+QStringList runFilesIn(const QMimeData* mime) {
+  QStringList paths;
+  if (!mime || !mime->hasUrls()) return paths;
+  for (const auto& url : mime->urls()) {
+    const QString path = url.toLocalFile();
+    if (path.endsWith(QStringLiteral(".h5"), Qt::CaseInsensitive)) paths << path;
+  }
+  return paths;
+}
+
+constexpr int kRecentFiles = 8;
+
+}  // namespace
+
+MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBackend& backend, QWidget* parent)
+    : QMainWindow(parent), summary_(summary) {
   setWindowTitle(QStringLiteral("DescentLab %1").arg(summary.version));
-  resize(960, 600);
+  setObjectName(QStringLiteral("DescentLabMainWindow"));
+  setAcceptDrops(true);
+  setDockNestingEnabled(true);
+  setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowNestedDocks | QMainWindow::AllowTabbedDocks);
+  resize(1600, 1000);
+  model_ = new LabModel(this);
+  experiment_ = new ExperimentPanel(backend, this);
 
+  // The banner: errors and notices appear here, above the views, without stopping anything.
   auto* central = new QWidget(this);
-  auto* layout = new QVBoxLayout(central);
-  overview_ = new QLabel(central);
-  overview_->setTextFormat(Qt::RichText);
-  overview_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
-  overview_->setWordWrap(true);
-  QString datasets;
-  for (const auto& line : summary.datasets) datasets += QStringLiteral("<li>%1</li>").arg(line.toHtmlEscaped());
-  overview_->setText(QStringLiteral("<h2>DescentLab %1</h2>"
-                                    "<p>Layerwise descent and HORST, watched live. The training views arrive with "
-                                    "the engines; the headless CLI (<tt>descentlab-cli</tt>) works now.</p>"
-                                    "<p><b>Engine:</b> LibTorch %2 &middot; %3 &middot; %4 thread(s)<br>"
-                                    "<b>BLAS:</b> %5</p><p><b>Datasets</b></p><ul>%6</ul>")
-                         .arg(summary.version.toHtmlEscaped(), summary.torch_version.toHtmlEscaped(),
-                              summary.device.toHtmlEscaped(), QString::number(summary.threads),
-                              summary.blas.toHtmlEscaped(), datasets));
-  layout->addWidget(overview_);
+  auto* centralLayout = new QVBoxLayout(central);
+  centralLayout->setContentsMargins(0, 0, 0, 0);
+  bannerBox_ = new QWidget(central);
+  auto* bannerLayout = new QHBoxLayout(bannerBox_);
+  bannerLayout->setContentsMargins(8, 4, 8, 4);
+  banner_ = new QLabel(bannerBox_);
+  banner_->setWordWrap(true);
+  banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* dismiss = new QToolButton(bannerBox_);
+  dismiss->setText(QStringLiteral("✕"));
+  dismiss->setAutoRaise(true);
+  connect(dismiss, &QToolButton::clicked, bannerBox_, &QWidget::hide);
+  bannerLayout->addWidget(banner_, 1);
+  bannerLayout->addWidget(dismiss);
+  bannerBox_->hide();
+  centralLayout->addWidget(bannerBox_);
+  loss_ = new TrainingCurvesView(model_, QStringLiteral("Training loss"), QStringLiteral("loss"), central);
+  centralLayout->addWidget(loss_, 1);
   setCentralWidget(central);
 
-  statusBar()->showMessage(QStringLiteral("Ready · device %1 · %2 thread(s)").arg(summary.device).arg(summary.threads));
+  buildDocks();
+  buildMenus();
+  statusBar()->showMessage(QStringLiteral("device %1 · %2 thread(s) · LibTorch %3 · BLAS %4")
+                               .arg(summary.device)
+                               .arg(summary.threads)
+                               .arg(summary.torch_version, summary.blas));
+
+  connect(experiment_, &ExperimentPanel::startRequested, this, &MainWindow::startRequested);
+  connect(experiment_, &ExperimentPanel::pauseRequested, this, [this] { emit pauseRequested(selectedRunId()); });
+  connect(experiment_, &ExperimentPanel::resumeRequested, this, [this] { emit resumeRequested(selectedRunId()); });
+  connect(experiment_, &ExperimentPanel::stopRequested, this, [this] { emit stopRequested(selectedRunId()); });
+  connect(robustness_, &RobustnessView::sweepRequested, this, &MainWindow::sweepRequested);
+  connect(model_, &LabModel::runsChanged, this, [this] {
+    tableRevision_ = -1;
+    updateRunControls();
+  });
+
+  defaultState_ = saveState();
+  QSettings settings;
+  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  updateRecentMenu();
+  refreshViews();
+}
+
+void MainWindow::buildDocks() {
+  auto dock = [this](const QString& title, QWidget* content, Qt::DockWidgetArea area) {
+    auto* widget = new QDockWidget(title, this);
+    widget->setObjectName(QStringLiteral("dock-") + title.toLower().replace(QLatin1Char(' '), QLatin1Char('-')));
+    widget->setWidget(content);
+    widget->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                        QDockWidget::DockWidgetClosable);
+    addDockWidget(area, widget);
+    return widget;
+  };
+  auto* experimentDock = dock(QStringLiteral("Experiment"), experiment_, Qt::LeftDockWidgetArea);
+
+  runTable_ = new QTableWidget(this);
+  runTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  runTable_->setSelectionMode(QAbstractItemView::SingleSelection);
+  runTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  runTable_->verticalHeader()->hide();
+  runTable_->horizontalHeader()->setStretchLastSection(true);
+  runTable_->setContextMenuPolicy(Qt::ActionsContextMenu);
+  auto* closeRun = new QAction(QStringLiteral("Close run"), runTable_);
+  connect(closeRun, &QAction::triggered, this, [this] {
+    if (!selectedRunId().isEmpty()) emit closeRunRequested(selectedRunId());
+  });
+  runTable_->addAction(closeRun);
+  connect(runTable_, &QTableWidget::itemSelectionChanged, this, [this] {
+    const QString id = selectedRunId();
+    if (!id.isEmpty()) model_->setFocusRun(id);
+    updateRunControls();
+  });
+  auto* runsDock = dock(QStringLiteral("Runs"), runTable_, Qt::BottomDockWidgetArea);
+
+  log_ = new QPlainTextEdit(this);
+  log_->setReadOnly(true);
+  log_->setMaximumBlockCount(5000);
+  auto* logDock = dock(QStringLiteral("Log"), log_, Qt::BottomDockWidgetArea);
+
+  metric_ = new TrainingCurvesView(model_, QStringLiteral("Test metric"), QStringLiteral("@test"), this);
+  layerLoss_ = new LayerLossView(model_, this);
+  lambda_ = new LambdaView(model_, this);
+  weights_ = new WeightGeometryView(model_, this);
+  robustness_ = new RobustnessView(model_, this);
+  auto* metricDock = dock(QStringLiteral("Test metric"), metric_, Qt::RightDockWidgetArea);
+  auto* layerDock = dock(QStringLiteral("Per-layer loss"), layerLoss_, Qt::RightDockWidgetArea);
+  auto* lambdaDock = dock(QStringLiteral("Lagrange multipliers"), lambda_, Qt::RightDockWidgetArea);
+  auto* weightDock = dock(QStringLiteral("Weight geometry"), weights_, Qt::RightDockWidgetArea);
+  auto* robustDock = dock(QStringLiteral("Robustness"), robustness_, Qt::RightDockWidgetArea);
+  // Right: two columns of views; the central area keeps the loss; left: the experiment; bottom: runs and log.
+  splitDockWidget(metricDock, layerDock, Qt::Horizontal);
+  splitDockWidget(metricDock, lambdaDock, Qt::Vertical);
+  splitDockWidget(layerDock, weightDock, Qt::Vertical);
+  tabifyDockWidget(lambdaDock, robustDock);
+  lambdaDock->raise();
+  splitDockWidget(runsDock, logDock, Qt::Horizontal);
+  resizeDocks({experimentDock}, {330}, Qt::Horizontal);
+  resizeDocks({metricDock, layerDock}, {430, 430}, Qt::Horizontal);
+  resizeDocks({runsDock}, {170}, Qt::Vertical);
+  resizeDocks({runsDock, logDock}, {1000, 500}, Qt::Horizontal);
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
+  file->addAction(QStringLiteral("&Open run…"), QKeySequence::Open, this, &MainWindow::openWithDialog);
+  recentMenu_ = file->addMenu(QStringLiteral("Open &recent"));
+  file->addAction(QStringLiteral("&Save run as…"), QKeySequence::SaveAs, this, &MainWindow::saveWithDialog);
+  file->addSeparator();
+  file->addAction(QStringLiteral("&Export all views…"), this, &MainWindow::exportAllWithDialog);
+  file->addSeparator();
+  file->addAction(QStringLiteral("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
+  for (auto* dockWidget : findChildren<QDockWidget*>()) view->addAction(dockWidget->toggleViewAction());
+  view->addSeparator();
+  view->addAction(QStringLiteral("Reset &layout"), this, [this] { restoreState(defaultState_); });
+}
+
+QVector<PlotView*> MainWindow::views() const {
+  return {loss_, metric_, layerLoss_, lambda_, weights_, robustness_};
+}
+
+void MainWindow::refreshViews() {
+  updateRunTable();
+  updateLog();
+  for (auto* view : views()) {
+    if (view->isVisible() || !isVisible()) view->refresh();
+  }
+}
+
+QString MainWindow::selectedRunId() const {
+  const auto rows = runTable_->selectionModel() ? runTable_->selectionModel()->selectedRows() : QModelIndexList();
+  if (rows.isEmpty()) return model_->focusRun() ? model_->focusRun()->id : QString();
+  auto* item = runTable_->item(rows.front().row(), 0);
+  return item ? item->data(Qt::UserRole).toString() : QString();
+}
+
+void MainWindow::updateRunControls() {
+  RunData* run = model_->run(selectedRunId());
+  const bool active = run && run->isActive();
+  experiment_->setRunControls(active && run->state == RunState::Running, active && run->state == RunState::Paused,
+                              active && run->state != RunState::Stopping);
+}
+
+void MainWindow::updateRunTable() {
+  const int64_t revision = model_->revision();
+  if (revision == tableRevision_) return;
+  tableRevision_ = revision;
+  const QStringList keys = model_->differingKeys();
+  const QStringList headers =
+      QStringList{QStringLiteral("run"),     QStringLiteral("state"), QStringLiteral("progress"),
+                  QStringLiteral("steps/s"), QStringLiteral("ETA"),   QStringLiteral("test")} +
+      keys;
+  const QString selected = selectedRunId();
+  const QSignalBlocker blocker(runTable_);
+  runTable_->setColumnCount(static_cast<int>(headers.size()));
+  runTable_->setHorizontalHeaderLabels(headers);
+  runTable_->setRowCount(model_->count());
+  for (int row = 0; row < model_->count(); ++row) {
+    RunData* run = model_->runAt(row);
+    auto* name = new QTableWidgetItem(swatch(run->colour), run->name);
+    name->setData(Qt::UserRole, run->id);
+    name->setToolTip(run->path + (run->description.isEmpty() ? QString() : QStringLiteral("\n") + run->description));
+    runTable_->setItem(row, 0, name);
+    auto* state = new QTableWidgetItem(runStateName(run->state));
+    if (run->state == RunState::Failed) state->setForeground(QColor(176, 0, 32));
+    state->setToolTip(run->error);
+    runTable_->setItem(row, 1, state);
+    auto* bar = qobject_cast<QProgressBar*>(runTable_->cellWidget(row, 2));
+    if (!bar) {
+      bar = new QProgressBar(runTable_);
+      bar->setRange(0, 1000);
+      bar->setTextVisible(true);
+      runTable_->setCellWidget(row, 2, bar);
+    }
+    bar->setValue(static_cast<int>(run->progress() * 1000));
+    bar->setFormat(run->totalSteps > 0 ? QStringLiteral("%1 / %2").arg(run->currentStep).arg(run->totalSteps)
+                                       : QStringLiteral("%1 steps").arg(run->currentStep));
+    const bool live = run->state == RunState::Running;
+    runTable_->setItem(row, 3, new QTableWidgetItem(live ? QString::number(run->stepsPerSecond, 'f', 1) : QString()));
+    runTable_->setItem(row, 4, new QTableWidgetItem(live ? clockText(run->etaSeconds()) : QString()));
+    QString test;
+    const QString testName = QStringLiteral("test_") + run->metric;
+    if (!run->metric.isEmpty() && run->scalars.contains(testName)) {
+      test = QStringLiteral("%1 %2").arg(run->metric).arg(run->scalars[testName].values.back(), 0, 'g', 4);
+    }
+    runTable_->setItem(row, 5, new QTableWidgetItem(test));
+    for (int k = 0; k < keys.size(); ++k) {
+      runTable_->setItem(row, 6 + k, new QTableWidgetItem(run->config.value(keys[k], QStringLiteral("—"))));
+    }
+    if (run->id == selected) runTable_->selectRow(row);
+  }
+  runTable_->resizeColumnsToContents();
+  if (runTable_->columnWidth(2) < 140) runTable_->setColumnWidth(2, 140);
+}
+
+void MainWindow::updateLog() {
+  RunData* run = model_->focusRun();
+  const QString id = run ? run->id : QString();
+  const int64_t revision = run ? run->revision() : -1;
+  if (id == loggedRun_ && revision == logRevision_) return;
+  if (id != loggedRun_) {
+    log_->clear();
+    if (run) log_->appendPlainText(run->log.join(QLatin1Char('\n')));
+  } else if (run) {
+    // Only what is new since the last refresh.
+    const int shown = log_->property("lines").toInt();
+    for (int i = shown; i < run->log.size(); ++i) log_->appendPlainText(run->log[i]);
+  }
+  log_->setProperty("lines", run ? static_cast<int>(run->log.size()) : 0);
+  loggedRun_ = id;
+  logRevision_ = revision;
+}
+
+void MainWindow::showError(const QString& message, const QString& runId) {
+  lastMessage_ = message;
+  banner_->setText(QStringLiteral("<b>Error:</b> %1").arg(message.toHtmlEscaped()));
+  bannerBox_->setStyleSheet(QStringLiteral("background: #fde2e2; color: #7a0016;"));
+  bannerBox_->show();
+  if (RunData* run = model_->run(runId)) run->appendLog(QStringLiteral("error: ") + message);
+  statusBar()->showMessage(QStringLiteral("Error: ") + message, 15000);
+}
+
+void MainWindow::showInfo(const QString& message) {
+  lastMessage_ = message;
+  banner_->setText(message.toHtmlEscaped());
+  bannerBox_->setStyleSheet(QStringLiteral("background: #e3f1fd; color: #0b3d66;"));
+  bannerBox_->show();
+}
+
+QStringList MainWindow::exportAll(const QString& directory) {
+  QDir().mkpath(directory);
+  QStringList written;
+  for (auto* view : views()) {
+    const QString base = QDir(directory).filePath(view->title().toLower().replace(QLatin1Char(' '), QLatin1Char('-')));
+    for (const QString& suffix :
+         {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf"), QStringLiteral("csv")}) {
+      const QString path = base + QLatin1Char('.') + suffix;
+      const int width = std::max(view->plot()->width(), 800);
+      const int height = std::max(view->plot()->height(), 560);
+      if (view->exportImage(path, width, height)) written << path;
+    }
+  }
+  return written;
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+  QSettings settings;
+  QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(absolute);
+  recent.prepend(absolute);
+  while (recent.size() > kRecentFiles) recent.removeLast();
+  settings.setValue(QStringLiteral("recentFiles"), recent);
+  updateRecentMenu();
+}
+
+void MainWindow::updateRecentMenu() {
+  recentMenu_->clear();
+  const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+  for (const auto& path : recent) {
+    recentMenu_->addAction(path, this, [this, path] { emit openRequested({path}); });
+  }
+  recentMenu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::openWithDialog() {
+  const QStringList paths = QFileDialog::getOpenFileNames(this, QStringLiteral("Open run files"), QString(),
+                                                          QStringLiteral("DescentLab run files (*.h5)"));
+  if (!paths.isEmpty()) emit openRequested(paths);
+}
+
+void MainWindow::saveWithDialog() {
+  const QString id = selectedRunId();
+  RunData* run = model_->run(id);
+  if (!run) {
+    showError(QStringLiteral("no run is selected to save"));
+    return;
+  }
+  const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Save run %1 as").arg(run->name), run->path,
+                                                    QStringLiteral("DescentLab run files (*.h5)"));
+  if (!path.isEmpty()) emit saveRequested(id, path);
+}
+
+void MainWindow::exportAllWithDialog() {
+  const QString directory = QFileDialog::getExistingDirectory(this, QStringLiteral("Export every view into"));
+  if (directory.isEmpty()) return;
+  const QStringList written = exportAll(directory);
+  showInfo(QStringLiteral("Exported %1 files into %2").arg(written.size()).arg(directory));
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  QSettings settings;
+  settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  settings.setValue(QStringLiteral("window/state"), saveState());
+  QMainWindow::closeEvent(event);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (!runFilesIn(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  const QStringList paths = runFilesIn(event->mimeData());
+  if (paths.isEmpty()) return;
+  event->acceptProposedAction();
+  emit openRequested(paths);
 }
 
 }  // namespace descentlab::widgets

@@ -1,14 +1,30 @@
 #pragma once
-// The DescentLab main window. Until the live views land (GUI issue) it shows what the lab runs on and which
-// datasets are ready, in the central area and the status bar.
+// The DescentLab main window: every view in a dockable panel (layout kept with QSettings), the run table, the
+// experiment panel and a log. It draws from the LabModel and asks the app (through signals) to start, control,
+// open and save runs; it never waits on training.
 
 #include <QMainWindow>
 #include <QString>
 #include <QStringList>
+#include <QVector>
+
+#include "widgets/experiment_panel.h"
 
 class QLabel;
+class QMenu;
+class QPlainTextEdit;
+class QTableWidget;
+class QToolButton;
 
 namespace descentlab::widgets {
+
+class LabModel;
+class PlotView;
+class TrainingCurvesView;
+class LayerLossView;
+class LambdaView;
+class WeightGeometryView;
+class RobustnessView;
 
 struct EnvironmentSummary {
   QString version;
@@ -23,10 +39,75 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
-  explicit MainWindow(const EnvironmentSummary& summary, QWidget* parent = nullptr);
+  MainWindow(const EnvironmentSummary& summary, const ExperimentBackend& backend, QWidget* parent = nullptr);
+
+  LabModel* model() const { return model_; }
+  ExperimentPanel* experimentPanel() const { return experiment_; }
+  QVector<PlotView*> views() const;
+  TrainingCurvesView* lossView() const { return loss_; }
+  TrainingCurvesView* metricView() const { return metric_; }
+  LayerLossView* layerLossView() const { return layerLoss_; }
+  LambdaView* lambdaView() const { return lambda_; }
+  WeightGeometryView* weightView() const { return weights_; }
+  RobustnessView* robustnessView() const { return robustness_; }
+
+  // Redraws the run table and every visible view whose data changed (the app's coalescing timer calls this).
+  void refreshViews();
+  // A message in the window (a bar above the views, not a modal box) and in the run's log.
+  void showError(const QString& message, const QString& runId = QString());
+  void showInfo(const QString& message);
+  QString lastMessage() const { return lastMessage_; }
+  // Writes every view as PNG, SVG, PDF and CSV into `directory`; returns the files written.
+  QStringList exportAll(const QString& directory);
+  void addRecentFile(const QString& path);
+  // The selected run's controls follow its state (the app calls this after changing a state).
+  void updateRunControls();
+
+ signals:
+  void startRequested(const ExperimentRequest& request);
+  void pauseRequested(const QString& runId);
+  void resumeRequested(const QString& runId);
+  void stopRequested(const QString& runId);
+  void openRequested(const QStringList& paths);
+  void saveRequested(const QString& runId, const QString& path);
+  void closeRunRequested(const QString& runId);
+  void sweepRequested(const QString& runId, const QString& noise);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
 
  private:
-  QLabel* overview_ = nullptr;
+  void buildMenus();
+  void buildDocks();
+  void updateRunTable();
+  void updateLog();
+  void updateRecentMenu();
+  void openWithDialog();
+  void saveWithDialog();
+  void exportAllWithDialog();
+  QString selectedRunId() const;
+
+  EnvironmentSummary summary_;
+  LabModel* model_ = nullptr;
+  ExperimentPanel* experiment_ = nullptr;
+  TrainingCurvesView* loss_ = nullptr;
+  TrainingCurvesView* metric_ = nullptr;
+  LayerLossView* layerLoss_ = nullptr;
+  LambdaView* lambda_ = nullptr;
+  WeightGeometryView* weights_ = nullptr;
+  RobustnessView* robustness_ = nullptr;
+  QTableWidget* runTable_ = nullptr;
+  QPlainTextEdit* log_ = nullptr;
+  QLabel* banner_ = nullptr;
+  QWidget* bannerBox_ = nullptr;
+  QMenu* recentMenu_ = nullptr;
+  QByteArray defaultState_;
+  QString lastMessage_;
+  int64_t tableRevision_ = -1;
+  int64_t logRevision_ = -1;
+  QString loggedRun_;
 };
 
 }  // namespace descentlab::widgets

@@ -3,14 +3,13 @@
 // line on a terminal, Ctrl-C that stops cleanly after the current batch (the state is kept as "latest"), and
 // --resume that continues a run file from its "latest" checkpoint.
 
-#include <torch/torch.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -18,13 +17,8 @@
 #include "app/cli/commands.h"
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
-#include "core/data/catalog.h"
-#include "core/eval/weight_histograms.h"
-#include "core/runtime.h"
-#include "core/store/run_reader.h"
-#include "core/store/run_writer.h"
-#include "core/train/layerwise_trainer.h"
-#include "core/train/sparse_trainer.h"
+#include "core/train/control.h"
+#include "core/train/training_session.h"
 
 namespace descentlab::cli {
 namespace {
@@ -65,13 +59,16 @@ std::string clock_text(double seconds) {
 // carries only the JSON summary.
 class ProgressPrinter : public train::MetricSink {
  public:
-  ProgressPrinter(int64_t total_steps, int64_t epochs, int64_t first_step, std::string metric)
-      : total_steps_(total_steps),
-        epochs_(epochs),
-        first_step_(first_step),
-        metric_(std::move(metric)),
-        terminal_(::isatty(STDERR_FILENO) != 0),
-        started_(std::chrono::steady_clock::now()) {}
+  explicit ProgressPrinter(int64_t epochs) : epochs_(epochs), terminal_(::isatty(STDERR_FILENO) != 0) {}
+
+  // Called by the session once the task is built (on the training thread, before the first batch).
+  void begin(const train::SessionStart& start) {
+    total_steps_ = start.total_steps;
+    first_step_ = start.first_step;
+    metric_ = start.metric;
+    started_ = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "%s\n", start.description.c_str());
+  }
 
   void scalar(const std::string& name, int64_t step, double, double value) override {
     if (name == "loss") loss_ = value;
@@ -97,25 +94,26 @@ class ProgressPrinter : public train::MetricSink {
   void sweep(const train::SweepResult&) override {}
 
  private:
-  int64_t total_steps_, epochs_, first_step_;
+  int64_t total_steps_ = 0, epochs_, first_step_ = 0;
   std::string metric_;
   bool terminal_;
-  std::chrono::steady_clock::time_point started_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   double loss_ = 0.0, epoch_ = 0.0;
 };
 
-// Runs a trainer with the run file, progress, --max-steps and Ctrl-C/SIGTERM wired in; returns its result.
-template <typename Trainer>
-auto run_controlled(Trainer& trainer, store::RunWriter& writer, const TrainOptions& options, int64_t epochs,
-                    const std::string& metric) -> decltype(trainer.run()) {
-  ProgressPrinter progress(trainer.total_steps(), epochs, trainer.step(), metric);
-  trainer.add_sink(&writer);
-  trainer.add_sink(&progress);
-  trainer.set_run_writer(&writer);
-  train::TrainingControl control;
-  trainer.set_control(&control);
-  train::StepBudget budget(control, options.max_steps);
-  trainer.add_sink(&budget);
+// Runs a session with progress, --max-steps and Ctrl-C/SIGTERM wired in; returns its result.
+train::SessionResult run_controlled(train::TrainingSession& session, const TrainOptions& options) {
+  ProgressPrinter progress(session.config().train.epochs);
+  session.add_sink(&progress);
+  session.on_start([&](const train::SessionStart& start) {
+    progress.begin(start);
+    if (start.first_step > 0) {
+      std::fprintf(stderr, "resuming %s at step %lld\n", session.run_path().c_str(),
+                   static_cast<long long>(start.first_step));
+    }
+  });
+  train::StepBudget budget(session.control(), options.max_steps);
+  session.add_sink(&budget);
   interrupted.store(false);
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
@@ -123,15 +121,15 @@ auto run_controlled(Trainer& trainer, store::RunWriter& writer, const TrainOptio
   std::thread watcher([&] {
     while (!finished.load()) {
       if (interrupted.load()) {
-        control.stop();
+        session.stop();
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });
-  decltype(trainer.run()) result;
+  train::SessionResult result;
   try {
-    result = trainer.run();
+    result = session.run();
   } catch (...) {
     finished.store(true);
     watcher.join();
@@ -141,127 +139,56 @@ auto run_controlled(Trainer& trainer, store::RunWriter& writer, const TrainOptio
   watcher.join();
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
-  writer.flush();
   return result;
 }
 
-// A new run file, or the resumed one cut back to the checkpoint's step once the trainer has restored it.
-template <typename Trainer>
-std::unique_ptr<store::RunWriter> open_run(Trainer& trainer, const config::ExperimentConfig& config,
-                                           const TrainOptions& options, const std::string& run_path,
-                                           const store::CheckpointData* resume_state, const torch::Device& device) {
-  if (resume_state) {
-    auto writer = store::RunWriter::open(run_path);
-    trainer.resume_from(*resume_state, run_path, "latest");
-    writer->truncate_after(resume_state->step);
-    std::fprintf(stderr, "resuming %s at step %lld\n", run_path.c_str(), static_cast<long long>(resume_state->step));
-    return writer;
-  }
-  const auto info = runtime_info();
-  store::RunHeader header;
-  header.app_version = info.descentlab_version;
-  header.torch_version = info.torch_version;
-  header.device = device.str();
-  header.config_json = config.to_json().dump();
-  store::RunWriterOptions writer_options;
-  writer_options.overwrite = options.overwrite;
-  return store::RunWriter::create(run_path, header, writer_options);
-}
-
-// Reports a stop, prints the JSON summary with --json (the fields every run has, merged with the engine's
-// `extra`), and returns the exit code: 130 when Ctrl-C stopped the run.
-template <typename Result>
-int finish_run(const Result& result, const config::ExperimentConfig& config, const TrainOptions& options,
-               const std::string& run_path, const torch::Device& device, const std::string& metric,
-               const nlohmann::json& extra) {
+// Reports a stop, prints the JSON summary with --json (the fields every run has, merged with the engine's own),
+// and returns the exit code: 130 when Ctrl-C stopped the run.
+int finish_run(const train::SessionResult& result, const train::TrainingSession& session, const TrainOptions& options) {
   if (result.stopped) {
     std::fprintf(stderr, "\nstopped at step %lld; resume with: descentlab-cli train --resume %s\n",
-                 static_cast<long long>(result.steps), run_path.c_str());
+                 static_cast<long long>(result.steps), session.run_path().c_str());
   }
   if (options.json) {
     nlohmann::json summary = {
-        {"run", run_path},
-        {"experiment", config.name},
-        {"device", device.str()},
+        {"run", session.run_path()},
+        {"experiment", session.config().name},
+        {"device", session.device_name()},
         {"steps", result.steps},
         {"epochs_completed", result.epochs_completed},
         {"stopped", result.stopped},
         {"seconds", result.seconds},
         {"steps_per_second", result.steps_per_second},
-        {"test", {{"metric", metric}, {"value", result.test.metric}, {"loss", result.test.loss}}},
+        {"test", {{"metric", result.metric}, {"value", result.test_metric}, {"loss", result.test_loss}}},
     };
-    summary.merge_patch(extra);
+    summary.merge_patch(result.extra);
     std::cout << summary.dump(2) << "\n";
   }
   return result.stopped && interrupted.load() ? 130 : 0;
 }
 
-int train_layerwise(const config::ExperimentConfig& config, const TrainOptions& options, const std::string& run_path,
-                    const store::CheckpointData* resume_state, const torch::Device& device) {
-  auto task = train::make_task(config, data::default_data_root(), device);
-  std::fprintf(stderr, "%s: %s\n", config.name.c_str(), task->describe().c_str());
-  train::LayerwiseTrainer trainer(config, *task, device);
-  auto writer = open_run(trainer, config, options, run_path, resume_state, device);
-  const train::TrainingResult result =
-      run_controlled(trainer, *writer, options, config.train.epochs, task->metric_name());
-  return finish_run(
-      result, config, options, run_path, device, task->metric_name(),
-      {{"test", {{"layer_loss", result.test.layer_loss}, {"descending_frequency", result.test.descending_frequency}}},
-       {"lambda", result.lambda}});
-}
-
-int train_sparse(const config::ExperimentConfig& config, const TrainOptions& options, const std::string& run_path,
-                 const store::CheckpointData* resume_state, const torch::Device& device) {
-  auto task = train::make_sparse_task(config, data::default_data_root(), device);
-  std::fprintf(stderr, "%s: %s; optimizer %s, sparsity %s\n", config.name.c_str(), task->describe().c_str(),
-               config.optimizer.name.c_str(),
-               config.sparsity.method == "none"
-                   ? "none (dense)"
-                   : (config.sparsity.method + " to " + std::to_string(config.sparsity.target)).c_str());
-  train::SparseTrainer trainer(config, *task, device);
-  auto writer = open_run(trainer, config, options, run_path, resume_state, device);
-  const train::SparseTrainingResult result =
-      run_controlled(trainer, *writer, options, config.train.epochs, task->metric_name());
-  return finish_run(
-      result, config, options, run_path, device, task->metric_name(),
-      {{"optimizer", config.optimizer.name},
-       {"sparsity", result.sparsity},
-       {"near_zero_share", {{"thresholds", eval::default_near_zero_thresholds()}, {"share", result.near_zero_share}}}});
-}
-
 int run_train(const TrainOptions& options) {
-  config::ExperimentConfig config;
-  std::unique_ptr<store::CheckpointData> resume_state;
-  std::string run_path;
+  std::unique_ptr<train::TrainingSession> session;
   if (!options.resume.empty()) {
     if (!options.preset.empty() || !options.config_file.empty() || !options.overrides.empty()) {
       throw config::ConfigError("--resume", "",
                                 "a resumed run keeps its own configuration; drop --preset/--config/--set");
     }
-    run_path = options.resume;
-    const store::RunReader reader(run_path);
-    config =
-        config::ExperimentConfig::from_json(nlohmann::json::parse(reader.header().config_json), run_path + " (config)");
-    if (!reader.has_checkpoint("latest")) {
-      throw store::RunFileError(store::RunFileError::Kind::MissingObject, run_path, "/checkpoints/latest",
-                                "no checkpoint to resume from");
-    }
-    resume_state = std::make_unique<store::CheckpointData>(reader.checkpoint("latest"));
+    session = train::TrainingSession::resume(options.resume);
   } else {
     if (options.preset.empty() == options.config_file.empty()) {
       throw config::ConfigError("train", "", "give exactly one of --preset NAME or --config FILE");
     }
     if (options.out.empty()) throw config::ConfigError("train", "--out", "the run file to write is required");
-    config = config::load_experiment(options.preset, options.size, options.config_file, options.overrides);
-    run_path = options.out;
+    auto config = config::load_experiment(options.preset, options.size, options.config_file, options.overrides);
+    train::SessionOptions session_options;
+    session_options.run_path = options.out;
+    session_options.overwrite = options.overwrite;
+    session = std::make_unique<train::TrainingSession>(std::move(config), session_options);
   }
-  if (!options.device.empty()) config.train.device = options.device;
-  const torch::Device device = train::resolve_device(config.train.device);
-
-  // Seeds before the model is built, so the same config gives the same run.
-  torch::manual_seed(config.train.seed);
-  if (config.is_layerwise()) return train_layerwise(config, options, run_path, resume_state.get(), device);
-  return train_sparse(config, options, run_path, resume_state.get(), device);
+  if (!options.device.empty()) session->set_device(options.device);
+  const train::SessionResult result = run_controlled(*session, options);
+  return finish_run(result, *session, options);
 }
 
 }  // namespace

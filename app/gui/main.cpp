@@ -1,19 +1,35 @@
-// descentlab: the desktop lab. LibTorch headers (through core) come before any Qt header: Qt's `slots` macro
-// breaks them otherwise. Only app/ may include both.
+// descentlab: the desktop lab, and `descentlab report` (the same views rendered to PNG without a window).
+//
+//   descentlab [RUN.h5 ...] [--preset NAME] [--size quick|full] [--start PRESET ...] [--shots DIR]
+//   descentlab report RUN.h5 [RUN2.h5 ...] --out DIR
+//
+// LibTorch never reaches this file: core headers used here are torch-free, so Qt's macros are safe.
 
+#include "app/gui/lab_backend.h"
+#include "app/gui/lab_controller.h"
 #include "core/data/catalog.h"
 #include "core/runtime.h"
 #include "core/util/error.h"
 
+#include <qcustomplot.h>
 #include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
 #include <QLocale>
 #include <QMessageBox>
+#include <QTimer>
 
 #include <iostream>
 
+#include "widgets/lab_model.h"
 #include "widgets/main_window.h"
+#include "widgets/views.h"
 
 namespace {
+
+using descentlab::gui::LabBackend;
+using descentlab::gui::LabController;
+using descentlab::widgets::MainWindow;
 
 descentlab::widgets::EnvironmentSummary summarize_environment() {
   const auto info = descentlab::runtime_info();
@@ -41,16 +57,142 @@ descentlab::widgets::EnvironmentSummary summarize_environment() {
   return summary;
 }
 
+QString view_file_name(const descentlab::widgets::PlotView* view) {
+  return view->title().toLower().replace(QLatin1Char(' '), QLatin1Char('-'));
+}
+
+// Saves the whole window and each view, as the user sees them, into `directory` with `prefix`.
+void take_shots(MainWindow& window, const QString& directory, const QString& prefix) {
+  QDir().mkpath(directory);
+  window.refreshViews();
+  QApplication::processEvents();
+  window.grab().save(QDir(directory).filePath(prefix + QStringLiteral("-window.png")));
+  for (auto* view : window.views()) {
+    view->refresh(true);
+    view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+    view->grab().save(
+        QDir(directory).filePath(prefix + QLatin1Char('-') + view_file_name(view) + QStringLiteral(".png")));
+  }
+  std::cerr << "descentlab: screenshots " << prefix.toStdString() << " in " << directory.toStdString() << "\n";
+}
+
+int run_report(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication application(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("DescentLab"));
+  QApplication::setOrganizationName(QStringLiteral("DescentLab-report"));  // never touches the app's settings
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Renders the lab's views of run files to PNG, without a window"));
+  parser.addHelpOption();
+  parser.addPositionalArgument(QStringLiteral("report"), QStringLiteral("the report command"));
+  parser.addPositionalArgument(QStringLiteral("runs"), QStringLiteral("run files (.h5)"), QStringLiteral("RUN.h5..."));
+  QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Folder for the PNG files"), QStringLiteral("DIR"));
+  QCommandLineOption width(QStringLiteral("width"), QStringLiteral("Width of each view in pixels"),
+                           QStringLiteral("PX"), QStringLiteral("1000"));
+  QCommandLineOption height(QStringLiteral("height"), QStringLiteral("Height of each view in pixels"),
+                            QStringLiteral("PX"), QStringLiteral("650"));
+  parser.addOptions({out, width, height});
+  parser.process(application);
+  QStringList runs = parser.positionalArguments();
+  runs.removeFirst();  // "report"
+  if (runs.isEmpty() || !parser.isSet(out)) {
+    std::cerr << "usage: descentlab report RUN.h5 [RUN2.h5 ...] --out DIR [--width PX] [--height PX]\n";
+    return 2;
+  }
+  const LabBackend backend;
+  MainWindow window(summarize_environment(), backend);
+  LabController controller(window, backend, QDir::tempPath());
+  const int opened = controller.open(runs);
+  if (opened != runs.size()) {
+    std::cerr << "descentlab report: error: " << window.lastMessage().toStdString() << "\n";
+    return 1;
+  }
+  window.show();
+  QApplication::processEvents();
+  const QString directory = parser.value(out);
+  QDir().mkpath(directory);
+  int written = 0;
+  for (auto* view : window.views()) {
+    view->refresh(true);
+    const QString path = QDir(directory).filePath(view_file_name(view) + QStringLiteral(".png"));
+    if (!view->exportImage(path, parser.value(width).toInt(), parser.value(height).toInt())) {
+      std::cerr << "descentlab report: error: cannot write " << path.toStdString() << "\n";
+      return 1;
+    }
+    std::cout << path.toStdString() << (view->hasData() ? "" : "  (no data for this view in these runs)") << "\n";
+    ++written;
+  }
+  const QString dashboard = QDir(directory).filePath(QStringLiteral("dashboard.png"));
+  window.grab().save(dashboard);
+  std::cout << dashboard.toStdString() << "\n";
+  return written > 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "report") {
+    try {
+      descentlab::configure_threads(descentlab::threads_from_environment(1));
+      return run_report(argc, argv);
+    } catch (const std::exception& error) {
+      std::cerr << "descentlab report: error: " << error.what() << "\n";
+      return 1;
+    }
+  }
   QApplication application(argc, argv);
   QApplication::setApplicationName(QStringLiteral("DescentLab"));
   QApplication::setOrganizationName(QStringLiteral("DescentLab"));
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("DescentLab: layerwise descent and HORST, watched live"));
+  parser.addHelpOption();
+  parser.addPositionalArgument(QStringLiteral("runs"), QStringLiteral("Run files to open (.h5)"),
+                               QStringLiteral("[RUN.h5...]"));
+  QCommandLineOption preset(QStringLiteral("preset"), QStringLiteral("The experiment shown ready in the panel"),
+                            QStringLiteral("NAME"), QStringLiteral("video-constrained"));
+  QCommandLineOption size(QStringLiteral("size"), QStringLiteral("quick or full"), QStringLiteral("SIZE"),
+                          QStringLiteral("quick"));
+  QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start this preset at once (repeatable)"),
+                           QStringLiteral("PRESET"));
+  QCommandLineOption runsDir(QStringLiteral("runs-dir"), QStringLiteral("Where new runs are written"),
+                             QStringLiteral("DIR"), QStringLiteral("runs"));
+  QCommandLineOption shots(QStringLiteral("shots"),
+                           QStringLiteral("Save screenshots of every view mid-run and at the end into DIR, then quit "
+                                          "(with --start)"),
+                           QStringLiteral("DIR"));
+  parser.addOptions({preset, size, start, runsDir, shots});
+  parser.process(application);
   try {
     descentlab::configure_threads(descentlab::threads_from_environment(1));
-    descentlab::widgets::MainWindow window(summarize_environment());
+    const LabBackend backend;
+    MainWindow window(summarize_environment(), backend);
+    LabController controller(window, backend, QDir(parser.value(runsDir)).absolutePath());
+    window.experimentPanel()->setPreset(parser.value(preset), parser.value(size));
     window.show();
+    if (!parser.positionalArguments().isEmpty()) controller.open(parser.positionalArguments());
+    for (const auto& name : parser.values(start)) {
+      window.experimentPanel()->setPreset(name, parser.value(size));
+      controller.start({name, parser.value(size), QStringLiteral("auto"), window.experimentPanel()->fields()});
+    }
+    if (parser.isSet(shots)) {
+      // Mid-run: once the first run is half done; the end: once every run has finished, then quit.
+      const QString directory = parser.value(shots);
+      auto* poll = new QTimer(&window);
+      bool midTaken = false;
+      QObject::connect(poll, &QTimer::timeout, &window, [&, poll] {
+        auto* model = window.model();
+        if (!midTaken && model->count() > 0 && model->runAt(0)->progress() >= 0.5) {
+          midTaken = true;
+          take_shots(window, directory, QStringLiteral("mid"));
+        }
+        if (controller.activeRuns() == 0) {
+          poll->stop();
+          take_shots(window, directory, QStringLiteral("end"));
+          QApplication::quit();
+        }
+      });
+      poll->start(250);
+    }
     return application.exec();
   } catch (const descentlab::Error& error) {
     std::cerr << "descentlab: error: " << error.what() << "\n";

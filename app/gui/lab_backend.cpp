@@ -1,0 +1,133 @@
+#include "app/gui/lab_backend.h"
+
+#include "core/config/experiment_config.h"
+#include "core/config/json_reader.h"
+
+#include <exception>
+#include <map>
+
+namespace descentlab::gui {
+namespace {
+
+// The accepted values of the string keys, so the form offers a list instead of free text.
+const std::map<std::string, QStringList>& key_choices() {
+  static const std::map<std::string, QStringList> choices = {
+      {"data.dataset", {"fashion-mnist", "mnist"}},
+      {"data.evaluate_on", {"test", "validation"}},
+      {"model.readout", {"shared", "per_layer"}},
+      {"model.pooling", {"mean", "first"}},
+      {"constraints.alpha_schedule", {"constant", "linear"}},
+      {"constraints.dual_update", {"batch", "epoch"}},
+      {"optimizer.name", {"adamw", "ham", "horst"}},
+      {"sparsity.method", {"none", "acdc"}},
+      {"sparsity.scope", {"global", "per_layer"}},
+      {"sparsity.units", {"steps", "epochs"}},
+  };
+  return choices;
+}
+
+QVariant to_variant(const nlohmann::json& value) {
+  if (value.is_boolean()) return value.get<bool>();
+  if (value.is_number_integer()) return QVariant(static_cast<qlonglong>(value.get<int64_t>()));
+  if (value.is_number()) return value.get<double>();
+  if (value.is_string()) return QString::fromStdString(value.get<std::string>());
+  return QString::fromStdString(value.dump());
+}
+
+nlohmann::json::json_pointer pointer_of(const QString& key) {
+  return nlohmann::json::json_pointer("/" + QString(key).replace(QLatin1Char('.'), QLatin1Char('/')).toStdString());
+}
+
+void collect(const nlohmann::json& node, const std::string& prefix, const nlohmann::json& shown,
+             QList<widgets::ConfigField>& fields) {
+  for (const auto& [key, value] : node.items()) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_object()) {
+      collect(value, path, shown.contains(key) ? shown[key] : nlohmann::json(), fields);
+      continue;
+    }
+    if (!shown.is_object() || !shown.contains(key)) continue;
+    widgets::ConfigField field;
+    field.key = QString::fromStdString(path);
+    field.value = to_variant(value);
+    const auto choices = key_choices().find(path);
+    if (choices != key_choices().end()) field.choices = choices->second;
+    fields.push_back(field);
+  }
+}
+
+}  // namespace
+
+QStringList LabBackend::presetNames() const {
+  QStringList names;
+  for (const auto& name : config::preset_names()) names << QString::fromStdString(name);
+  return names;
+}
+
+QList<widgets::ConfigField> LabBackend::presetFields(const QString& preset, const QString& size) const {
+  QList<widgets::ConfigField> fields;
+  nlohmann::json document;
+  try {
+    document = config::preset_document(preset.toStdString(), size.toStdString());
+  } catch (const std::exception&) {
+    return fields;
+  }
+  const auto config = config::ExperimentConfig::from_json(document, "preset " + preset.toStdString());
+  const nlohmann::json full = config.to_json();
+  // Shown: the keys the preset sets, every training key, and the engine's own section (constraints for layerwise
+  // descent; optimizer and sparsity for sparse training). The rest keeps its default and stays out of the way.
+  nlohmann::json shown = document;
+  shown.erase("name");
+  shown.erase("task");
+  shown["train"] = full["train"];
+  if (config.is_layerwise()) {
+    shown["constraints"] = full["constraints"];
+  } else {
+    shown["optimizer"] = full["optimizer"];
+    shown["sparsity"] = full["sparsity"];
+  }
+  collect(full, "", shown, fields);
+  return fields;
+}
+
+nlohmann::json LabBackend::document(const QString& preset, const QString& size,
+                                    const QList<widgets::ConfigField>& fields) const {
+  nlohmann::json document = config::preset_document(preset.toStdString(), size.toStdString());
+  const nlohmann::json full = config::ExperimentConfig::from_json(document, "preset " + preset.toStdString()).to_json();
+  const std::string source = "experiment panel";
+  for (const auto& field : fields) {
+    const auto pointer = pointer_of(field.key);
+    const nlohmann::json& original = full.contains(pointer) ? full[pointer] : nlohmann::json();
+    nlohmann::json value;
+    switch (field.value.typeId()) {
+      case QMetaType::Bool: value = field.value.toBool(); break;
+      case QMetaType::LongLong:
+      case QMetaType::Int: value = static_cast<int64_t>(field.value.toLongLong()); break;
+      case QMetaType::Double: value = field.value.toDouble(); break;
+      default: {
+        const std::string text = field.value.toString().toStdString();
+        if (original.is_array() || original.is_object()) {
+          value = nlohmann::json::parse(text, nullptr, false);
+          if (value.is_discarded())
+            throw config::ConfigError(source, field.key.toStdString(), "\"" + text + "\" is not valid JSON");
+        } else {
+          value = text;
+        }
+      }
+    }
+    document[pointer] = value;
+  }
+  return document;
+}
+
+QString LabBackend::validate(const QString& preset, const QString& size,
+                             const QList<widgets::ConfigField>& fields) const {
+  try {
+    config::ExperimentConfig::from_json(document(preset, size, fields), "experiment panel");
+    return {};
+  } catch (const std::exception& error) {
+    return QString::fromUtf8(error.what());
+  }
+}
+
+}  // namespace descentlab::gui

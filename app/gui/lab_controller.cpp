@@ -1,0 +1,347 @@
+#include "app/gui/lab_controller.h"
+
+#include "app/gui/run_conversion.h"
+#include "core/config/experiment_config.h"
+#include "core/store/run_reader.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+
+#include <chrono>
+#include <exception>
+
+#include "widgets/lab_model.h"
+#include "widgets/views.h"
+
+namespace descentlab::gui {
+namespace {
+
+qint64 now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+QString timestamp() {
+  return QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss"));
+}
+
+}  // namespace
+
+LabController::LabController(widgets::MainWindow& window, const LabBackend& backend, QString runsDirectory,
+                             QObject* parent)
+    : QObject(parent), window_(window), backend_(backend), runsDirectory_(std::move(runsDirectory)) {
+  coalesce_.setSingleShot(true);
+  coalesce_.setTimerType(Qt::PreciseTimer);
+  connect(&coalesce_, &QTimer::timeout, this, &LabController::drain);
+  connect(&window_, &widgets::MainWindow::startRequested, this,
+          [this](const widgets::ExperimentRequest& request) { start(request); });
+  connect(&window_, &widgets::MainWindow::pauseRequested, this, &LabController::pause);
+  connect(&window_, &widgets::MainWindow::resumeRequested, this, &LabController::resume);
+  connect(&window_, &widgets::MainWindow::stopRequested, this, &LabController::stop);
+  connect(&window_, &widgets::MainWindow::openRequested, this, [this](const QStringList& paths) { open(paths); });
+  connect(&window_, &widgets::MainWindow::saveRequested, this, &LabController::save);
+  connect(&window_, &widgets::MainWindow::closeRunRequested, this, &LabController::close);
+  connect(&window_, &widgets::MainWindow::sweepRequested, this, &LabController::sweep);
+}
+
+LabController::~LabController() {
+  for (auto& [id, live] : live_) live.session->stop();
+  for (auto& [id, live] : live_) live.session->join();
+  if (sweepProcess_ && sweepProcess_->state() != QProcess::NotRunning) {
+    sweepProcess_->kill();
+    sweepProcess_->waitForFinished(2000);
+  }
+}
+
+int LabController::activeRuns() const {
+  return static_cast<int>(live_.size());
+}
+
+QString LabController::start(const widgets::ExperimentRequest& request) {
+  config::ExperimentConfig config;
+  try {
+    config = config::ExperimentConfig::from_json(backend_.document(request.preset, request.size, request.fields),
+                                                 "experiment panel");
+  } catch (const std::exception& error) {
+    window_.showError(QString::fromUtf8(error.what()));
+    return {};
+  }
+  if (!request.device.isEmpty()) config.train.device = request.device.toStdString();
+  if (!QDir().mkpath(runsDirectory_)) {
+    window_.showError(QStringLiteral("cannot create the runs folder %1").arg(runsDirectory_));
+    return {};
+  }
+  const QString stem = QStringLiteral("%1-%2").arg(
+      QString::fromStdString(config.name), QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
+  QString path = QDir(runsDirectory_).filePath(stem + QStringLiteral(".h5"));
+  for (int suffix = 2; QFileInfo::exists(path); ++suffix) {
+    path = QDir(runsDirectory_).filePath(QStringLiteral("%1-%2.h5").arg(stem).arg(suffix));
+  }
+  auto run = std::make_unique<widgets::RunData>();
+  run->name = QString::fromStdString(config.name);
+  run->path = QFileInfo(path).absoluteFilePath();
+  run->config = flatten_config(config.to_json());
+  run->state = widgets::RunState::Starting;
+  run->appendLog(QStringLiteral("%1 starting %2 into %3").arg(timestamp(), run->name, run->path));
+  widgets::RunData* added = window_.model()->addRun(std::move(run));
+  train::SessionOptions options;
+  options.run_path = path.toStdString();
+  launch(added->id, std::make_unique<train::TrainingSession>(std::move(config), options));
+  window_.addRecentFile(path);
+  return added->id;
+}
+
+void LabController::launch(const QString& runId, std::unique_ptr<train::TrainingSession> session) {
+  LiveRun live;
+  // Called on the training thread, at most once per drained batch: one queued call, nothing else.
+  live.buffer = std::make_unique<train::StagingBuffer>([this] {
+    const qint64 woken = now_ns();
+    QMetaObject::invokeMethod(
+        this, [this, woken] { scheduleDrain(woken); }, Qt::QueuedConnection);
+  });
+  session->add_sink(live.buffer.get());
+  session->on_start([this, runId](const train::SessionStart& start) {
+    QMetaObject::invokeMethod(
+        this, [this, runId, start] { onStarted(runId, start); }, Qt::QueuedConnection);
+  });
+  auto* raw = session.get();
+  live.session = std::move(session);
+  live_[runId] = std::move(live);
+  raw->start([this, runId](const train::SessionResult& result, const std::string& error) {
+    QMetaObject::invokeMethod(
+        this, [this, runId, result, error] { onFinished(runId, result, QString::fromStdString(error)); },
+        Qt::QueuedConnection);
+  });
+  window_.updateRunControls();
+  window_.refreshViews();
+}
+
+void LabController::scheduleDrain(qint64 wokenAtNs) {
+  if (firstWakeNs_ < 0) firstWakeNs_ = wokenAtNs;
+  if (!coalesce_.isActive()) coalesce_.start(kCoalesceMs);
+}
+
+void LabController::drain() {
+  for (auto& [id, live] : live_) {
+    train::MetricBatch batch = live.buffer->take();
+    if (batch.empty()) continue;
+    if (auto* run = window_.model()->run(id)) apply_batch(*run, batch);
+  }
+  if (firstWakeNs_ >= 0) {
+    drainDelays_.push_back(static_cast<double>(now_ns() - firstWakeNs_) / 1e6);
+    firstWakeNs_ = -1;
+  }
+  ++drains_;
+  window_.refreshViews();
+}
+
+void LabController::onStarted(const QString& runId, const train::SessionStart& start) {
+  auto* run = window_.model()->run(runId);
+  if (!run) return;
+  run->totalSteps = start.total_steps;
+  run->firstStep = start.first_step;
+  run->currentStep = start.first_step;
+  run->description = QString::fromStdString(start.description);
+  run->device = QString::fromStdString(start.device);
+  run->metric = QString::fromStdString(start.metric);
+  if (start.first_step > 0) run->truncateAfter(start.first_step);
+  if (run->state == widgets::RunState::Starting) run->state = widgets::RunState::Running;
+  run->appendLog(
+      QStringLiteral("%1 %2 on %3, %4 steps%5")
+          .arg(timestamp(), run->description, run->device)
+          .arg(start.total_steps)
+          .arg(start.first_step > 0 ? QStringLiteral(" (resumed at step %1)").arg(start.first_step) : QString()));
+  window_.updateRunControls();
+  window_.refreshViews();
+}
+
+void LabController::onFinished(const QString& runId, const train::SessionResult& result, const QString& error) {
+  auto found = live_.find(runId);
+  if (found != live_.end()) {
+    // The last events, then the thread (it has returned from its work; join is immediate).
+    if (auto* run = window_.model()->run(runId)) apply_batch(*run, found->second.buffer->take());
+    found->second.session->join();
+    live_.erase(found);
+  }
+  auto* run = window_.model()->run(runId);
+  if (run) {
+    if (!error.isEmpty()) {
+      run->state = widgets::RunState::Failed;
+      run->error = error;
+      window_.showError(
+          QStringLiteral("%1: %2 (everything committed so far stays in %3)").arg(run->name, error, run->path), runId);
+    } else {
+      run->state = result.stopped ? widgets::RunState::Stopped : widgets::RunState::Finished;
+      if (!result.stopped) run->currentStep = run->totalSteps = result.steps;
+      run->appendLog(QStringLiteral("%1 %2 at step %3 after %4 s (%5 steps/s); test %6 %7, loss %8")
+                         .arg(timestamp(), result.stopped ? QStringLiteral("stopped") : QStringLiteral("finished"))
+                         .arg(result.steps)
+                         .arg(result.seconds, 0, 'f', 1)
+                         .arg(result.steps_per_second, 0, 'f', 1)
+                         .arg(QString::fromStdString(result.metric))
+                         .arg(result.test_metric, 0, 'g', 5)
+                         .arg(result.test_loss, 0, 'g', 5));
+      if (result.stopped) run->appendLog(QStringLiteral("its state is kept as \"latest\": Resume continues it"));
+    }
+    run->touch();
+  }
+  window_.updateRunControls();
+  window_.refreshViews();
+  emit runFinished(runId);
+}
+
+void LabController::pause(const QString& runId) {
+  auto found = live_.find(runId);
+  auto* run = window_.model()->run(runId);
+  if (found == live_.end() || !run) return;
+  found->second.session->pause();
+  run->state = widgets::RunState::Paused;
+  run->appendLog(QStringLiteral("%1 paused (after the current batch)").arg(timestamp()));
+  window_.updateRunControls();
+  window_.refreshViews();
+}
+
+void LabController::resume(const QString& runId) {
+  auto* run = window_.model()->run(runId);
+  if (!run) return;
+  auto found = live_.find(runId);
+  if (found != live_.end()) {
+    found->second.session->resume();
+    run->state = widgets::RunState::Running;
+    run->appendLog(QStringLiteral("%1 resumed").arg(timestamp()));
+  } else {
+    // A stopped or saved run continues from its run file's "latest" checkpoint.
+    try {
+      auto session = train::TrainingSession::resume(run->path.toStdString());
+      run->state = widgets::RunState::Starting;
+      run->error.clear();
+      run->appendLog(QStringLiteral("%1 resuming from %2").arg(timestamp(), run->path));
+      launch(runId, std::move(session));
+    } catch (const std::exception& error) {
+      window_.showError(QString::fromUtf8(error.what()), runId);
+    }
+  }
+  window_.updateRunControls();
+  window_.refreshViews();
+}
+
+void LabController::stop(const QString& runId) {
+  auto found = live_.find(runId);
+  auto* run = window_.model()->run(runId);
+  if (found == live_.end() || !run) return;
+  found->second.session->stop();
+  run->state = widgets::RunState::Stopping;
+  run->appendLog(QStringLiteral("%1 stopping after the current batch").arg(timestamp()));
+  window_.updateRunControls();
+  window_.refreshViews();
+}
+
+int LabController::open(const QStringList& paths) {
+  int opened = 0;
+  for (const auto& path : paths) {
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    if (auto* existing = window_.model()->runByPath(absolute)) {
+      window_.model()->setFocusRun(existing->id);
+      continue;
+    }
+    try {
+      auto run = load_run_file(path.toStdString());
+      window_.model()->addRun(std::move(run));
+      window_.addRecentFile(absolute);
+      ++opened;
+    } catch (const std::exception& error) {
+      window_.showError(QStringLiteral("cannot open %1: %2").arg(path, QString::fromUtf8(error.what())));
+    }
+  }
+  window_.refreshViews();
+  return opened;
+}
+
+bool LabController::save(const QString& runId, const QString& path) {
+  auto* run = window_.model()->run(runId);
+  if (!run) return false;
+  if (QFileInfo(path).absoluteFilePath() == run->path) return true;  // it is written as it goes
+  // A copy of the latest committed version (the writer replaces the file by rename, so the copy is consistent),
+  // written beside the target and renamed, so a failed save never leaves half a file under the chosen name.
+  const QString temporary = path + QStringLiteral(".part");
+  QFile::remove(temporary);
+  if (!QFile::copy(run->path, temporary)) {
+    window_.showError(QStringLiteral("cannot save %1 as %2: the copy failed").arg(run->name, path), runId);
+    return false;
+  }
+  QFile::remove(path);
+  if (!QFile::rename(temporary, path)) {
+    QFile::remove(temporary);
+    window_.showError(QStringLiteral("cannot save %1 as %2: the rename failed").arg(run->name, path), runId);
+    return false;
+  }
+  run->appendLog(QStringLiteral("%1 saved a copy as %2").arg(timestamp(), path));
+  window_.addRecentFile(path);
+  return true;
+}
+
+void LabController::close(const QString& runId) {
+  if (live_.count(runId)) {
+    window_.showInfo(QStringLiteral("Stop the run before closing it (its run file keeps everything)."));
+    return;
+  }
+  window_.model()->removeRun(runId);
+  window_.refreshViews();
+}
+
+void LabController::sweep(const QString& runId, const QString& noise) {
+  auto* run = window_.model()->run(runId);
+  if (!run) return;
+  if (run->isActive()) {
+    window_.showInfo(QStringLiteral("%1 is still training: sweep it once it has finished or stopped.").arg(run->name));
+    return;
+  }
+  if (!run->isLayerwise()) {
+    window_.showInfo(QStringLiteral("Robustness sweeps are for layerwise-descent runs (text-* and video-*)."));
+    return;
+  }
+  if (sweepProcess_ && sweepProcess_->state() != QProcess::NotRunning) return;
+  const QString task = run->config.value(QStringLiteral("task"));
+  const QString kind = task == QStringLiteral("video") ? QStringLiteral("video") : noise;
+  sweepProcess_ = new QProcess(this);
+  const QString cli = QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("descentlab-cli"));
+  const QStringList arguments = {QStringLiteral("sweep"),   run->path,
+                                 QStringLiteral("--noise"), kind,
+                                 QStringLiteral("--gamma"), QStringLiteral("0:2:0.25"),
+                                 QStringLiteral("--seeds"), QStringLiteral("3"),
+                                 QStringLiteral("--json")};
+  run->appendLog(QStringLiteral("%1 sweeping %2 noise: %3 %4").arg(timestamp(), kind, cli, arguments.join(' ')));
+  window_.robustnessView()->setSweepRunning(true);
+  connect(sweepProcess_, &QProcess::finished, this, [this, runId](int code, QProcess::ExitStatus status) {
+    window_.robustnessView()->setSweepRunning(false);
+    auto* process = sweepProcess_;
+    sweepProcess_ = nullptr;
+    process->deleteLater();
+    auto* swept = window_.model()->run(runId);
+    if (!swept) return;
+    if (status != QProcess::NormalExit || code != 0) {
+      const QString output = QString::fromUtf8(process->readAllStandardError()).trimmed();
+      window_.showError(QStringLiteral("the sweep of %1 failed: %2").arg(swept->name, output.section('\n', -3)), runId);
+      return;
+    }
+    try {
+      const store::RunReader reader(swept->path.toStdString());
+      for (const auto& name : reader.sweep_names()) apply_sweep(*swept, reader.sweep(name));
+      swept->appendLog(QStringLiteral("%1 sweep stored in the run file").arg(timestamp()));
+    } catch (const std::exception& error) {
+      window_.showError(QString::fromUtf8(error.what()), runId);
+    }
+    window_.refreshViews();
+  });
+  connect(sweepProcess_, &QProcess::errorOccurred, this, [this, runId, cli](QProcess::ProcessError error) {
+    if (error != QProcess::FailedToStart) return;
+    window_.robustnessView()->setSweepRunning(false);
+    window_.showError(QStringLiteral("cannot start %1").arg(cli), runId);
+  });
+  sweepProcess_->start(cli, arguments);
+}
+
+}  // namespace descentlab::gui

@@ -1,0 +1,73 @@
+#pragma once
+// The bridge between the engine and the window. Each run started from the window trains in a TrainingSession on
+// its own worker thread, writing its run file as it goes; its events land in a StagingBuffer whose wake posts one
+// queued call to this object, which starts a single-shot coalescing timer (35 ms). When it fires, every buffer is
+// taken with one swap, copied into the views' data, and the views redraw once. The GUI thread never waits on
+// training: pause and stop are atomic flags honoured between batches.
+
+#include "core/train/staging_buffer.h"
+#include "core/train/training_session.h"
+
+#include <QObject>
+#include <QProcess>
+#include <QTimer>
+
+#include <map>
+#include <memory>
+
+#include "app/gui/lab_backend.h"
+#include "widgets/main_window.h"
+
+namespace descentlab::gui {
+
+class LabController : public QObject {
+  Q_OBJECT
+
+ public:
+  LabController(widgets::MainWindow& window, const LabBackend& backend, QString runsDirectory,
+                QObject* parent = nullptr);
+  ~LabController() override;  // stops every run and waits for its thread (each stops within one batch)
+
+  // Starts a run; returns its id, or an empty string after showing why it could not start.
+  QString start(const widgets::ExperimentRequest& request);
+  void pause(const QString& runId);
+  void resume(const QString& runId);
+  void stop(const QString& runId);
+  // Opens run files into the lab; a bad file shows its error and opens nothing for that path.
+  int open(const QStringList& paths);
+  bool save(const QString& runId, const QString& path);
+  void close(const QString& runId);
+  void sweep(const QString& runId, const QString& noise);
+
+  int activeRuns() const;
+  int drains() const { return drains_; }
+  // The GUI thread's delay between a wake and its drain, per drain (for the latency benchmark), in ms.
+  const std::vector<double>& drainDelays() const { return drainDelays_; }
+  static constexpr int kCoalesceMs = 35;
+
+ signals:
+  void runFinished(const QString& runId);
+
+ private:
+  struct LiveRun {
+    std::unique_ptr<train::StagingBuffer> buffer;
+    std::unique_ptr<train::TrainingSession> session;
+  };
+  void scheduleDrain(qint64 wokenAtNs);
+  void drain();
+  void launch(const QString& runId, std::unique_ptr<train::TrainingSession> session);
+  void onStarted(const QString& runId, const train::SessionStart& start);
+  void onFinished(const QString& runId, const train::SessionResult& result, const QString& error);
+
+  widgets::MainWindow& window_;
+  const LabBackend& backend_;
+  QString runsDirectory_;
+  std::map<QString, LiveRun> live_;
+  QTimer coalesce_;
+  QProcess* sweepProcess_ = nullptr;
+  int drains_ = 0;
+  qint64 firstWakeNs_ = -1;
+  std::vector<double> drainDelays_;
+};
+
+}  // namespace descentlab::gui

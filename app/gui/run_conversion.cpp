@@ -1,0 +1,119 @@
+#include "app/gui/run_conversion.h"
+
+#include "core/config/experiment_config.h"
+#include "core/store/run_reader.h"
+
+#include <QFileInfo>
+
+namespace descentlab::gui {
+namespace {
+
+void flatten_into(const nlohmann::json& node, const std::string& prefix, QMap<QString, QString>& out) {
+  if (node.is_object()) {
+    for (const auto& [key, value] : node.items()) flatten_into(value, prefix.empty() ? key : prefix + "." + key, out);
+    return;
+  }
+  out.insert(QString::fromStdString(prefix),
+             node.is_string() ? QString::fromStdString(node.get<std::string>()) : QString::fromStdString(node.dump()));
+}
+
+// The engine's vector series (one value per layer or threshold): kept as vectors even when one wide.
+bool is_per_layer_series(const std::string& name) {
+  static const char* const names[] = {"layer_loss",     "test_layer_loss", "test_descending_frequency",
+                                      "lambda",         "slack",           "resilient_slack",
+                                      "near_zero_share"};
+  for (const char* known : names) {
+    if (name == known) return true;
+  }
+  return false;
+}
+
+QVector<double> to_qvector(const std::vector<double>& values) {
+  return QVector<double>(values.begin(), values.end());
+}
+
+}  // namespace
+
+QMap<QString, QString> flatten_config(const nlohmann::json& document) {
+  QMap<QString, QString> out;
+  flatten_into(document, "", out);
+  return out;
+}
+
+void apply_sweep(widgets::RunData& run, const train::SweepResult& sweep) {
+  widgets::SweepTrack track;
+  track.noise = QString::fromStdString(sweep.noise);
+  track.metric = QString::fromStdString(sweep.metric_name);
+  track.gamma = to_qvector(sweep.gamma);
+  track.seeds = static_cast<int>(sweep.seeds.size());
+  track.values = to_qvector(sweep.metric);
+  run.setSweep(QString::fromStdString(sweep.name), track);
+}
+
+void apply_batch(widgets::RunData& run, const train::MetricBatch& batch) {
+  for (const auto& event : batch.scalars) {
+    run.addScalar(QString::fromStdString(event.name), event.step, event.wall_time, event.value);
+  }
+  for (const auto& event : batch.vectors) {
+    run.addVector(QString::fromStdString(event.name), event.step, to_qvector(event.values));
+  }
+  for (const auto& snapshot : batch.histograms) {
+    QVector<double> counts(snapshot.counts.begin(), snapshot.counts.end());
+    run.addHistogram(QString::fromStdString(snapshot.name), snapshot.step, to_qvector(snapshot.bin_edges), counts);
+  }
+  for (const auto& sweep : batch.sweeps) apply_sweep(run, sweep);
+}
+
+std::unique_ptr<widgets::RunData> load_run_file(const std::string& path) {
+  const store::RunReader reader(path);
+  auto run = std::make_unique<widgets::RunData>();
+  run->path = QFileInfo(QString::fromStdString(path)).absoluteFilePath();
+  const auto document = nlohmann::json::parse(reader.header().config_json, nullptr, false);
+  if (document.is_discarded()) {
+    throw store::RunFileError(store::RunFileError::Kind::Corrupt, path, "/header/config_json", "is not valid JSON");
+  }
+  const auto config = config::ExperimentConfig::from_json(document, path + " (config)");
+  run->config = flatten_config(config.to_json());
+  run->name = QFileInfo(run->path).completeBaseName();
+  run->device = QString::fromStdString(reader.header().device);
+  run->metric = config.task == "text" || config.task == "vit" ? QStringLiteral("accuracy")
+                : config.task == "video"                      ? QStringLiteral("rmse")
+                                                              : QStringLiteral("perplexity");
+  for (const auto& name : reader.metric_names()) {
+    const store::MetricSeries series = reader.metric(name);
+    const QString qname = QString::fromStdString(name);
+    for (size_t row = 0; row < series.rows(); ++row) {
+      const auto begin = series.values.begin() + static_cast<std::ptrdiff_t>(row * series.width);
+      if (series.width == 1 && !is_per_layer_series(name)) {
+        run->addScalar(qname, series.steps[row], series.wall_times[row], *begin);
+      } else {
+        run->addVector(qname, series.steps[row], QVector<double>(begin, begin + series.width));
+      }
+    }
+  }
+  for (const auto& name : reader.histogram_names()) {
+    const store::HistogramSeries series = reader.histogram(name);
+    const auto bins = series.bins();
+    for (size_t row = 0; row < series.steps.size(); ++row) {
+      const auto begin = series.counts.begin() + static_cast<std::ptrdiff_t>(row * bins);
+      run->addHistogram(QString::fromStdString(name), series.steps[row], to_qvector(series.bin_edges),
+                        QVector<double>(begin, begin + static_cast<std::ptrdiff_t>(bins)));
+    }
+  }
+  for (const auto& name : reader.sweep_names()) apply_sweep(*run, reader.sweep(name));
+  for (const auto& checkpoint : reader.checkpoints()) {
+    run->appendLog(QStringLiteral("checkpoint \"%1\" at step %2")
+                       .arg(QString::fromStdString(checkpoint.label))
+                       .arg(static_cast<qint64>(checkpoint.step)));
+  }
+  run->totalSteps = run->currentStep;
+  run->state = widgets::RunState::Loaded;
+  run->appendLog(QStringLiteral("opened %1 (%2 metrics, %3 histogram groups, %4 sweeps)")
+                     .arg(run->path)
+                     .arg(reader.metric_names().size())
+                     .arg(reader.histogram_names().size())
+                     .arg(reader.sweep_names().size()));
+  return run;
+}
+
+}  // namespace descentlab::gui

@@ -1,0 +1,30 @@
+#pragma once
+// Copies the engine's data into the views' plain Qt types: live events from a staging buffer, a whole run file,
+// and configs flattened into "section.key" -> text. Core headers here are torch-free; no torch is included.
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+
+#include "core/train/metric_sink.h"
+#include "core/train/staging_buffer.h"
+
+#include <QMap>
+#include <QString>
+
+#include "widgets/run_data.h"
+
+namespace descentlab::gui {
+
+// Flattens a config document: {"train": {"lr": 0.001}} -> "train.lr" = "0.001". Arrays stay JSON text.
+QMap<QString, QString> flatten_config(const nlohmann::json& document);
+
+void apply_batch(widgets::RunData& run, const train::MetricBatch& batch);
+void apply_sweep(widgets::RunData& run, const train::SweepResult& sweep);
+
+// Reads a run file (metrics, histograms, sweeps, config) into a new RunData; throws the store's RunFileError (or a
+// config error) naming the file and object when it is not a readable DescentLab run file.
+std::unique_ptr<widgets::RunData> load_run_file(const std::string& path);
+
+}  // namespace descentlab::gui

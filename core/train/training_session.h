@@ -1,0 +1,99 @@
+#pragma once
+// One training run of either engine (layerwise descent or sparse training) into its run file, with pause, resume
+// and stop: what `descentlab-cli train` and the desktop lab both drive. The header is free of LibTorch, so the GUI
+// can hold sessions without seeing torch; run() does the work on the calling thread, start() on a worker thread.
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/experiment_config.h"
+#include "core/train/control.h"
+#include "core/train/metric_sink.h"
+
+namespace descentlab::train {
+
+// What a session knows once its task is built (datasets read, model made): sent before the first batch.
+struct SessionStart {
+  int64_t total_steps = 0;
+  int64_t first_step = 0;   // > 0 when resumed
+  std::string description;  // the task, optimizer and sparsity in words
+  std::string device;       // "cpu", "cuda", "cuda:0"
+  std::string metric;       // "accuracy", "rmse" or "perplexity"
+};
+
+struct SessionResult {
+  bool stopped = false;  // stopped by the control before the last step (the state is kept as "latest")
+  int64_t steps = 0;
+  int64_t epochs_completed = 0;
+  double seconds = 0.0;
+  double steps_per_second = 0.0;
+  std::string metric;
+  double test_metric = 0.0;
+  double test_loss = 0.0;
+  nlohmann::json extra;  // the engine's own summary fields (layer losses and λ, or sparsity and near-zero share)
+};
+
+struct SessionOptions {
+  std::string run_path;
+  bool overwrite = false;               // a new run may replace an existing run file
+  double flush_interval_seconds = 2.0;  // how often the run file is committed while the run goes
+};
+
+class TrainingSession {
+ public:
+  // A new run of `config` into options.run_path.
+  TrainingSession(config::ExperimentConfig config, SessionOptions options);
+  // Continues the run file at `run_path` from its "latest" checkpoint, with its own configuration.
+  static std::unique_ptr<TrainingSession> resume(const std::string& run_path);
+  ~TrainingSession();  // stops a running worker and joins it
+  TrainingSession(const TrainingSession&) = delete;
+  TrainingSession& operator=(const TrainingSession&) = delete;
+
+  const config::ExperimentConfig& config() const { return config_; }
+  const std::string& run_path() const { return options_.run_path; }
+  // Overrides the configured device ("auto", "cpu", "cuda") before the run starts.
+  void set_device(const std::string& name) { config_.train.device = name; }
+  // The device the run uses ("cpu", "cuda:0"), known once run() has started; empty before.
+  std::string device_name() const;
+
+  // Sinks and the start callback must be set before run()/start(); they are called on the training thread.
+  void add_sink(MetricSink* sink) { extra_sinks_.push_back(sink); }
+  void on_start(std::function<void(const SessionStart&)> callback) { on_start_ = std::move(callback); }
+
+  // Trains on the calling thread until done or stopped; throws descentlab errors (config, data, NaN, run file).
+  SessionResult run();
+
+  // Trains on a worker thread. `done` is called on that thread at the end with the result, or with an error
+  // message (then the result is empty); everything committed to the run file so far stays there.
+  void start(std::function<void(const SessionResult&, const std::string& error)> done);
+  bool running() const { return running_.load(); }
+  void join();
+
+  TrainingControl& control() { return control_; }
+  void pause() { control_.pause(); }
+  void resume() { control_.resume(); }
+  void stop() { control_.stop(); }
+
+ private:
+  TrainingSession(config::ExperimentConfig config, SessionOptions options, bool resuming);
+
+  config::ExperimentConfig config_;
+  SessionOptions options_;
+  bool resuming_ = false;
+  std::vector<MetricSink*> extra_sinks_;
+  std::function<void(const SessionStart&)> on_start_;
+  std::string device_name_;
+  mutable std::mutex device_name_mutex_;
+  TrainingControl control_;
+  std::atomic<bool> running_{false};
+  std::thread worker_;
+};
+
+}  // namespace descentlab::train

@@ -1,0 +1,204 @@
+#include "widgets/experiment_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+namespace descentlab::widgets {
+
+ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* parent)
+    : QWidget(parent), backend_(backend) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(6, 6, 6, 6);
+  auto* top = new QFormLayout();
+  preset_ = new QComboBox(this);
+  preset_->addItems(backend_.presetNames());
+  size_ = new QComboBox(this);
+  size_->addItems({QStringLiteral("quick"), QStringLiteral("full")});
+  device_ = new QComboBox(this);
+  device_->addItems({QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("cuda")});
+  device_->setToolTip(QStringLiteral("auto: CUDA when LibTorch sees a GPU, the CPU otherwise"));
+  top->addRow(QStringLiteral("Preset"), preset_);
+  top->addRow(QStringLiteral("Size"), size_);
+  top->addRow(QStringLiteral("Device"), device_);
+  layout->addLayout(top);
+
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::StyledPanel);
+  formHost_ = new QWidget(scroll);
+  form_ = new QFormLayout(formHost_);
+  form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  scroll->setWidget(formHost_);
+  layout->addWidget(scroll, 1);
+
+  message_ = new QLabel(this);
+  message_->setWordWrap(true);
+  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(message_);
+
+  auto* buttons = new QHBoxLayout();
+  start_ = new QPushButton(QStringLiteral("Start"), this);
+  pause_ = new QPushButton(QStringLiteral("Pause"), this);
+  resume_ = new QPushButton(QStringLiteral("Resume"), this);
+  stop_ = new QPushButton(QStringLiteral("Stop"), this);
+  start_->setToolTip(QStringLiteral("Start a new run of this experiment (it joins the runs side by side)"));
+  pause_->setToolTip(QStringLiteral("Pause the selected run after its current batch"));
+  stop_->setToolTip(
+      QStringLiteral("Stop the selected run after its current batch; its state is kept, so it can be "
+                     "resumed from the run file"));
+  for (auto* button : {start_, pause_, resume_, stop_}) buttons->addWidget(button);
+  layout->addLayout(buttons);
+  setRunControls(false, false, false);
+
+  connect(preset_, &QComboBox::currentTextChanged, this, [this] { rebuildForm(); });
+  connect(size_, &QComboBox::currentTextChanged, this, [this] { rebuildForm(); });
+  connect(start_, &QPushButton::clicked, this, [this] {
+    validateNow();
+    if (!start_->isEnabled()) return;
+    emit startRequested({preset_->currentText(), size_->currentText(), device_->currentText(), fields()});
+  });
+  connect(pause_, &QPushButton::clicked, this, &ExperimentPanel::pauseRequested);
+  connect(resume_, &QPushButton::clicked, this, &ExperimentPanel::resumeRequested);
+  connect(stop_, &QPushButton::clicked, this, &ExperimentPanel::stopRequested);
+  rebuildForm();
+}
+
+void ExperimentPanel::setPreset(const QString& preset, const QString& size) {
+  size_->setCurrentText(size);
+  preset_->setCurrentText(preset);
+  rebuildForm();
+}
+
+QString ExperimentPanel::preset() const {
+  return preset_->currentText();
+}
+
+void ExperimentPanel::setRunControls(bool canPause, bool canResume, bool canStop) {
+  pause_->setEnabled(canPause);
+  resume_->setEnabled(canResume);
+  stop_->setEnabled(canStop);
+}
+
+void ExperimentPanel::rebuildForm() {
+  while (form_->rowCount() > 0) form_->removeRow(0);
+  editors_.clear();
+  base_ = backend_.presetFields(preset_->currentText(), size_->currentText());
+  QString section;
+  for (const auto& field : base_) {
+    const QString fieldSection = field.key.section(QLatin1Char('.'), 0, 0);
+    if (fieldSection != section && field.key.contains(QLatin1Char('.'))) {
+      section = fieldSection;
+      auto* header = new QLabel(QStringLiteral("<b>%1</b>").arg(section), formHost_);
+      form_->addRow(header);
+    }
+    QWidget* editor = nullptr;
+    if (field.value.typeId() == QMetaType::Bool) {
+      auto* box = new QCheckBox(formHost_);
+      box->setChecked(field.value.toBool());
+      connect(box, &QCheckBox::toggled, this, &ExperimentPanel::validateNow);
+      editor = box;
+    } else if (!field.choices.isEmpty()) {
+      auto* box = new QComboBox(formHost_);
+      box->addItems(field.choices);
+      box->setCurrentText(field.value.toString());
+      connect(box, &QComboBox::currentTextChanged, this, &ExperimentPanel::validateNow);
+      editor = box;
+    } else {
+      auto* line = new QLineEdit(formHost_);
+      line->setText(field.value.typeId() == QMetaType::Double ? QString::number(field.value.toDouble(), 'g', 10)
+                                                              : field.value.toString());
+      connect(line, &QLineEdit::textChanged, this, &ExperimentPanel::validateNow);
+      editor = line;
+    }
+    editor->setObjectName(field.key);
+    editor->setToolTip(field.key);
+    editors_.insert(field.key, editor);
+    form_->addRow(field.key.section(QLatin1Char('.'), 1), editor);
+  }
+  validateNow();
+}
+
+QList<ConfigField> ExperimentPanel::fields() const {
+  QList<ConfigField> current;
+  for (const auto& field : base_) {
+    ConfigField value = field;
+    QWidget* editor = editors_.value(field.key);
+    if (auto* box = qobject_cast<QCheckBox*>(editor)) {
+      value.value = box->isChecked();
+    } else if (auto* combo = qobject_cast<QComboBox*>(editor)) {
+      value.value = combo->currentText();
+    } else if (auto* line = qobject_cast<QLineEdit*>(editor)) {
+      const QString text = line->text().trimmed();
+      bool ok = false;
+      if (field.value.typeId() == QMetaType::LongLong || field.value.typeId() == QMetaType::Int) {
+        const qlonglong number = text.toLongLong(&ok);
+        value.value = ok ? QVariant(number) : QVariant(text);
+      } else if (field.value.typeId() == QMetaType::Double) {
+        const double number = text.toDouble(&ok);
+        value.value = ok ? QVariant(number) : QVariant(text);
+      } else {
+        value.value = text;
+      }
+    }
+    current.push_back(value);
+  }
+  return current;
+}
+
+bool ExperimentPanel::setFieldText(const QString& key, const QString& text) {
+  QWidget* editor = editors_.value(key);
+  if (auto* line = qobject_cast<QLineEdit*>(editor)) {
+    line->setText(text);
+  } else if (auto* combo = qobject_cast<QComboBox*>(editor)) {
+    combo->setCurrentText(text);
+  } else if (auto* box = qobject_cast<QCheckBox*>(editor)) {
+    box->setChecked(text == QStringLiteral("true"));
+  } else {
+    return false;
+  }
+  validateNow();
+  return true;
+}
+
+void ExperimentPanel::validateNow() {
+  QString problem;
+  // A number field with text that is not a number: said here, before the engine sees it.
+  const auto current = fields();
+  for (int i = 0; i < current.size() && problem.isEmpty(); ++i) {
+    const QMetaType::Type wanted = static_cast<QMetaType::Type>(base_[i].value.typeId());
+    const QMetaType::Type got = static_cast<QMetaType::Type>(current[i].value.typeId());
+    if ((wanted == QMetaType::LongLong || wanted == QMetaType::Double) && got == QMetaType::QString) {
+      problem = QStringLiteral("%1: \"%2\" is not %3")
+                    .arg(current[i].key, current[i].value.toString(),
+                         wanted == QMetaType::LongLong ? QStringLiteral("a whole number") : QStringLiteral("a number"));
+    }
+  }
+  if (problem.isEmpty()) problem = backend_.validate(preset_->currentText(), size_->currentText(), current);
+  lastMessage_ = problem;
+  for (auto it = editors_.cbegin(); it != editors_.cend(); ++it) {
+    const bool named = !problem.isEmpty() && problem.contains(it.key());
+    it.value()->setStyleSheet(named ? QStringLiteral("background: #fde2e2;") : QString());
+  }
+  if (problem.isEmpty()) {
+    message_->setText(QStringLiteral("<span style='color:#1a7f37'>&#10003; valid experiment</span>"));
+  } else {
+    message_->setText(QStringLiteral("<span style='color:#b00020'>%1</span>").arg(problem.toHtmlEscaped()));
+  }
+  start_->setEnabled(problem.isEmpty());
+}
+
+QString ExperimentPanel::validationMessage() const {
+  return lastMessage_;
+}
+bool ExperimentPanel::startEnabled() const {
+  return start_->isEnabled();
+}
+
+}  // namespace descentlab::widgets

@@ -1,0 +1,90 @@
+#pragma once
+// The experiment panel: pick a preset and size, edit its hyperparameters in a form generated from the config
+// (a field per key, typed from its value), see validation messages as you type, choose the device, and
+// Start / Pause / Resume / Stop. What the presets hold and what is valid comes from an ExperimentBackend (the
+// app implements it with the engine's config parser), so the panel never duplicates the engine's rules.
+
+#include <QList>
+#include <QMap>
+#include <QString>
+#include <QStringList>
+#include <QVariant>
+#include <QWidget>
+
+class QComboBox;
+class QFormLayout;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QScrollArea;
+
+namespace descentlab::widgets {
+
+// One config key ("train.lr") with its value; the QVariant's type (bool, qlonglong, double, QString) picks the
+// editor. `choices`, when not empty, are the accepted values of a string key.
+struct ConfigField {
+  QString key;
+  QVariant value;
+  QStringList choices;
+};
+
+class ExperimentBackend {
+ public:
+  virtual ~ExperimentBackend() = default;
+  virtual QStringList presetNames() const = 0;
+  virtual QList<ConfigField> presetFields(const QString& preset, const QString& size) const = 0;
+  // Empty when the fields make a valid experiment; otherwise the engine's message, naming the key and value.
+  virtual QString validate(const QString& preset, const QString& size, const QList<ConfigField>& fields) const = 0;
+};
+
+struct ExperimentRequest {
+  QString preset;
+  QString size;
+  QString device;
+  QList<ConfigField> fields;
+};
+
+class ExperimentPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  ExperimentPanel(const ExperimentBackend& backend, QWidget* parent = nullptr);
+
+  void setPreset(const QString& preset, const QString& size = QStringLiteral("quick"));
+  QString preset() const;
+  QList<ConfigField> fields() const;
+  // Sets one field's text as if typed (tests and scripted demos).
+  bool setFieldText(const QString& key, const QString& text);
+  QString validationMessage() const;
+  bool startEnabled() const;
+
+  // What the buttons may do for the selected run: the app tells the panel after every state change.
+  void setRunControls(bool canPause, bool canResume, bool canStop);
+
+ signals:
+  void startRequested(const ExperimentRequest& request);
+  void pauseRequested();
+  void resumeRequested();
+  void stopRequested();
+
+ private:
+  void rebuildForm();
+  void validateNow();
+
+  const ExperimentBackend& backend_;
+  QComboBox* preset_ = nullptr;
+  QComboBox* size_ = nullptr;
+  QComboBox* device_ = nullptr;
+  QFormLayout* form_ = nullptr;
+  QWidget* formHost_ = nullptr;
+  QLabel* message_ = nullptr;
+  QPushButton* start_ = nullptr;
+  QPushButton* pause_ = nullptr;
+  QPushButton* resume_ = nullptr;
+  QPushButton* stop_ = nullptr;
+  QList<ConfigField> base_;
+  QMap<QString, QWidget*> editors_;
+  QString lastMessage_;
+};
+
+}  // namespace descentlab::widgets

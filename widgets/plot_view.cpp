@@ -1,0 +1,212 @@
+#include "widgets/plot_view.h"
+
+#include <qcustomplot.h>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSvgGenerator>
+#include <QTextStream>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "widgets/lab_model.h"
+
+namespace descentlab::widgets {
+
+QString csvField(const QString& text) {
+  if (!text.contains(QLatin1Char(',')) && !text.contains(QLatin1Char('"')) && !text.contains(QLatin1Char('\n'))) {
+    return text;
+  }
+  QString quoted = text;
+  quoted.replace(QStringLiteral("\""), QStringLiteral("\"\""));
+  return QStringLiteral("\"%1\"").arg(quoted);
+}
+
+PlotView::PlotView(LabModel* model, QString title, QWidget* parent)
+    : QWidget(parent), model_(model), title_(std::move(title)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->setSpacing(2);
+  tools_ = new QHBoxLayout();
+  tools_->setSpacing(6);
+  layout->addLayout(tools_);
+  plot_ = new QCustomPlot(this);
+  plot_->setMinimumSize(260, 180);
+  plot_->setInteractions(QCP::iRangeZoom);
+  plot_->setSelectionRectMode(QCP::srmZoom);
+  plot_->setNoAntialiasingOnDrag(true);
+  plot_->setAntialiasedElements(QCP::aePlottables);
+  layout->addWidget(plot_, 1);
+  readout_ = new QLabel(this);
+  readout_->setText(QStringLiteral("drag: zoom · wheel: zoom · double-click: reset"));
+  readout_->setStyleSheet(QStringLiteral("color: #555;"));
+  layout->addWidget(readout_);
+
+  connect(plot_, &QCustomPlot::mouseMove, this, &PlotView::onMouseMove);
+  connect(plot_, &QCustomPlot::mouseDoubleClick, this, &PlotView::onDoubleClick);
+  connect(plot_, &QCustomPlot::mouseWheel, this, [this] { userZoomed_ = true; });
+  connect(plot_->selectionRect(), &QCPSelectionRect::accepted, this, [this] { userZoomed_ = true; });
+}
+
+void PlotView::addExportButton() {
+  auto* button = new QToolButton(this);
+  button->setText(QStringLiteral("Export…"));
+  button->setToolTip(QStringLiteral("Save this plot as PNG, SVG or PDF, or its data as CSV"));
+  connect(button, &QToolButton::clicked, this, &PlotView::exportWithDialog);
+  tools_->addStretch(1);
+  tools_->addWidget(button);
+}
+
+void PlotView::styleAxisRect(QCPAxisRect* rect, const QString& xLabel, const QString& yLabel) {
+  QFont labelFont = font();
+  labelFont.setPointSizeF(labelFont.pointSizeF() * 1.05);
+  rect->axis(QCPAxis::atBottom)->setLabel(xLabel);
+  rect->axis(QCPAxis::atLeft)->setLabel(yLabel);
+  for (auto* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+    axis->setLabelFont(labelFont);
+    axis->grid()->setPen(QPen(QColor(220, 220, 220), 0, Qt::DotLine));
+  }
+}
+
+void PlotView::refresh(bool force) {
+  const int64_t revision = model_->revision();
+  if (!force && revision == drawnRevision_) return;
+  drawnRevision_ = revision;
+  rebuild();
+  if (!userZoomed_) resetRanges();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PlotView::resetRanges() {
+  for (auto* rect : plot_->axisRects()) {
+    for (auto* axis : rect->axes()) {
+      bool found = false;
+      QCPRange range;
+      for (auto* plottable : axis->plottables()) {
+        if (!plottable->visible()) continue;
+        bool ok = false;
+        const QCPRange part = axis->orientation() == Qt::Horizontal ? plottable->getKeyRange(ok, QCP::sdBoth)
+                                                                    : plottable->getValueRange(ok, QCP::sdBoth);
+        if (ok) {
+          range = found ? QCPRange(std::min(range.lower, part.lower), std::max(range.upper, part.upper)) : part;
+          found = true;
+        }
+      }
+      if (!found) continue;
+      if (range.size() <= 0) {  // one point (or a flat line): a margin in proportion to the value
+        const double half = std::max(std::abs(range.lower) * 0.1, 1e-6);
+        range = QCPRange(range.lower - half, range.upper + half);
+      }
+      if (axis->scaleType() == QCPAxis::stLogarithmic) {
+        axis->setRange(range.lower / 1.3, range.upper * 1.3);
+      } else {
+        const double pad = range.size() * 0.04;
+        axis->setRange(range.lower - pad, range.upper + pad);
+      }
+    }
+  }
+}
+
+QString PlotView::readout(QCPAxisRect* rect, double x, double y) const {
+  Q_UNUSED(rect);
+  return QStringLiteral("x %1   y %2").arg(x, 0, 'g', 5).arg(y, 0, 'g', 5);
+}
+
+void PlotView::onMouseMove(QMouseEvent* event) {
+  QCPAxisRect* rect = plot_->axisRectAt(event->pos());
+  if (!rect) return;
+  const double x = rect->axis(QCPAxis::atBottom)->pixelToCoord(event->pos().x());
+  const double y = rect->axis(QCPAxis::atLeft)->pixelToCoord(event->pos().y());
+  readout_->setText(readout(rect, x, y));
+  if (!plot_->hasItem(crossVertical_)) {
+    crossVertical_ = new QCPItemStraightLine(plot_);
+    crossHorizontal_ = new QCPItemStraightLine(plot_);
+    for (auto* line : {crossVertical_, crossHorizontal_}) {
+      line->setPen(QPen(QColor(120, 120, 120, 160), 1, Qt::DashLine));
+      line->setSelectable(false);
+      line->setLayer(QStringLiteral("overlay"));
+    }
+  }
+  for (auto* line : {crossVertical_, crossHorizontal_}) {
+    line->setClipAxisRect(rect);
+    line->point1->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+    line->point2->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+  }
+  crossVertical_->point1->setCoords(x, 0);
+  crossVertical_->point2->setCoords(x, 1);
+  crossHorizontal_->point1->setCoords(0, y);
+  crossHorizontal_->point2->setCoords(1, y);
+  plot_->layer(QStringLiteral("overlay"))->replot();
+}
+
+void PlotView::onDoubleClick(QMouseEvent*) {
+  userZoomed_ = false;
+  resetRanges();
+  plot_->replot();
+}
+
+bool PlotView::hasData() const {
+  for (int i = 0; i < plot_->plottableCount(); ++i) {
+    auto* plottable = plot_->plottable(i);
+    if (!plottable->visible()) continue;
+    bool ok = false;
+    plottable->getKeyRange(ok, QCP::sdBoth);
+    if (ok) return true;
+  }
+  return false;
+}
+
+bool PlotView::exportImage(const QString& path, int width, int height) {
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  const int w = width > 0 ? width : plot_->width();
+  const int h = height > 0 ? height : plot_->height();
+  bool ok = false;
+  if (suffix == QStringLiteral("png")) {
+    ok = plot_->savePng(path, w, h, 2.0);
+  } else if (suffix == QStringLiteral("pdf")) {
+    ok = plot_->savePdf(path, w, h, QCP::epNoCosmetic, QStringLiteral("DescentLab"), title_);
+  } else if (suffix == QStringLiteral("svg")) {
+    QSvgGenerator generator;
+    generator.setFileName(path);
+    generator.setSize(QSize(w, h));
+    generator.setViewBox(QRect(0, 0, w, h));
+    generator.setTitle(title_);
+    QCPPainter painter;
+    if (painter.begin(&generator)) {
+      plot_->toPainter(&painter, w, h);
+      ok = painter.end();
+    }
+  } else if (suffix == QStringLiteral("csv")) {
+    ok = exportCsv(path);
+  }
+  if (ok) emit const_cast<PlotView*>(this)->exported(path);
+  return ok;
+}
+
+bool PlotView::exportCsv(const QString& path) const {
+  // Written beside, then renamed: a failed export never leaves half a file under the chosen name.
+  const QString temporary = path + QStringLiteral(".tmp");
+  QFile file(temporary);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) return false;
+  QTextStream out(&file);
+  out << csv();
+  out.flush();
+  file.close();
+  if (file.error() != QFile::NoError) return false;
+  QFile::remove(path);
+  return QFile::rename(temporary, path);
+}
+
+void PlotView::exportWithDialog() {
+  QString filter;
+  const QString base = title_.toLower().replace(QLatin1Char(' '), QLatin1Char('-'));
+  const QString path = QFileDialog::getSaveFileName(
+      this, QStringLiteral("Export %1").arg(title_), base + QStringLiteral(".png"),
+      QStringLiteral("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;CSV data (*.csv)"), &filter);
+  if (path.isEmpty()) return;
+  exportImage(path);
+}
+
+}  // namespace descentlab::widgets

@@ -1,0 +1,77 @@
+#pragma once
+// The frame every live view shares: a QCustomPlot under a tool row, with drag-to-zoom (a rectangle), wheel zoom,
+// double-click to reset, a crosshair with a readout of the point under the mouse, and export of the picture
+// (PNG, SVG, PDF) and of the plotted data (CSV).
+
+#include <QString>
+#include <QWidget>
+
+class QCustomPlot;
+class QCPAxisRect;
+class QCPItemStraightLine;
+class QHBoxLayout;
+class QLabel;
+class QMouseEvent;
+
+namespace descentlab::widgets {
+
+class LabModel;
+
+class PlotView : public QWidget {
+  Q_OBJECT
+
+ public:
+  PlotView(LabModel* model, QString title, QWidget* parent = nullptr);
+
+  const QString& title() const { return title_; }
+  QCustomPlot* plot() const { return plot_; }
+
+  // Redraws from the model when it changed since the last refresh (or always with force).
+  void refresh(bool force = false);
+
+  // The plotted data as CSV (header row, then one row per point).
+  virtual QString csv() const = 0;
+
+  // Writes the picture; the format follows the suffix (.png, .svg, .pdf). Throws nothing: false on failure.
+  bool exportImage(const QString& path, int width = 0, int height = 0);
+  bool exportCsv(const QString& path) const;
+
+  // True when at least one plottable has data: the screenshot test's "not blank".
+  bool hasData() const;
+
+ signals:
+  void exported(const QString& path);
+
+ protected:
+  // Rebuilds the plottables from the model. Axis ranges are kept once the user zoomed, reset otherwise.
+  virtual void rebuild() = 0;
+  // Rescales every axis to the data (double click, and after a rebuild while not zoomed).
+  virtual void resetRanges();
+  // Text for the readout at plot coordinates (x, y) in axis rect `rect`.
+  virtual QString readout(QCPAxisRect* rect, double x, double y) const;
+
+  QHBoxLayout* tools() const { return tools_; }
+  LabModel* model() const { return model_; }
+  void addExportButton();
+  void styleAxisRect(QCPAxisRect* rect, const QString& xLabel, const QString& yLabel);
+
+ private:
+  void onMouseMove(QMouseEvent* event);
+  void onDoubleClick(QMouseEvent* event);
+  void exportWithDialog();
+
+  LabModel* model_;
+  QString title_;
+  QCustomPlot* plot_ = nullptr;
+  QHBoxLayout* tools_ = nullptr;
+  QLabel* readout_ = nullptr;
+  QCPItemStraightLine* crossVertical_ = nullptr;
+  QCPItemStraightLine* crossHorizontal_ = nullptr;
+  int64_t drawnRevision_ = -1;
+  bool userZoomed_ = false;
+};
+
+// Quotes a CSV field when needed.
+QString csvField(const QString& text);
+
+}  // namespace descentlab::widgets

@@ -1,0 +1,129 @@
+#include "widgets/run_data.h"
+
+#include <cmath>
+
+namespace descentlab::widgets {
+
+QString runStateName(RunState state) {
+  switch (state) {
+    case RunState::Loaded: return QStringLiteral("saved");
+    case RunState::Starting: return QStringLiteral("starting");
+    case RunState::Running: return QStringLiteral("running");
+    case RunState::Paused: return QStringLiteral("paused");
+    case RunState::Stopping: return QStringLiteral("stopping");
+    case RunState::Finished: return QStringLiteral("finished");
+    case RunState::Stopped: return QStringLiteral("stopped");
+    case RunState::Failed: return QStringLiteral("failed");
+  }
+  return {};
+}
+
+void RunData::addScalar(const QString& name, int64_t step, double wallTime, double value) {
+  auto& track = scalars[name];
+  track.steps.push_back(static_cast<double>(step));
+  track.values.push_back(value);
+  if (step > currentStep) currentStep = step;
+  if (name == QStringLiteral("loss") && wallTime > 0) {
+    speedSamples_.push_back({wallTime, step});
+    // Keep about ten seconds of samples: the speed follows pauses and phase changes without jitter.
+    while (speedSamples_.size() > 2 && wallTime - speedSamples_.front().first > 10.0) speedSamples_.removeFirst();
+    const auto& first = speedSamples_.front();
+    const double elapsed = wallTime - first.first;
+    if (elapsed > 0) stepsPerSecond = static_cast<double>(step - first.second) / elapsed;
+  }
+  touch();
+}
+
+void RunData::addVector(const QString& name, int64_t step, const QVector<double>& values) {
+  auto& track = vectors[name];
+  track.width = static_cast<int>(values.size());
+  track.steps.push_back(static_cast<double>(step));
+  track.rows.push_back(values);
+  touch();
+}
+
+void RunData::addHistogram(const QString& name, int64_t step, const QVector<double>& edges,
+                           const QVector<double>& counts) {
+  auto& track = histograms[name];
+  if (track.edges.isEmpty()) track.edges = edges;
+  track.steps.push_back(static_cast<double>(step));
+  track.counts.push_back(counts);
+  touch();
+}
+
+void RunData::setSweep(const QString& name, const SweepTrack& sweep) {
+  sweeps[name] = sweep;
+  touch();
+}
+
+void RunData::appendLog(const QString& line) {
+  log.push_back(line);
+  touch();
+}
+
+void RunData::truncateAfter(int64_t step) {
+  const double last = static_cast<double>(step);
+  for (auto& track : scalars) {
+    while (!track.steps.isEmpty() && track.steps.back() > last) {
+      track.steps.removeLast();
+      track.values.removeLast();
+    }
+  }
+  for (auto& track : vectors) {
+    while (!track.steps.isEmpty() && track.steps.back() > last) {
+      track.steps.removeLast();
+      track.rows.removeLast();
+    }
+  }
+  for (auto& track : histograms) {
+    while (!track.steps.isEmpty() && track.steps.back() > last) {
+      track.steps.removeLast();
+      track.counts.removeLast();
+    }
+  }
+  speedSamples_.clear();
+  currentStep = step;
+  touch();
+}
+
+double RunData::etaSeconds() const {
+  if (stepsPerSecond <= 0 || totalSteps <= 0) return -1.0;
+  return static_cast<double>(totalSteps - currentStep) / stepsPerSecond;
+}
+
+double RunData::progress() const {
+  if (totalSteps <= 0) return state == RunState::Finished ? 1.0 : 0.0;
+  return std::min(1.0, static_cast<double>(currentStep) / static_cast<double>(totalSteps));
+}
+
+QVector<double> smoothExponential(const QVector<double>& values, double weight) {
+  QVector<double> smoothed;
+  smoothed.reserve(values.size());
+  double last = 0.0;
+  int64_t count = 0;
+  for (double value : values) {
+    if (!std::isfinite(value)) {
+      smoothed.push_back(value);
+      continue;
+    }
+    last = last * weight + (1.0 - weight) * value;
+    ++count;
+    const double debias = weight > 0 ? 1.0 - std::pow(weight, static_cast<double>(count)) : 1.0;
+    smoothed.push_back(last / debias);
+  }
+  return smoothed;
+}
+
+QString clockText(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("--:--");
+  const auto total = static_cast<int64_t>(seconds + 0.5);
+  if (total >= 3600) {
+    return QStringLiteral("%1:%2:%3")
+        .arg(total / 3600)
+        .arg(total / 60 % 60, 2, 10, QLatin1Char('0'))
+        .arg(total % 60, 2, 10, QLatin1Char('0'));
+  }
+  return QStringLiteral("%1:%2").arg(total / 60).arg(total % 60, 2, 10, QLatin1Char('0'));
+}
+
+}  // namespace descentlab::widgets

@@ -1,0 +1,102 @@
+#pragma once
+// What the views draw for one run: plain Qt data, filled from live events (app/ translates the engine's events) or
+// from a run file. No LibTorch and no core headers: the app copies into these types.
+
+#include <QColor>
+#include <QMap>
+#include <QString>
+#include <QStringList>
+#include <QVector>
+
+#include <cstdint>
+
+namespace descentlab::widgets {
+
+struct ScalarTrack {
+  QVector<double> steps;
+  QVector<double> values;
+};
+
+// One value per layer at each row (layer losses, λ, slack, descending frequency, near-zero shares).
+struct VectorTrack {
+  int width = 0;
+  QVector<double> steps;
+  QVector<QVector<double>> rows;
+};
+
+// Weight-magnitude histograms of one name ("global", a layer, a tensor) over time, on fixed |w| bins.
+struct HistogramTrack {
+  QVector<double> edges;  // bins + 1
+  QVector<double> steps;
+  QVector<QVector<double>> counts;  // per snapshot, bins
+};
+
+// A robustness sweep: metric[g * seeds + s] for strength gamma[g] and seed s.
+struct SweepTrack {
+  QString noise;
+  QString metric;
+  QVector<double> gamma;
+  int seeds = 0;
+  QVector<double> values;
+};
+
+enum class RunState { Loaded, Starting, Running, Paused, Stopping, Finished, Stopped, Failed };
+QString runStateName(RunState state);
+
+class RunData {
+ public:
+  QString id;    // stable for the life of the app
+  QString name;  // shown in legends: the experiment name, made unique
+  QString path;  // its run file
+  QColor colour;
+  QMap<QString, QString> config;  // flattened config keys ("train.lr") to their JSON text
+  QString metric;                 // "accuracy", "rmse" or "perplexity" (empty until known)
+  QString description;
+  QString device;
+
+  RunState state = RunState::Loaded;
+  int64_t totalSteps = 0;
+  int64_t firstStep = 0;
+  int64_t currentStep = 0;
+  double stepsPerSecond = 0.0;
+  QStringList log;
+  QString error;
+
+  QMap<QString, ScalarTrack> scalars;
+  QMap<QString, VectorTrack> vectors;
+  QMap<QString, HistogramTrack> histograms;
+  QMap<QString, SweepTrack> sweeps;
+
+  void addScalar(const QString& name, int64_t step, double wallTime, double value);
+  void addVector(const QString& name, int64_t step, const QVector<double>& values);
+  void addHistogram(const QString& name, int64_t step, const QVector<double>& edges, const QVector<double>& counts);
+  void setSweep(const QString& name, const SweepTrack& sweep);
+  void appendLog(const QString& line);
+  // Drops every row after `step` (a run resumed from an earlier checkpoint rewrites what came after it).
+  void truncateAfter(int64_t step);
+
+  // Seconds left at the current speed; negative when unknown.
+  double etaSeconds() const;
+  double progress() const;  // 0..1
+  bool isLayerwise() const { return vectors.contains(QStringLiteral("test_layer_loss")); }
+  bool isActive() const {
+    return state == RunState::Starting || state == RunState::Running || state == RunState::Paused ||
+           state == RunState::Stopping;
+  }
+  // Counts every change, so views redraw only what changed.
+  int64_t revision() const { return revision_; }
+  void touch() { ++revision_; }
+
+ private:
+  int64_t revision_ = 0;
+  // Steps per second over a sliding window of (wall time, step) samples.
+  QVector<QPair<double, int64_t>> speedSamples_;
+};
+
+// TensorBoard's smoothing: an exponential moving average with the start-up bias removed.
+QVector<double> smoothExponential(const QVector<double>& values, double weight);
+
+// "h:mm:ss" or "m:ss"; "--:--" when unknown.
+QString clockText(double seconds);
+
+}  // namespace descentlab::widgets
