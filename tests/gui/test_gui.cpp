@@ -1,0 +1,326 @@
+// The desktop lab, driven as the app drives it, on Qt's offscreen platform: the staging-buffer bridge and its
+// coalescing timer, pause/resume/stop of a worker, opening good and bad run files, the config form's validation,
+// and screenshots whose plots must not be blank.
+
+#include "app/gui/lab_backend.h"
+#include "app/gui/lab_controller.h"
+#include "app/gui/run_conversion.h"
+#include "core/config/experiment_config.h"
+#include "core/store/run_reader.h"
+#include "core/train/training_session.h"
+
+#include <gtest/gtest.h>
+
+#include <qcustomplot.h>
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QImage>
+#include <QSet>
+#include <QTemporaryDir>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "widgets/lab_model.h"
+#include "widgets/main_window.h"
+#include "widgets/views.h"
+
+namespace descentlab {
+namespace {
+
+using widgets::RunState;
+
+bool waitUntil(const std::function<bool()>& done, int timeoutMs) {
+  QElapsedTimer clock;
+  clock.start();
+  while (!done()) {
+    if (clock.elapsed() > timeoutMs) return false;
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+// A tiny video-denoising experiment (no downloaded data): a few seconds on one core.
+const std::vector<std::string>& tinyOverrides() {
+  static const std::vector<std::string> overrides = {"data.train_clips=64", "data.test_clips=32",     "model.layers=2",
+                                                     "model.width=16",      "model.ff_width=32",      "train.epochs=2",
+                                                     "train.batch_size=8",  "train.metric_interval=2"};
+  return overrides;
+}
+
+void setTinyFields(widgets::ExperimentPanel& panel) {
+  for (const auto& assignment : tinyOverrides()) {
+    const auto equals = assignment.find('=');
+    ASSERT_TRUE(panel.setFieldText(QString::fromStdString(assignment.substr(0, equals)),
+                                   QString::fromStdString(assignment.substr(equals + 1))))
+        << assignment;
+  }
+}
+
+class LabTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { directory_ = new QTemporaryDir(); }
+  // A finished run file, made on first use (ctest runs each test in its own process).
+  static const QString& samplePath() {
+    if (samplePath_.isEmpty()) {
+      samplePath_ = QDir(directory_->path()).filePath(QStringLiteral("sample.h5"));
+      auto config = config::load_experiment("video-constrained", "quick", "", tinyOverrides());
+      train::SessionOptions options;
+      options.run_path = samplePath_.toStdString();
+      train::TrainingSession session(config, options);
+      session.run();
+    }
+    return samplePath_;
+  }
+  static void TearDownTestSuite() {
+    delete directory_;
+    directory_ = nullptr;
+  }
+  void SetUp() override {
+    window_ = std::make_unique<widgets::MainWindow>(widgets::EnvironmentSummary{}, backend_);
+    controller_ = std::make_unique<gui::LabController>(*window_, backend_, directory_->path());
+    window_->resize(1500, 950);
+    window_->show();
+  }
+  void TearDown() override {
+    controller_.reset();
+    window_.reset();
+  }
+
+  static QTemporaryDir* directory_;
+  static QString samplePath_;
+  gui::LabBackend backend_;
+  std::unique_ptr<widgets::MainWindow> window_;
+  std::unique_ptr<gui::LabController> controller_;
+};
+QTemporaryDir* LabTest::directory_ = nullptr;
+QString LabTest::samplePath_;
+
+TEST_F(LabTest, EveryEventReachesTheViewsOnceThroughTheCoalescingTimer) {
+  auto* panel = window_->experimentPanel();
+  panel->setPreset(QStringLiteral("video-constrained"));
+  setTinyFields(*panel);
+  ASSERT_TRUE(panel->startEnabled()) << panel->validationMessage().toStdString();
+  const QString id = controller_->start(
+      {QStringLiteral("video-constrained"), QStringLiteral("quick"), QStringLiteral("cpu"), panel->fields()});
+  ASSERT_FALSE(id.isEmpty()) << window_->lastMessage().toStdString();
+  auto* run = window_->model()->run(id);
+  ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 120000));
+  ASSERT_EQ(run->state, RunState::Finished) << run->error.toStdString();
+
+  // What the views hold is exactly what the run file holds: nothing lost, nothing twice.
+  const store::RunReader reader(run->path.toStdString());
+  for (const std::string name : {"loss", "test_rmse", "lr"}) {
+    const auto series = reader.metric(name);
+    const auto& track = run->scalars[QString::fromStdString(name)];
+    ASSERT_EQ(static_cast<size_t>(track.steps.size()), series.rows()) << name;
+    for (size_t row = 0; row < series.rows(); ++row) {
+      EXPECT_EQ(track.steps[static_cast<int>(row)], static_cast<double>(series.steps[row])) << name;
+      EXPECT_EQ(track.values[static_cast<int>(row)], series.values[row]) << name;
+    }
+  }
+  const auto layers = reader.metric("test_layer_loss");
+  EXPECT_EQ(static_cast<size_t>(run->vectors[QStringLiteral("test_layer_loss")].rows.size()), layers.rows());
+  EXPECT_EQ(run->histograms.size(), static_cast<int>(reader.histogram_names().size()));
+  // Coalesced: far fewer redraws than events.
+  int64_t events = 0;
+  for (const auto& track : run->scalars) events += track.steps.size();
+  EXPECT_GT(events, 50);
+  EXPECT_LT(controller_->drains(), events / 3);
+  EXPECT_EQ(run->currentStep, run->totalSteps);
+}
+
+TEST_F(LabTest, AWorkerPausesResumesAndStopsWithinOneBatch) {
+  auto config = config::load_experiment("video-constrained", "quick", "",
+                                        {"data.train_clips=256", "model.layers=2", "model.width=16"});
+  train::SessionOptions options;
+  options.run_path = QDir(directory_->path()).filePath(QStringLiteral("control.h5")).toStdString();
+  options.overwrite = true;
+  train::TrainingSession session(config, options);
+  // The step of every loss event, recorded on the training thread.
+  struct StepProbe : train::MetricSink {
+    std::atomic<int64_t> step{0};
+    void scalar(const std::string& name, int64_t at, double, double) override {
+      if (name == "loss") step.store(at);
+    }
+    void vector(const std::string&, int64_t, double, const std::vector<double>&) override {}
+    void histogram(const train::HistogramSnapshot&) override {}
+    void sweep(const train::SweepResult&) override {}
+  } probe;
+  session.add_sink(&probe);
+  std::atomic<bool> done{false};
+  train::SessionResult result;
+  std::string error;
+  session.start([&](const train::SessionResult& finished, const std::string& message) {
+    result = finished;
+    error = message;
+    done.store(true);
+  });
+  ASSERT_TRUE(waitUntil([&] { return probe.step.load() >= 10; }, 60000));
+  session.pause();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the batch in flight finishes
+  const int64_t paused_at = probe.step.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_LE(probe.step.load(), paused_at + static_cast<int64_t>(config.train.metric_interval)) << "still training";
+  session.resume();
+  ASSERT_TRUE(waitUntil([&] { return probe.step.load() >= paused_at + 20; }, 60000));
+  QElapsedTimer clock;
+  clock.start();
+  session.stop();
+  ASSERT_TRUE(waitUntil([&] { return done.load(); }, 30000));
+  EXPECT_LT(clock.elapsed(), 5000);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_TRUE(result.stopped);
+  EXPECT_GT(result.steps, paused_at);
+  EXPECT_LT(result.steps, session.config().train.epochs * 256 / session.config().train.batch_size);
+  // The state is kept, so the run can be resumed to the end.
+  const store::RunReader reader(options.run_path);
+  ASSERT_TRUE(reader.has_checkpoint("latest"));
+  EXPECT_EQ(reader.checkpoint("latest").step, result.steps);
+}
+
+TEST_F(LabTest, AStoppedRunResumesFromItsRunFileInTheWindow) {
+  auto* panel = window_->experimentPanel();
+  panel->setPreset(QStringLiteral("video-constrained"));
+  setTinyFields(*panel);
+  const QString id = controller_->start(
+      {QStringLiteral("video-constrained"), QStringLiteral("quick"), QStringLiteral("cpu"), panel->fields()});
+  auto* run = window_->model()->run(id);
+  ASSERT_TRUE(waitUntil([&] { return run->currentStep >= 4; }, 60000));
+  controller_->stop(id);
+  EXPECT_EQ(run->state, RunState::Stopping);
+  ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 30000));
+  ASSERT_EQ(run->state, RunState::Stopped);
+  const int64_t stoppedAt = run->currentStep;
+  controller_->resume(id);
+  ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 120000));
+  EXPECT_EQ(run->state, RunState::Finished) << run->error.toStdString();
+  EXPECT_GT(run->currentStep, stoppedAt);
+  EXPECT_EQ(run->currentStep, run->totalSteps);
+  // Steps stay increasing across the resume (rows after the checkpoint were dropped, then rewritten).
+  const auto& steps = run->scalars[QStringLiteral("loss")].steps;
+  for (int i = 1; i < steps.size(); ++i) EXPECT_LT(steps[i - 1], steps[i]);
+}
+
+TEST_F(LabTest, OpensGoodRunFilesAndNamesTheProblemWithBadOnes) {
+  EXPECT_EQ(controller_->open({samplePath()}), 1);
+  ASSERT_EQ(window_->model()->count(), 1);
+  auto* run = window_->model()->runAt(0);
+  EXPECT_FALSE(run->scalars[QStringLiteral("loss")].steps.isEmpty());
+  EXPECT_TRUE(run->isLayerwise());
+  EXPECT_EQ(run->config.value(QStringLiteral("task")), QStringLiteral("video"));
+
+  const QString missing = QDir(directory_->path()).filePath(QStringLiteral("missing.h5"));
+  EXPECT_EQ(controller_->open({missing}), 0);
+  EXPECT_TRUE(window_->lastMessage().contains(missing)) << window_->lastMessage().toStdString();
+
+  const QString garbage = QDir(directory_->path()).filePath(QStringLiteral("garbage.h5"));
+  {
+    QFile file(garbage);
+    ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+    file.write("this is not an HDF5 file\n");
+  }
+  EXPECT_EQ(controller_->open({garbage}), 0);
+  EXPECT_TRUE(window_->lastMessage().contains(QStringLiteral("garbage.h5")));
+
+  // A run file cut in half, as by a full disk or a partial copy.
+  const QString truncated = QDir(directory_->path()).filePath(QStringLiteral("truncated.h5"));
+  {
+    QFile source(samplePath());
+    ASSERT_TRUE(source.open(QIODevice::ReadOnly));
+    const QByteArray bytes = source.readAll();
+    QFile file(truncated);
+    ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+    file.write(bytes.left(bytes.size() / 2));
+  }
+  EXPECT_EQ(controller_->open({truncated}), 0);
+  EXPECT_TRUE(window_->lastMessage().contains(QStringLiteral("truncated.h5")));
+  // Nothing already open was lost, and the window still works.
+  EXPECT_EQ(window_->model()->count(), 1);
+  EXPECT_EQ(controller_->open({samplePath()}), 0) << "the same file is focused, not opened twice";
+  EXPECT_EQ(window_->model()->count(), 1);
+}
+
+TEST_F(LabTest, TheConfigFormValidatesWithTheEnginesRules) {
+  auto* panel = window_->experimentPanel();
+  panel->setPreset(QStringLiteral("vit-horst"));
+  EXPECT_TRUE(panel->startEnabled()) << panel->validationMessage().toStdString();
+  ASSERT_TRUE(panel->setFieldText(QStringLiteral("train.lr"), QStringLiteral("abc")));
+  EXPECT_FALSE(panel->startEnabled());
+  EXPECT_TRUE(panel->validationMessage().contains(QStringLiteral("train.lr")));
+  EXPECT_TRUE(panel->validationMessage().contains(QStringLiteral("abc")));
+  ASSERT_TRUE(panel->setFieldText(QStringLiteral("train.lr"), QStringLiteral("-1")));
+  EXPECT_FALSE(panel->startEnabled());
+  EXPECT_TRUE(panel->validationMessage().contains(QStringLiteral("lr"))) << panel->validationMessage().toStdString();
+  ASSERT_TRUE(panel->setFieldText(QStringLiteral("train.lr"), QStringLiteral("0.003")));
+  EXPECT_TRUE(panel->startEnabled()) << panel->validationMessage().toStdString();
+  ASSERT_TRUE(panel->setFieldText(QStringLiteral("sparsity.target"), QStringLiteral("1.5")));
+  EXPECT_FALSE(panel->startEnabled());
+  EXPECT_TRUE(panel->validationMessage().contains(QStringLiteral("target")))
+      << panel->validationMessage().toStdString();
+  ASSERT_TRUE(panel->setFieldText(QStringLiteral("sparsity.target"), QStringLiteral("0.8")));
+  ASSERT_TRUE(panel->setFieldText(QStringLiteral("optimizer.name"), QStringLiteral("ham")));
+  EXPECT_TRUE(panel->startEnabled()) << panel->validationMessage().toStdString();
+  // Every preset of both engines makes a form that is valid as it comes.
+  for (const auto& name : backend_.presetNames()) {
+    for (const QString& size : {QStringLiteral("quick"), QStringLiteral("full")}) {
+      panel->setPreset(name, size);
+      EXPECT_TRUE(panel->startEnabled()) << name.toStdString() << ": " << panel->validationMessage().toStdString();
+    }
+  }
+}
+
+// Share of pixels inside the plot that are not the background: a blank plot has only axes and grid.
+double inkShare(const QImage& image) {
+  int64_t ink = 0, total = 0;
+  QSet<QRgb> colours;
+  for (int y = image.height() / 10; y < image.height() * 9 / 10; y += 2) {
+    for (int x = image.width() / 8; x < image.width() * 7 / 8; x += 2) {
+      const QRgb pixel = image.pixel(x, y);
+      colours.insert(pixel);
+      ++total;
+      if (qRed(pixel) + qGreen(pixel) + qBlue(pixel) < 600) ++ink;
+    }
+  }
+  return colours.size() < 8 ? 0.0 : static_cast<double>(ink) / static_cast<double>(total);
+}
+
+TEST_F(LabTest, ScreenshotsOfEveryViewAreNotBlank) {
+  ASSERT_EQ(controller_->open({samplePath()}), 1);
+  window_->refreshViews();
+  QApplication::processEvents();
+  for (auto* view : window_->views()) {
+    view->refresh(true);
+    view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+    if (view == window_->robustnessView()) continue;  // no sweep in this run: checked below
+    EXPECT_TRUE(view->hasData()) << view->title().toStdString();
+    const QImage image = view->plot()->toPixmap(800, 500).toImage();
+    EXPECT_GT(inkShare(image), 0.002) << view->title().toStdString() << " looks blank";
+    EXPECT_FALSE(view->csv().split('\n', Qt::SkipEmptyParts).size() < 2) << view->title().toStdString();
+  }
+  EXPECT_FALSE(window_->robustnessView()->hasData());
+  // Export all: every view as PNG, SVG, PDF and CSV.
+  QTemporaryDir exports;
+  const QStringList written = window_->exportAll(exports.path());
+  EXPECT_EQ(written.size(), 4 * window_->views().size());
+  for (const auto& path : written) {
+    // A CSV without data still has its header row.
+    EXPECT_GT(QFileInfo(path).size(), path.endsWith(QStringLiteral(".csv")) ? 20 : 100) << path.toStdString();
+  }
+}
+
+}  // namespace
+}  // namespace descentlab
+
+int main(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication application(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("DescentLab-tests"));  // never the user's own settings
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
