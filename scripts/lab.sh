@@ -95,7 +95,7 @@ setup() {
 run_main_job() {
   if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
     say "Starting the DescentLab desktop application"
-    exec "$build_dir/app/descentlab"
+    exec "$build_dir/app/descentlab" --runs-dir "$repo/runs" --preset video-constrained --size quick
   fi
   # No display: the headless default experiment, a quick constrained (layerwise-descent) run on IMDb, kept in
   # runs/. A second call resumes it if it was interrupted, and otherwise only prints its summary.

@@ -169,6 +169,28 @@ case "$check" in
     "$cli" compare "$scratch/erm.h5" "$scratch/con.h5" >"$scratch/text" || fail "compare (text)"
     expect_in "video noise (rmse)" "$scratch/text"
     ;;
+  gui_report)
+    # descentlab report (the GUI binary, offscreen): two tiny video runs, one swept, rendered to PNG; a bad file
+    # named in the error. Arguments: CLI GUI.
+    gui=$3
+    tiny=(--set data.train_clips=32 --set data.test_clips=8 --set data.frames=4 --set data.height=16
+          --set data.width=16 --set model.layers=2 --set model.width=16 --set model.ff_width=32 --set train.epochs=1
+          --set train.batch_size=8 --device cpu)
+    "$cli" train --preset video-erm "${tiny[@]}" --out "$scratch/erm.h5" 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "erm run"; }
+    "$cli" train --preset video-constrained "${tiny[@]}" --out "$scratch/con.h5" 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "constrained run"; }
+    "$cli" sweep "$scratch/con.h5" --noise video --gamma 0:2:1 --seeds 2 --json >/dev/null 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "sweep"; }
+    QT_QPA_PLATFORM=offscreen "$gui" report "$scratch/erm.h5" "$scratch/con.h5" --out "$scratch/report" \
+      >"$scratch/out" 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "report"; }
+    for view in training-loss test-metric per-layer-loss lagrange-multipliers weight-geometry robustness dashboard; do
+      [ -s "$scratch/report/$view.png" ] || fail "no $view.png"
+    done
+    grep -q "no data" "$scratch/out" && { cat "$scratch/out" >&2; fail "a view had no data"; }
+    echo garbage >"$scratch/bad.h5"
+    QT_QPA_PLATFORM=offscreen "$gui" report "$scratch/bad.h5" --out "$scratch/bad" >"$scratch/out" 2>&1 &&
+      fail "a bad run file was accepted"
+    expect_in "bad.h5" "$scratch/out"
+    ;;
   *) fail "unknown check" ;;
 esac
 echo "ok: $check"

@@ -246,6 +246,26 @@ TEST_F(LabTest, OpensGoodRunFilesAndNamesTheProblemWithBadOnes) {
   EXPECT_EQ(window_->model()->count(), 1);
 }
 
+TEST_F(LabTest, AMissingDatasetFailsTheRunWithAMessageAndTheLabGoesOn) {
+  QTemporaryDir empty;
+  qputenv("DESCENTLAB_DATA", empty.path().toUtf8());
+  auto* panel = window_->experimentPanel();
+  panel->setPreset(QStringLiteral("vit-horst"));
+  const QString id = controller_->start(
+      {QStringLiteral("vit-horst"), QStringLiteral("quick"), QStringLiteral("cpu"), panel->fields()});
+  ASSERT_FALSE(id.isEmpty());
+  auto* run = window_->model()->run(id);
+  ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 30000));
+  qunsetenv("DESCENTLAB_DATA");
+  EXPECT_EQ(run->state, RunState::Failed);
+  // The message names what is missing, in the window and in the run's log.
+  EXPECT_TRUE(window_->lastMessage().contains(empty.path())) << window_->lastMessage().toStdString();
+  EXPECT_TRUE(run->log.join('\n').contains(QStringLiteral("error:")));
+  EXPECT_EQ(controller_->activeRuns(), 0);
+  // The lab still opens runs afterwards.
+  EXPECT_EQ(controller_->open({samplePath()}), 1);
+}
+
 TEST_F(LabTest, TheConfigFormValidatesWithTheEnginesRules) {
   auto* panel = window_->experimentPanel();
   panel->setPreset(QStringLiteral("vit-horst"));
