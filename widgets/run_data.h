@@ -58,7 +58,8 @@ class RunData {
   int64_t totalSteps = 0;
   int64_t firstStep = 0;
   int64_t currentStep = 0;
-  double stepsPerSecond = 0.0;
+  double stepsPerSecond = 0.0;       // live, over the last seconds
+  double finalStepsPerSecond = 0.0;  // the engine's figure for the whole run, once it has ended
   QStringList log;
   QString error;
 

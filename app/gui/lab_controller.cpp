@@ -175,6 +175,7 @@ void LabController::onFinished(const QString& runId, const train::SessionResult&
           QStringLiteral("%1: %2 (everything committed so far stays in %3)").arg(run->name, error, run->path), runId);
     } else {
       run->state = result.stopped ? widgets::RunState::Stopped : widgets::RunState::Finished;
+      run->finalStepsPerSecond = result.steps_per_second;
       if (!result.stopped) run->currentStep = run->totalSteps = result.steps;
       run->appendLog(QStringLiteral("%1 %2 at step %3 after %4 s (%5 steps/s); test %6 %7, loss %8")
                          .arg(timestamp(), result.stopped ? QStringLiteral("stopped") : QStringLiteral("finished"))
