@@ -13,6 +13,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QMimeData>
 #include <QPainter>
 #include <QPlainTextEdit>
@@ -185,6 +186,20 @@ void MainWindow::buildMenus() {
   for (auto* dockWidget : findChildren<QDockWidget*>()) view->addAction(dockWidget->toggleViewAction());
   view->addSeparator();
   view->addAction(QStringLiteral("Reset &layout"), this, [this] { restoreState(defaultState_); });
+
+  QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+  help->addAction(QStringLiteral("&Environment and datasets…"), this, [this] {
+    QString datasets;
+    for (const auto& line : summary_.datasets) datasets += QStringLiteral("<li>%1</li>").arg(line.toHtmlEscaped());
+    QMessageBox::information(
+        this, QStringLiteral("DescentLab environment"),
+        QStringLiteral("<p><b>DescentLab %1</b></p><p>LibTorch %2 · %3 · %4 thread(s)<br>BLAS: %5</p>"
+                       "<p><b>Datasets</b></p><ul>%6</ul><p>Runs are HDF5 files: drop them on the window to open "
+                       "them.</p>")
+            .arg(summary_.version.toHtmlEscaped(), summary_.torch_version.toHtmlEscaped(),
+                 summary_.device.toHtmlEscaped(), QString::number(summary_.threads), summary_.blas.toHtmlEscaped(),
+                 datasets));
+  });
 }
 
 QVector<PlotView*> MainWindow::views() const {
