@@ -75,7 +75,7 @@ case "${1:-}" in
       done
       # HORST's lr and alpha together: the best alpha moves with the learning rate.
       for lr in 0.0003 0.003 0.01; do
-        for alpha in 5 20 50; do
+        for alpha in 2 5 20 50; do
           echo "tune-vit-horst-a$alpha-lr$lr vit-horst full no --set train.lr=$lr --set optimizer.alpha=$alpha $tune_vit"
           echo "tune-gpt-horst-a$alpha-lr$lr gpt-horst full no --set train.lr=$lr --set optimizer.alpha=$alpha $tune_gpt"
         done
