@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     if (flag == "--batch") shape.batch = value;
     if (flag == "--length") shape.length = value;
   }
-  configure_threads(threads_from_environment(1));
+  configure_process(threads_from_environment(1));
   torch::manual_seed(0);
   models::TransformerOptions options;
   options.layers = shape.layers;
@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
     const auto states = model->states(tokens);
     std::vector<torch::Tensor> losses;
     for (size_t l = 0; l < states.size(); ++l) {
-      losses.push_back(torch::nn::functional::cross_entropy(model->readout(static_cast<int64_t>(l), states[l], tokens), labels));
+      losses.push_back(
+          torch::nn::functional::cross_entropy(model->readout(static_cast<int64_t>(l), states[l], tokens), labels));
     }
     return torch::stack(losses);
   };

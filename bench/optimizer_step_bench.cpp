@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  configure_threads(threads_from_environment(1));
+  configure_process(threads_from_environment(1));
   const auto info = runtime_info();
   std::printf("LibTorch %s, %d torch thread(s), BLAS: %s\n", info.torch_version.c_str(), info.threads,
               info.blas.c_str());

@@ -22,7 +22,9 @@ namespace fs = std::filesystem;
 using namespace descentlab;
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 template <typename Action>
 double median_seconds(int repeats, Action action) {
@@ -84,13 +86,15 @@ void compare_checkpoints(const std::string& folder, const char* label, int64_t w
   });
   const double torch_load = median_seconds(repeats, [&] { torch::load(target, torch_path); });
   for (const auto& item : model->named_parameters()) {
-    if (!torch::equal(item.value(), target->named_parameters()[item.key()])) std::printf("MISMATCH %s\n", item.key().c_str());
+    if (!torch::equal(item.value(), target->named_parameters()[item.key()]))
+      std::printf("MISMATCH %s\n", item.key().c_str());
   }
 
   const double run_bytes = static_cast<double>(fs::file_size(run_path) - metrics_only_size);
   const double torch_bytes = static_cast<double>(fs::file_size(torch_path));
   std::printf("| %s (%.2f M parameters) | save | %.1f ms | %.1f ms | %.2f |\n", label,
-              static_cast<double>(parameter_count(*model)) / 1e6, 1e3 * run_save, 1e3 * torch_save, run_save / torch_save);
+              static_cast<double>(parameter_count(*model)) / 1e6, 1e3 * run_save, 1e3 * torch_save,
+              run_save / torch_save);
   std::printf("| | load | %.1f ms | %.1f ms | %.2f |\n", 1e3 * run_load, 1e3 * torch_load, run_load / torch_load);
   std::printf("| | size | %.2f MB (file %.2f MB with 10k metric rows) | %.2f MB | %.3f |\n", run_bytes / 1e6,
               static_cast<double>(fs::file_size(run_path)) / 1e6, torch_bytes / 1e6, run_bytes / torch_bytes);
@@ -126,9 +130,10 @@ void metric_appends(const std::string& folder) {
     if (step % 100 == 99) writer->flush();
   }
   const double pattern = seconds_since(start);
-  std::printf("| 20 series x 5,000 steps, a commit every 100 steps (50 commits) | %.0f appends per second | %.2f ms per "
-              "step |\n",
-              20.0 * steps / pattern, 1e3 * pattern / steps);
+  std::printf(
+      "| 20 series x 5,000 steps, a commit every 100 steps (50 commits) | %.0f appends per second | %.2f ms per "
+      "step |\n",
+      20.0 * steps / pattern, 1e3 * pattern / steps);
   std::printf("\nrun file after the metric benchmark: %.2f MB\n", static_cast<double>(fs::file_size(path)) / 1e6);
   writer.reset();
   fs::remove(path);
@@ -144,7 +149,7 @@ int main(int argc, char** argv) {
     if (flag == "--repeats") repeats = std::stoi(argv[i + 1]);
     if (flag == "--folder") folder = argv[i + 1];
   }
-  descentlab::configure_threads(1);
+  descentlab::configure_process(1);
   std::printf("Checkpoint save/load (median of %d), run file vs torch::save/torch::load, same model:\n\n", repeats);
   std::printf("| model | what | run file | torch | ratio run/torch |\n|---|---|---|---|---|\n");
   compare_checkpoints(folder, "small: 4 x Linear(256)", 256, 4, repeats);

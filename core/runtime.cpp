@@ -1,5 +1,7 @@
 #include "core/runtime.h"
 
+#include <malloc.h>
+
 #include <dlfcn.h>
 #include <torch/torch.h>
 #include <torch/version.h>
@@ -37,6 +39,18 @@ void configure_threads(int threads) {
   if (threads < 1) throw Error("thread count must be >= 1, got " + std::to_string(threads));
   at::set_num_threads(threads);
   if (auto set_blas_threads = find_symbol<void (*)(int)>("openblas_set_num_threads")) set_blas_threads(threads);
+}
+
+void configure_allocator() {
+  // Above 32 MiB (glibc's largest mmap threshold) blocks still come from mmap; below it they come from the heap,
+  // which keeps up to 1 GiB of free memory at its top instead of trimming it after every free.
+  mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
+}
+
+void configure_process(int threads) {
+  configure_allocator();
+  configure_threads(threads);
 }
 
 RuntimeInfo runtime_info() {

@@ -100,6 +100,7 @@ QStringList LabModel::differingKeys() const {
   QStringList sorted(all.begin(), all.end());
   sorted.sort();
   for (const auto& key : sorted) {
+    if (key == QStringLiteral("name")) continue;  // the run's name is its first column already
     const QString first = runs_.front()->config.value(key, QStringLiteral("(unset)"));
     for (const auto& run : runs_) {
       if (run->config.value(key, QStringLiteral("(unset)")) != first) {

@@ -166,8 +166,8 @@ void MainWindow::buildDocks() {
   tabifyDockWidget(lambdaDock, robustDock);
   lambdaDock->raise();
   splitDockWidget(runsDock, logDock, Qt::Horizontal);
-  resizeDocks({experimentDock}, {330}, Qt::Horizontal);
-  resizeDocks({metricDock, layerDock}, {430, 430}, Qt::Horizontal);
+  resizeDocks({experimentDock}, {300}, Qt::Horizontal);
+  resizeDocks({metricDock, layerDock}, {470, 470}, Qt::Horizontal);
   resizeDocks({runsDock}, {170}, Qt::Vertical);
   resizeDocks({runsDock, logDock}, {1000, 500}, Qt::Horizontal);
 }

@@ -50,6 +50,11 @@ PlotView::PlotView(LabModel* model, QString title, QWidget* parent)
   connect(plot_->selectionRect(), &QCPSelectionRect::accepted, this, [this] { userZoomed_ = true; });
 }
 
+PlotView::~PlotView() {
+  // A legend taken out of the layout is owned by no one: hand it back, so the plot deletes it.
+  if (legendTaken_ && !plot_->plotLayout()->element(0, 0)) plot_->plotLayout()->addElement(0, 0, plot_->legend);
+}
+
 void PlotView::addExportButton() {
   auto* button = new QToolButton(this);
   button->setText(QStringLiteral("Export…"));
@@ -75,6 +80,16 @@ void PlotView::refresh(bool force) {
   if (!force && revision == drawnRevision_) return;
   drawnRevision_ = revision;
   rebuild();
+  // A legend without items would squeeze its layout column to nothing (QCustomPlot takes the smallest maximum
+  // width of a column): it leaves the layout while empty and comes back with its first item.
+  auto* layout = plot_->plotLayout();
+  if (legendTaken_ && plot_->legend->itemCount() > 0 && !layout->element(0, 0)) {
+    layout->addElement(0, 0, plot_->legend);
+    legendTaken_ = false;
+  } else if (!legendTaken_ && plot_->legend->itemCount() == 0 && layout->element(0, 0) == plot_->legend) {
+    layout->take(plot_->legend);
+    legendTaken_ = true;
+  }
   if (!userZoomed_) resetRanges();
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -22,6 +22,7 @@ class PlotView : public QWidget {
 
  public:
   PlotView(LabModel* model, QString title, QWidget* parent = nullptr);
+  ~PlotView() override;
 
   const QString& title() const { return title_; }
   QCustomPlot* plot() const { return plot_; }
@@ -69,6 +70,7 @@ class PlotView : public QWidget {
   QCPItemStraightLine* crossHorizontal_ = nullptr;
   int64_t drawnRevision_ = -1;
   bool userZoomed_ = false;
+  bool legendTaken_ = false;
 };
 
 // Quotes a CSV field when needed.

@@ -37,14 +37,22 @@ QColor faded(const QColor& colour, double amount) {  // amount 0: the colour; 1:
                           colour.blueF() + (1 - colour.blueF()) * amount);
 }
 
-void setupLegend(QCustomPlot* plot, Qt::Alignment where = Qt::AlignTop | Qt::AlignRight) {
+// The legend in its own row above the plots, filled left to right: it never hides data, however small the dock.
+void setupLegend(QCustomPlot* plot) {
   plot->legend->setVisible(true);
-  plot->legend->setBrush(QColor(255, 255, 255, 210));
-  plot->legend->setBorderPen(QPen(QColor(180, 180, 180)));
+  plot->legend->setBrush(Qt::NoBrush);
+  plot->legend->setBorderPen(Qt::NoPen);
   QFont legendFont = plot->font();
   legendFont.setPointSizeF(legendFont.pointSizeF() * 0.9);
   plot->legend->setFont(legendFont);
-  plot->axisRect(0)->insetLayout()->setInsetAlignment(0, where);
+  plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+  plot->legend->setWrap(2);
+  plot->legend->setMargins(QMargins(4, 3, 4, 0));
+  plot->axisRect(0)->insetLayout()->take(plot->legend);
+  plot->plotLayout()->insertRow(0);
+  plot->plotLayout()->addElement(0, 0, plot->legend);
+  plot->plotLayout()->setRowStretchFactor(0, 0.001);
+  plot->plotLayout()->setRowSpacing(0);
 }
 
 QComboBox* keepChoice(QComboBox* box, const QStringList& items, const QString& fallback) {
@@ -80,6 +88,7 @@ TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, co
   smoothing_ = new QSlider(Qt::Horizontal, this);
   smoothing_->setRange(0, 99);
   smoothing_->setValue(60);
+  smoothing_->setMinimumWidth(70);
   smoothing_->setMaximumWidth(120);
   smoothing_->setToolTip(QStringLiteral("Smoothing: exponential moving average weight, as in TensorBoard"));
   smoothingLabel_ = new QLabel(this);
@@ -190,7 +199,6 @@ void TrainingCurvesView::rebuild() {
     ++drawn;
   }
   plot()->yAxis->setLabel(label.isEmpty() ? QStringLiteral("test metric") : label);
-  plot()->legend->setVisible(drawn > 0);
   if (drawn == 0) {
     placeholder(plot(), plot()->axisRect(),
                 model()->count() == 0 ? QStringLiteral("No run yet: pick a preset and press Start")
@@ -274,12 +282,10 @@ void LayerLossView::rebuild() {
   }
   if (!focus && !layerwise.isEmpty()) focus = layerwise.front();
   if (layerwise.isEmpty()) {
-    plot()->legend->setVisible(false);
     placeholder(plot(), plot()->axisRect(0),
                 QStringLiteral("No layerwise-descent run yet\n(presets text-* and video-*)"));
     return;
   }
-  plot()->legend->setVisible(true);
   const bool logY = logY_->isChecked();
   auto clean = [logY](QVector<double> values) {
     if (logY) {
@@ -382,7 +388,7 @@ LambdaView::LambdaView(LabModel* model, QWidget* parent)
   tools()->addWidget(series_);
   addExportButton();
   styleAxisRect(plot()->axisRect(), QStringLiteral("step"), QStringLiteral("λ_l"));
-  setupLegend(plot(), Qt::AlignTop | Qt::AlignLeft);
+  setupLegend(plot());
   connect(series_, &QComboBox::currentIndexChanged, this, [this] { refresh(true); });
 }
 
@@ -407,14 +413,12 @@ void LambdaView::rebuild() {
     }
   }
   if (!focus) {
-    plot()->legend->setVisible(false);
     placeholder(plot(), plot()->axisRect(),
                 name == QStringLiteral("resilient_slack")
                     ? QStringLiteral("No resilient constrained run\n(constraints.resilient = true)")
                     : QStringLiteral("No constrained layerwise run yet\n(text-constrained, video-constrained)"));
     return;
   }
-  plot()->legend->setVisible(true);
   const auto& track = focus->vectors[name];
   QCPColorGradient gradient(QCPColorGradient::gpSpectrum);
   for (int layer = 0; layer < track.width; ++layer) {
@@ -469,6 +473,12 @@ WeightGeometryView::WeightGeometryView(LabModel* model, QWidget* parent)
   group_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   tools()->addWidget(new QLabel(QStringLiteral("weights"), this));
   tools()->addWidget(group_);
+  zeros_ = new QCheckBox(QStringLiteral("include zeros"), this);
+  zeros_->setToolTip(
+      QStringLiteral("Include |w| < 1e-8 (pruned and exact zeros) in the histogram; off, it shows the "
+                     "kept weights and the zeros are counted in the sparsity above"));
+  tools()->addWidget(zeros_);
+  connect(zeros_, &QCheckBox::toggled, this, [this] { refresh(true); });
   addExportButton();
   summary_ = new QLabel(this);
   summary_->setTextFormat(Qt::RichText);
@@ -490,7 +500,8 @@ WeightGeometryView::WeightGeometryView(LabModel* model, QWidget* parent)
   plot()->plotLayout()->setRowStretchFactor(0, 1.0);
   plot()->plotLayout()->setRowStretchFactor(1, 1.0);
   styleAxisRect(heat_, QStringLiteral("step"), QStringLiteral("log10 |w|"));
-  auto* scale = new QCPColorScale(plot());
+  scale_ = new QCPColorScale(plot());
+  auto* scale = scale_;
   plot()->plotLayout()->addElement(1, 1, scale);
   scale->setType(QCPAxis::atRight);
   scale->setBarWidth(10);
@@ -499,11 +510,13 @@ WeightGeometryView::WeightGeometryView(LabModel* model, QWidget* parent)
   auto* margins = new QCPMarginGroup(plot());
   top->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
   heat_->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
-  scale->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
+  auto* vertical = new QCPMarginGroup(plot());  // the colour bar spans exactly the heat map's height
+  heat_->setMarginGroup(QCP::msTop | QCP::msBottom, vertical);
+  scale->setMarginGroup(QCP::msTop | QCP::msBottom, vertical);
   // An empty cell on the right of the top row, so the two plots have the same width.
   plot()->plotLayout()->addElement(0, 1, new QCPLayoutElement(plot()));
   plot()->plotLayout()->setColumnStretchFactor(1, 0.01);
-  setupLegend(plot(), Qt::AlignTop | Qt::AlignLeft);
+  setupLegend(plot());
   connect(group_, &QComboBox::currentIndexChanged, this, [this] { refresh(true); });
 }
 
@@ -527,17 +540,17 @@ void WeightGeometryView::rebuild() {
 
   plot()->clearPlottables();
   plot()->clearItems();
-  auto* scale = qobject_cast<QCPColorScale*>(plot()->plotLayout()->element(1, 1));
   QStringList lines;
   int drawn = 0;
   for (auto* run : model()->runs()) {
     const auto it = run->histograms.constFind(name);
     if (it == run->histograms.cend() || it->counts.isEmpty()) continue;
     const auto& counts = it->counts.back();
+    const int firstBin = zeros_->isChecked() ? 0 : 1;  // bin 0 holds |w| below the lowest edge, zeros included
     double total = 0;
-    for (double count : counts) total += count;
+    for (int bin = firstBin; bin < counts.size(); ++bin) total += counts[bin];
     QVector<double> x, y;
-    for (int bin = 0; bin < counts.size() && bin + 1 < it->edges.size(); ++bin) {
+    for (int bin = firstBin; bin < counts.size() && bin + 1 < it->edges.size(); ++bin) {
       // The first bin holds everything below its upper edge (exact zeros too); draw it at that edge.
       const double low = bin == 0 ? it->edges[1] / 10 : it->edges[bin];
       x.push_back(std::sqrt(low * it->edges[bin + 1]));
@@ -564,9 +577,10 @@ void WeightGeometryView::rebuild() {
     }
     lines << line;
   }
+  plot()->yAxis->setLabel(zeros_->isChecked() ? QStringLiteral("share of weights")
+                                              : QStringLiteral("share of weights ≠ 0"));
   summary_->setText(lines.join(QStringLiteral("&nbsp;&nbsp; ")));
   summary_->setVisible(!lines.isEmpty());
-  plot()->legend->setVisible(drawn > 0);
   if (drawn == 0) {
     placeholder(plot(), plot()->axisRect(0),
                 QStringLiteral("No weight histograms yet\n(every run emits them; sparse presets most often)"));
@@ -602,7 +616,7 @@ void WeightGeometryView::rebuild() {
     }
   }
   map->setInterpolate(false);
-  map->setColorScale(scale);
+  map->setColorScale(scale_);
   map->setDataRange(QCPRange(-5, 0));
   map->removeFromLegend();
   auto* caption = new QCPItemText(plot());
@@ -733,7 +747,6 @@ void RobustnessView::rebuild() {
     ++drawn;
   }
   plot()->yAxis->setLabel(metric.isEmpty() ? QStringLiteral("test metric") : QStringLiteral("test ") + metric);
-  plot()->legend->setVisible(drawn > 0);
   if (drawn == 0) {
     placeholder(
         plot(), plot()->axisRect(),

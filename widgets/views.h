@@ -5,6 +5,7 @@
 #include "widgets/plot_view.h"
 
 class QCheckBox;
+class QCPColorScale;
 class QComboBox;
 class QLabel;
 class QPushButton;
@@ -97,8 +98,10 @@ class WeightGeometryView : public PlotView {
 
  private:
   QComboBox* group_ = nullptr;
+  QCheckBox* zeros_ = nullptr;
   QLabel* summary_ = nullptr;
   QCPAxisRect* heat_ = nullptr;
+  QCPColorScale* scale_ = nullptr;
 };
 
 // Robustness: the test metric against noise strength γ for every run with a sweep of the chosen noise type, the

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   descentlab::cli::add_analysis_commands(app, exit_code);
   descentlab::cli::add_prune_command(app, exit_code);
   app.parse_complete_callback(
-      [&threads]() { descentlab::configure_threads(threads > 0 ? threads : descentlab::threads_from_environment(1)); });
+      [&threads]() { descentlab::configure_process(threads > 0 ? threads : descentlab::threads_from_environment(1)); });
 
   try {
     app.parse(argc, argv);

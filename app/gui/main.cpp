@@ -15,6 +15,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QDockWidget>
 #include <QLocale>
 #include <QMessageBox>
 #include <QTimer>
@@ -68,10 +69,25 @@ void take_shots(MainWindow& window, const QString& directory, const QString& pre
   QApplication::processEvents();
   window.grab().save(QDir(directory).filePath(prefix + QStringLiteral("-window.png")));
   for (auto* view : window.views()) {
+    // A view tabbed behind another is brought to the front for its picture.
+    for (QWidget* parent = view->parentWidget(); parent; parent = parent->parentWidget()) {
+      if (auto* dock = qobject_cast<QDockWidget*>(parent)) {
+        dock->raise();
+        break;
+      }
+    }
+    QApplication::processEvents();
     view->refresh(true);
     view->plot()->replot(QCustomPlot::rpImmediateRefresh);
     view->grab().save(
         QDir(directory).filePath(prefix + QLatin1Char('-') + view_file_name(view) + QStringLiteral(".png")));
+  }
+  // Back to the default front tab.
+  for (QWidget* parent = window.lambdaView()->parentWidget(); parent; parent = parent->parentWidget()) {
+    if (auto* dock = qobject_cast<QDockWidget*>(parent)) {
+      dock->raise();
+      break;
+    }
   }
   std::cerr << "descentlab: screenshots " << prefix.toStdString() << " in " << directory.toStdString() << "\n";
 }
@@ -133,7 +149,7 @@ int run_report(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "report") {
     try {
-      descentlab::configure_threads(descentlab::threads_from_environment(1));
+      descentlab::configure_process(descentlab::threads_from_environment(1));
       return run_report(argc, argv);
     } catch (const std::exception& error) {
       std::cerr << "descentlab report: error: " << error.what() << "\n";
@@ -163,7 +179,7 @@ int main(int argc, char** argv) {
   parser.addOptions({preset, size, start, runsDir, shots});
   parser.process(application);
   try {
-    descentlab::configure_threads(descentlab::threads_from_environment(1));
+    descentlab::configure_process(descentlab::threads_from_environment(1));
     const LabBackend backend;
     MainWindow window(summarize_environment(), backend);
     LabController controller(window, backend, QDir(parser.value(runsDir)).absolutePath());
@@ -181,7 +197,7 @@ int main(int argc, char** argv) {
       bool midTaken = false;
       QObject::connect(poll, &QTimer::timeout, &window, [&, poll] {
         auto* model = window.model();
-        if (!midTaken && model->count() > 0 && model->runAt(0)->progress() >= 0.5) {
+        if (!midTaken && controller.activeRuns() > 0 && model->runAt(0)->progress() >= 0.5) {
           midTaken = true;
           take_shots(window, directory, QStringLiteral("mid"));
         }

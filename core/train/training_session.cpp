@@ -132,6 +132,9 @@ void TrainingSession::start(std::function<void(const SessionResult&, const std::
   join();
   running_.store(true);
   worker_ = std::thread([this, done = std::move(done)] {
+    // OpenMP's thread count is per calling thread: a new thread would use every core, not the count set once at
+    // start-up (measured: the GUI's runs went 20 % faster than headless ones on 2 threads instead of 1).
+    at::init_num_threads();
     SessionResult result;
     std::string error;
     try {
