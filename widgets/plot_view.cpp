@@ -4,12 +4,14 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSvgGenerator>
 #include <QTextStream>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "widgets/lab_model.h"
 
@@ -80,6 +82,18 @@ void PlotView::refresh(bool force) {
   if (!force && revision == drawnRevision_) return;
   drawnRevision_ = revision;
   rebuild();
+  // As many legend columns (up to 3) as the widest entry allows in the plot's width: an entry is never clipped.
+  {
+    const QFontMetrics metrics(plot_->legend->font());
+    int widest = 0;
+    for (int i = 0; i < plot_->legend->itemCount(); ++i) {
+      if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i))) {
+        widest = std::max(widest, metrics.horizontalAdvance(item->plottable()->name()) + 48);
+      }
+    }
+    const int width = plot_->width() > 100 ? plot_->width() : 800;
+    plot_->legend->setWrap(widest > 0 ? std::clamp((width - 16) / widest, 1, 3) : 2);
+  }
   // A legend without items would squeeze its layout column to nothing (QCustomPlot takes the smallest maximum
   // width of a column): it leaves the layout while empty and comes back with its first item.
   auto* layout = plot_->plotLayout();

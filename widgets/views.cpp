@@ -320,7 +320,7 @@ void LayerLossView::rebuild() {
     const bool isFocus = run == focus;
     graph->setPen(QPen(run->colour, isFocus ? 3.0 : 2.0, isFocus ? Qt::SolidLine : Qt::DashLine));
     graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run->colour, Qt::white, 6));
-    graph->setName(QStringLiteral("%1 (step %2)").arg(run->name).arg(static_cast<qint64>(track.steps.back())));
+    graph->setName(run->name);
     for (int layer = 1; layer < newest.size(); ++layer) {
       if (newest[layer] > newest[layer - 1]) {
         breakX.push_back(layer);
@@ -333,7 +333,7 @@ void LayerLossView::rebuild() {
   breaks->setScatterStyle(
       QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, QColor(200, 0, 0), QColor(200, 0, 0), 11));
   breaks->setData(breakX, breakY);
-  breaks->setName(QStringLiteral("descent breaks (f_l > f_l-1)"));
+  breaks->setName(QStringLiteral("descent breaks"));
   if (breakX.isEmpty()) breaks->removeFromLegend();
 
   // Descending share per layer, newest evaluation, bars side by side.
@@ -563,10 +563,11 @@ void WeightGeometryView::rebuild() {
     QColor fill = run->colour;
     fill.setAlpha(40);
     graph->setBrush(fill);
-    graph->setName(QStringLiteral("%1 (step %2)").arg(run->name).arg(static_cast<qint64>(it->steps.back())));
+    graph->setName(run->name);
     ++drawn;
-    QString line = QStringLiteral("<span style='color:%1'>&#9632;</span> <b>%2</b>")
-                       .arg(run->colour.name(), run->name.toHtmlEscaped());
+    QString line = QStringLiteral("<span style='color:%1'>&#9632;</span> <b>%2</b> step %3")
+                       .arg(run->colour.name(), run->name.toHtmlEscaped())
+                       .arg(static_cast<qint64>(it->steps.back()));
     if (run->scalars.contains(QStringLiteral("sparsity"))) {
       line += QStringLiteral(" sparsity %1 %")
                   .arg(100.0 * run->scalars[QStringLiteral("sparsity")].values.back(), 0, 'f', 1);

@@ -191,13 +191,14 @@ int main(int argc, char** argv) {
       controller.start({name, parser.value(size), QStringLiteral("auto"), window.experimentPanel()->fields()});
     }
     if (parser.isSet(shots)) {
-      // Mid-run: once the first run is half done; the end: once every run has finished, then quit.
+      // Mid-run: once the first run is 60 % done (after the first evaluation of a 2-epoch quick run); the end: once
+      // every run has finished, then quit.
       const QString directory = parser.value(shots);
       auto* poll = new QTimer(&window);
       bool midTaken = false;
       QObject::connect(poll, &QTimer::timeout, &window, [&, poll] {
         auto* model = window.model();
-        if (!midTaken && controller.activeRuns() > 0 && model->runAt(0)->progress() >= 0.5) {
+        if (!midTaken && controller.activeRuns() > 0 && model->runAt(0)->progress() >= 0.6) {
           midTaken = true;
           take_shots(window, directory, QStringLiteral("mid"));
         }
