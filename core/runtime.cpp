@@ -7,6 +7,7 @@
 #include <torch/version.h>
 
 #include <cstdlib>
+#include <string>
 #include <stdexcept>
 
 #include "core/generated/build_info.h"
@@ -42,6 +43,8 @@ void configure_threads(int threads) {
 }
 
 void configure_allocator() {
+  // DESCENTLAB_MALLOC_DEFAULTS=1 keeps glibc's defaults: the baseline of bench/allocator_bench.sh.
+  if (const char* keep = std::getenv("DESCENTLAB_MALLOC_DEFAULTS"); keep && std::string(keep) == "1") return;
   // Above 32 MiB (glibc's largest mmap threshold) blocks still come from mmap; below it they come from the heap,
   // which keeps up to 1 GiB of free memory at its top instead of trimming it after every free.
   mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
