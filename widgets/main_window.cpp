@@ -202,6 +202,23 @@ void MainWindow::buildMenus() {
   });
 }
 
+void MainWindow::addPlayground(QWidget* playground) {
+  auto* dock = new QDockWidget(QStringLiteral("Geometry playground"), this);
+  dock->setObjectName(QStringLiteral("dock-geometry-playground"));
+  dock->setWidget(playground);
+  addDockWidget(Qt::RightDockWidgetArea, dock);
+  if (auto* lambdaDock = findChild<QDockWidget*>(QStringLiteral("dock-lagrange-multipliers"))) {
+    tabifyDockWidget(lambdaDock, dock);
+    lambdaDock->raise();
+  }
+  for (auto* menu : menuBar()->findChildren<QMenu*>()) {
+    if (menu->title() == QStringLiteral("&View"))
+      menu->insertAction(menu->actions().value(0), dock->toggleViewAction());
+  }
+  defaultState_ = saveState();
+  restoreState(QSettings().value(QStringLiteral("window/state")).toByteArray());
+}
+
 QVector<PlotView*> MainWindow::views() const {
   return {loss_, metric_, layerLoss_, lambda_, weights_, robustness_};
 }

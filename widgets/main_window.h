@@ -60,6 +60,8 @@ class MainWindow : public QMainWindow {
   // Writes every view as PNG, SVG, PDF and CSV into `directory`; returns the files written.
   QStringList exportAll(const QString& directory);
   void addRecentFile(const QString& path);
+  // Docks the optimizer-geometry playground (tabbed with λ and robustness), then re-applies the saved layout.
+  void addPlayground(QWidget* playground);
   // The selected run's controls follow its state (the app calls this after changing a state).
   void updateRunControls();
 

@@ -7,6 +7,7 @@
 
 #include "app/gui/lab_backend.h"
 #include "app/gui/lab_controller.h"
+#include "app/gui/playground_backend.h"
 #include "core/data/catalog.h"
 #include "core/runtime.h"
 #include "core/util/error.h"
@@ -22,6 +23,7 @@
 
 #include <iostream>
 
+#include "widgets/geometry_playground.h"
 #include "widgets/lab_model.h"
 #include "widgets/main_window.h"
 #include "widgets/views.h"
@@ -181,9 +183,15 @@ int main(int argc, char** argv) {
   try {
     descentlab::configure_process(descentlab::threads_from_environment(1));
     const LabBackend backend;
+    const descentlab::gui::PlaygroundBackendImpl playgroundBackend;  // outlives the window and its playground
     MainWindow window(summarize_environment(), backend);
     LabController controller(window, backend, QDir(parser.value(runsDir)).absolutePath());
     window.experimentPanel()->setPreset(parser.value(preset), parser.value(size));
+    // The playground needs OpenGL 3.3: not on Qt's offscreen or minimal platforms.
+    const QString platform = QGuiApplication::platformName();
+    if (platform != QStringLiteral("offscreen") && platform != QStringLiteral("minimal")) {
+      window.addPlayground(new descentlab::widgets::GeometryPlayground(playgroundBackend));
+    }
     window.show();
     if (!parser.positionalArguments().isEmpty()) controller.open(parser.positionalArguments());
     for (const auto& name : parser.values(start)) {

@@ -1,0 +1,123 @@
+#pragma once
+// The optimizer-geometry playground (SCIENCE.md §3): Dear ImGui in a QOpenGLWidget, with two toys re-simulated
+// whenever a slider moves. The simulations come from a PlaygroundBackend (the app implements it with
+// core/geometry, the double-precision versions of core/optim's rules), so this widget holds no optimizer math.
+//
+// Redraws are driven by events only: a mouse, wheel or key event (or a slider's change) schedules a few frames on an
+// 8 ms timer; with nothing happening, or while the panel is hidden, no frame is drawn and no timer runs.
+
+#include <QElapsedTimer>
+#include <QOpenGLWidget>
+#include <QString>
+#include <QTimer>
+
+#include <array>
+#include <string>
+#include <vector>
+
+struct ImGuiContext;
+
+namespace descentlab::widgets {
+
+struct PlaygroundSettings {
+  float lr = 0.05f;
+  int steps = 300;
+  float alpha = 20.0f;  // HAM / HORST
+  float beta = 0.0f;
+  float weight_decay = 0.0f;
+  float init_scale = 0.01f;  // the sparse toy's start |θ_i| and the hyperbolic potential's scale
+  bool operator==(const PlaygroundSettings& other) const;
+};
+
+struct SparseOutcome {
+  std::vector<double> coefficients;
+  double l1 = 0, l2 = 0, linf = 0, error = 0;  // error: ‖θ − truth‖₂
+  int support_found = 0;                       // indices where |θ| > 0.1·max|θ|
+  int support_correct = 0;                     // of those, in the truth's support
+  double loss = 0;
+};
+
+class PlaygroundBackend {
+ public:
+  virtual ~PlaygroundBackend() = default;
+  virtual std::vector<std::string> methods() const = 0;
+  // The 2-D toy, one equation a·θ = b: the path of `method` from `start`.
+  virtual std::vector<std::array<double, 2>> path2d(int method, const PlaygroundSettings& settings,
+                                                    std::array<double, 2> a, double b,
+                                                    std::array<double, 2> start) const = 0;
+  // The sparse-recovery toy (fixed problem): its truth, and each method's end point.
+  virtual std::vector<double> sparseTruth() const = 0;
+  virtual SparseOutcome sparseRun(int method, const PlaygroundSettings& settings) const = 0;
+  virtual QString sparseDescription() const = 0;
+};
+
+class GeometryPlayground : public QOpenGLWidget {
+  Q_OBJECT
+
+ public:
+  GeometryPlayground(const PlaygroundBackend& backend, QWidget* parent = nullptr);
+  ~GeometryPlayground() override;
+
+  enum class Toy { plane, sparse };
+  void setToy(Toy toy);
+  Toy toy() const { return toy_; }
+  PlaygroundSettings& settings() { return settings_; }
+  void setStart(double x, double y);
+  // Frames drawn since construction, and simulations run (both for the benchmark and tests).
+  int64_t frames() const { return frames_; }
+  int64_t simulations() const { return simulations_; }
+  // Maps a point of the 2-D toy's plane to widget coordinates (for scripted drags).
+  QPointF planeToWidget(double x, double y) const;
+  bool exportPng(const QString& path);
+  void requestFrames(int count = 3);
+
+ protected:
+  void initializeGL() override;
+  void paintGL() override;
+  void resizeGL(int w, int h) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void keyReleaseEvent(QKeyEvent* event) override;
+  void showEvent(QShowEvent* event) override;
+  void hideEvent(QHideEvent* event) override;
+
+ private:
+  void buildFrame();
+  void drawControls();
+  void drawPlane();
+  void drawSparse();
+  void simulateIfChanged();
+
+  const PlaygroundBackend& backend_;
+  ImGuiContext* context_ = nullptr;
+  QTimer frameTimer_;
+  QElapsedTimer clock_;
+  int pendingFrames_ = 0;
+  int64_t frames_ = 0;
+  int64_t simulations_ = 0;
+  Toy toy_ = Toy::plane;
+  bool exportRequested_ = false;
+
+  PlaygroundSettings settings_;
+  std::vector<bool> shown_;
+  std::array<double, 2> a_ = {0.8, 0.3};
+  double b_ = 1.0;
+  std::array<double, 2> start_ = {0.02, 0.02};  // a small init: where the implicit biases show
+  double viewScale_ = 2.2;                      // half the visible width in plane units
+
+  // Cached simulations, recomputed when the settings or the start change.
+  PlaygroundSettings simulatedSettings_;
+  std::array<double, 2> simulatedStart_ = {1e300, 1e300};
+  Toy simulatedToy_ = Toy::sparse;
+  std::vector<std::vector<std::array<double, 2>>> paths_;
+  std::vector<SparseOutcome> sparse_;
+  std::vector<double> truth_;
+
+  // The plane's canvas in widget coordinates (set while drawing).
+  float canvasX_ = 0, canvasY_ = 0, canvasW_ = 1, canvasH_ = 1;
+};
+
+}  // namespace descentlab::widgets
