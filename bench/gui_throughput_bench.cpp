@@ -137,11 +137,13 @@ GuiFigures guiRun(const QString& preset, const QString& size, const std::vector<
 }  // namespace
 
 int main(int argc, char** argv) {
+  configure_process(threads_from_environment(1));  // before any thread starts
   QApplication application(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("DescentLab-bench"));
   QString preset = QStringLiteral("video-constrained");
   QString size = QStringLiteral("quick");
   int rounds = 2;
+  bool headlessOnly = false;  // --headless-only 1: only the two headless variants (main vs worker thread)
   std::vector<std::string> overrides;
   const QStringList arguments = QApplication::arguments();
   for (int i = 1; i + 1 < arguments.size(); i += 2) {
@@ -154,7 +156,6 @@ int main(int argc, char** argv) {
     else if (arguments[i] == QStringLiteral("--set"))
       overrides.push_back(arguments[i + 1].toStdString());
   }
-  configure_process(threads_from_environment(1));
   const auto config = config::load_experiment(preset.toStdString(), size.toStdString(), "", overrides);
   QTemporaryDir directory;
   std::printf("GUI throughput and latency: preset %s (%s), %d round(s), platform %s, %d torch thread(s)\n",
@@ -166,6 +167,11 @@ int main(int argc, char** argv) {
     headless.push_back(headlessRun(config, QDir(directory.path()).filePath(QStringLiteral("headless.h5"))));
     headlessWorker.push_back(
         headlessWorkerRun(config, QDir(directory.path()).filePath(QStringLiteral("headless-worker.h5"))));
+    if (headlessOnly) {
+      std::printf("  round %d: headless %.2f steps/s, on a worker thread %.2f steps/s\n", round + 1, headless.back(),
+                  headlessWorker.back());
+      continue;
+    }
     const GuiFigures figures = guiRun(preset, size, overrides, directory.path());
     withGui.push_back(figures.stepsPerSecond);
     latencies.insert(latencies.end(), figures.latencies.begin(), figures.latencies.end());
@@ -177,6 +183,7 @@ int main(int argc, char** argv) {
         figures.latencies.size(), figures.drains);
     std::fflush(stdout);
   }
+  if (headlessOnly) return 0;
   double headlessMean = 0, workerMean = 0, guiMean = 0;
   for (double value : headless) headlessMean += value / static_cast<double>(headless.size());
   for (double value : headlessWorker) workerMean += value / static_cast<double>(headlessWorker.size());

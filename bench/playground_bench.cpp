@@ -46,17 +46,23 @@ void sendMouse(QWidget* widget, QEvent::Type type, QPointF position) {
 int main(int argc, char** argv) {
   QApplication application(argc, argv);
   QString shots;
+  int width = 1200, height = 760;
   const QStringList arguments = QApplication::arguments();
   for (int i = 1; i + 1 < arguments.size(); ++i) {
     if (arguments[i] == QStringLiteral("--shots")) shots = arguments[i + 1];
+    if (arguments[i] == QStringLiteral("--size")) {
+      width = arguments[i + 1].section(QLatin1Char('x'), 0, 0).toInt();
+      height = arguments[i + 1].section(QLatin1Char('x'), 1, 1).toInt();
+    }
   }
   descentlab::gui::PlaygroundBackendImpl backend;
   descentlab::widgets::GeometryPlayground playground(backend);
-  playground.resize(1200, 760);
+  playground.resize(width, height);
   playground.show();
   pump(500);
   const auto* gl = playground.context();
-  std::printf("geometry playground: platform %s, OpenGL %s\n", QApplication::platformName().toUtf8().constData(),
+  std::printf("geometry playground %dx%d: platform %s, OpenGL %s\n", width, height,
+              QApplication::platformName().toUtf8().constData(),
               gl ? reinterpret_cast<const char*>(playground.context()->functions()->glGetString(GL_RENDERER)) : "none");
 
   // Screenshots of both toys.
@@ -86,6 +92,7 @@ int main(int argc, char** argv) {
   const QPointF from = playground.planeToWidget(0.02, 0.02);
   sendMouse(&playground, QEvent::MouseButtonPress, from);
   int64_t frames = playground.frames();
+  double paint = playground.paintMilliseconds();
   QElapsedTimer clock;
   clock.start();
   double cpu = cpuSeconds();
@@ -97,6 +104,7 @@ int main(int argc, char** argv) {
   const double dragSeconds = static_cast<double>(clock.elapsed()) / 1000.0;
   const double dragFps = static_cast<double>(playground.frames() - frames) / dragSeconds;
   const double dragCpu = (cpuSeconds() - cpu) / dragSeconds;
+  const double dragPaint = (playground.paintMilliseconds() - paint) / static_cast<double>(playground.frames() - frames);
   sendMouse(&playground, QEvent::MouseButtonRelease, from);
   pump(300);
 
@@ -131,8 +139,9 @@ int main(int argc, char** argv) {
   const int64_t hiddenFrames = playground.frames() - frames;
   const double hiddenCpu = (cpuSeconds() - cpu) / 3.0;
 
-  std::printf("dragging the start point (2-D toy, 7 optimizers x %d steps): %.1f frames/s, CPU %.0f %% of a core\n",
-              descentlab::widgets::PlaygroundSettings{}.steps, dragFps, 100 * dragCpu);
+  std::printf("dragging the start point (2-D toy, 7 optimizers x %d steps): %.1f frames/s, %.1f ms in paintGL per "
+              "frame, CPU %.0f %% of a core\n",
+              descentlab::widgets::PlaygroundSettings{}.steps, dragFps, dragPaint, 100 * dragCpu);
   std::printf("sparse toy re-simulated every frame: %.1f frames/s, %.1f simulations/s\n", sparseFps, sparseSims);
   std::printf("shown, idle: %lld frames in 3 s, CPU %.2f %% of a core\n", static_cast<long long>(idleFrames),
               100 * idleCpu);

@@ -49,6 +49,10 @@ void configure_allocator() {
   // which keeps up to 1 GiB of free memory at its top instead of trimming it after every free.
   mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
   mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
+  // One arena for every thread: a training thread then gets the main heap's behaviour too. Its own arena (64 MiB
+  // heaps, created and unmapped as large tensors come and go) measured 3.7-4.0 steps/s against 4.4-4.7 on the main
+  // thread for the same run; with one arena both gave 4.4-4.6.
+  mallopt(M_ARENA_MAX, 1);
 }
 
 void configure_process(int threads) {

@@ -25,8 +25,8 @@ void configure_threads(int threads);
 
 // Keeps memory the allocator freed inside the process instead of handing it back to the OS at once: glibc's
 // defaults unmap or trim the large buffers a training step frees, and the next step faults them in again. Measured
-// on the video-constrained quick run on the main thread: 3.0 -> 4.5 steps/s (docs/benchmarks.md). Worker threads
-// were spared already (their malloc arenas do not trim), which is why runs in the GUI were faster than in the CLI.
+// on the video-constrained quick run on the main thread: 3.0 -> 4.5 steps/s (docs/benchmarks.md). All threads share
+// one arena, so a training thread (the GUI's) gets the same. Call it before any thread starts.
 void configure_allocator();
 
 // What every program does once in main() before any tensor work: configure_allocator() and

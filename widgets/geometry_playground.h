@@ -66,6 +66,8 @@ class GeometryPlayground : public QOpenGLWidget {
   // Frames drawn since construction, and simulations run (both for the benchmark and tests).
   int64_t frames() const { return frames_; }
   int64_t simulations() const { return simulations_; }
+  // Milliseconds spent in paintGL (ImGui frame, simulation, OpenGL draw calls), summed, and how many frames.
+  double paintMilliseconds() const { return paintNs_ / 1e6; }
   // Maps a point of the 2-D toy's plane to widget coordinates (for scripted drags).
   QPointF planeToWidget(double x, double y) const;
   bool exportPng(const QString& path);
@@ -98,6 +100,8 @@ class GeometryPlayground : public QOpenGLWidget {
   int pendingFrames_ = 0;
   int64_t frames_ = 0;
   int64_t simulations_ = 0;
+  double paintNs_ = 0;
+  qint64 lastFrameMs_ = -1000;
   Toy toy_ = Toy::plane;
   bool exportRequested_ = false;
 

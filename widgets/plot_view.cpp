@@ -54,7 +54,9 @@ PlotView::PlotView(LabModel* model, QString title, QWidget* parent)
 
 PlotView::~PlotView() {
   // A legend taken out of the layout is owned by no one: hand it back, so the plot deletes it.
-  if (legendTaken_ && !plot_->plotLayout()->element(0, 0)) plot_->plotLayout()->addElement(0, 0, plot_->legend);
+  if (legendTaken_ && !plot_->plotLayout()->hasElement(0, 0)) {
+    plot_->plotLayout()->addElement(0, 0, plot_->legend);
+  }
 }
 
 void PlotView::addExportButton() {
@@ -97,10 +99,11 @@ void PlotView::refresh(bool force) {
   // A legend without items would squeeze its layout column to nothing (QCustomPlot takes the smallest maximum
   // width of a column): it leaves the layout while empty and comes back with its first item.
   auto* layout = plot_->plotLayout();
-  if (legendTaken_ && plot_->legend->itemCount() > 0 && !layout->element(0, 0)) {
+  if (legendTaken_ && plot_->legend->itemCount() > 0 && !layout->hasElement(0, 0)) {
     layout->addElement(0, 0, plot_->legend);
     legendTaken_ = false;
-  } else if (!legendTaken_ && plot_->legend->itemCount() == 0 && layout->element(0, 0) == plot_->legend) {
+  } else if (!legendTaken_ && plot_->legend->itemCount() == 0 && layout->hasElement(0, 0) &&
+             layout->element(0, 0) == plot_->legend) {
     layout->take(plot_->legend);
     legendTaken_ = true;
   }

@@ -149,9 +149,15 @@ int run_report(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before QApplication starts any thread: the allocator settings apply to arenas made from here on.
+  try {
+    descentlab::configure_process(descentlab::threads_from_environment(1));
+  } catch (const std::exception& error) {
+    std::cerr << "descentlab: error: " << error.what() << "\n";
+    return 1;
+  }
   if (argc > 1 && std::string(argv[1]) == "report") {
     try {
-      descentlab::configure_process(descentlab::threads_from_environment(1));
       return run_report(argc, argv);
     } catch (const std::exception& error) {
       std::cerr << "descentlab report: error: " << error.what() << "\n";
@@ -181,7 +187,6 @@ int main(int argc, char** argv) {
   parser.addOptions({preset, size, start, runsDir, shots});
   parser.process(application);
   try {
-    descentlab::configure_process(descentlab::threads_from_environment(1));
     const LabBackend backend;
     const descentlab::gui::PlaygroundBackendImpl playgroundBackend;  // outlives the window and its playground
     MainWindow window(summarize_environment(), backend);
