@@ -68,7 +68,7 @@ GeometryPlayground::GeometryPlayground(const PlaygroundBackend& backend, QWidget
   setFormat(format);
   setMouseTracking(true);
   setFocusPolicy(Qt::StrongFocus);
-  setMinimumSize(520, 420);
+  setMinimumSize(440, 360);
   shown_.assign(backend_.methods().size(), true);
   frameTimer_.setSingleShot(true);
   frameTimer_.setInterval(8);  // up to ~120 frames/s while something changes (see requestFrames)

@@ -17,6 +17,7 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QLocale>
 #include <QMessageBox>
 #include <QTimer>
@@ -83,6 +84,16 @@ void take_shots(MainWindow& window, const QString& directory, const QString& pre
     view->plot()->replot(QCustomPlot::rpImmediateRefresh);
     view->grab().save(
         QDir(directory).filePath(prefix + QLatin1Char('-') + view_file_name(view) + QStringLiteral(".png")));
+  }
+  // The playground, when docked (it needs OpenGL), raised in its tab and read from its framebuffer.
+  if (auto* playground = window.findChild<descentlab::widgets::GeometryPlayground*>()) {
+    if (auto* dock = qobject_cast<QDockWidget*>(playground->parentWidget())) dock->raise();
+    playground->requestFrames();
+    QElapsedTimer wait;
+    wait.start();
+    while (wait.elapsed() < 400) QApplication::processEvents(QEventLoop::AllEvents, 20);
+    playground->exportPng(QDir(directory).filePath(prefix + QStringLiteral("-geometry-playground.png")));
+    window.grab().save(QDir(directory).filePath(prefix + QStringLiteral("-window-playground.png")));
   }
   // Back to the default front tab.
   for (QWidget* parent = window.lambdaView()->parentWidget(); parent; parent = parent->parentWidget()) {
