@@ -157,25 +157,23 @@ void GeometryPlayground::mouseMoveEvent(QMouseEvent* event) {
   requestFrames();
 }
 
-void GeometryPlayground::mousePressEvent(QMouseEvent* event) {
+// A button event into ImGui: the position, and the button's new state.
+void GeometryPlayground::forwardButton(QMouseEvent* event, bool pressed) {
   if (!context_) return;
   ImGui::SetCurrentContext(context_);
   ImGuiIO& io = ImGui::GetIO();
   io.MousePos = ImVec2(static_cast<float>(event->position().x()), static_cast<float>(event->position().y()));
-  if (event->button() == Qt::LeftButton) io.MouseDown[0] = true;
-  if (event->button() == Qt::RightButton) io.MouseDown[1] = true;
-  if (event->button() == Qt::MiddleButton) io.MouseDown[2] = true;
+  if (event->button() == Qt::LeftButton) io.MouseDown[0] = pressed;
+  if (event->button() == Qt::RightButton) io.MouseDown[1] = pressed;
+  if (event->button() == Qt::MiddleButton) io.MouseDown[2] = pressed;
   requestFrames();
 }
 
+void GeometryPlayground::mousePressEvent(QMouseEvent* event) {
+  forwardButton(event, true);
+}
 void GeometryPlayground::mouseReleaseEvent(QMouseEvent* event) {
-  if (!context_) return;
-  ImGui::SetCurrentContext(context_);
-  ImGuiIO& io = ImGui::GetIO();
-  if (event->button() == Qt::LeftButton) io.MouseDown[0] = false;
-  if (event->button() == Qt::RightButton) io.MouseDown[1] = false;
-  if (event->button() == Qt::MiddleButton) io.MouseDown[2] = false;
-  requestFrames();
+  forwardButton(event, false);
 }
 
 void GeometryPlayground::wheelEvent(QWheelEvent* event) {
@@ -185,31 +183,29 @@ void GeometryPlayground::wheelEvent(QWheelEvent* event) {
   requestFrames();
 }
 
-void GeometryPlayground::keyPressEvent(QKeyEvent* event) {
+// A key event into ImGui: its key (when ImGui uses it), the modifiers, and on a press its text.
+void GeometryPlayground::forwardKey(QKeyEvent* event, bool pressed) {
   if (!context_) return;
   ImGui::SetCurrentContext(context_);
   ImGuiIO& io = ImGui::GetIO();
   const int index = keyIndex(event->key());
-  if (index >= 0) io.KeysDown[index] = true;
+  if (index >= 0) io.KeysDown[index] = pressed;
   io.KeyCtrl = (event->modifiers() & Qt::ControlModifier) != 0;
   io.KeyShift = (event->modifiers() & Qt::ShiftModifier) != 0;
   io.KeyAlt = (event->modifiers() & Qt::AltModifier) != 0;
-  for (const QChar character : event->text()) {
-    if (character.isPrint()) io.AddInputCharacterUTF16(character.unicode());
+  if (pressed) {
+    for (const QChar character : event->text()) {
+      if (character.isPrint()) io.AddInputCharacterUTF16(character.unicode());
+    }
   }
   requestFrames();
 }
 
+void GeometryPlayground::keyPressEvent(QKeyEvent* event) {
+  forwardKey(event, true);
+}
 void GeometryPlayground::keyReleaseEvent(QKeyEvent* event) {
-  if (!context_) return;
-  ImGui::SetCurrentContext(context_);
-  ImGuiIO& io = ImGui::GetIO();
-  const int index = keyIndex(event->key());
-  if (index >= 0) io.KeysDown[index] = false;
-  io.KeyCtrl = (event->modifiers() & Qt::ControlModifier) != 0;
-  io.KeyShift = (event->modifiers() & Qt::ShiftModifier) != 0;
-  io.KeyAlt = (event->modifiers() & Qt::AltModifier) != 0;
-  requestFrames();
+  forwardKey(event, false);
 }
 
 void GeometryPlayground::paintGL() {

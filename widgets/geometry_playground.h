@@ -87,6 +87,8 @@ class GeometryPlayground : public QOpenGLWidget {
   void hideEvent(QHideEvent* event) override;
 
  private:
+  void forwardKey(QKeyEvent* event, bool pressed);
+  void forwardButton(QMouseEvent* event, bool pressed);
   void buildFrame();
   void drawControls();
   void drawPlane();
