@@ -107,6 +107,8 @@ int main(int argc, char** argv) {
   const double dragPaint = (playground.paintMilliseconds() - paint) / static_cast<double>(playground.frames() - frames);
   sendMouse(&playground, QEvent::MouseButtonRelease, from);
   pump(300);
+  std::printf("the drag moved the start point from (0.02, 0.02) to (%.2f, %.2f)\n", playground.start()[0],
+              playground.start()[1]);
 
   // The sparse toy re-simulated every frame (as while a slider moves).
   playground.setToy(descentlab::widgets::GeometryPlayground::Toy::sparse);
@@ -139,9 +141,10 @@ int main(int argc, char** argv) {
   const int64_t hiddenFrames = playground.frames() - frames;
   const double hiddenCpu = (cpuSeconds() - cpu) / 3.0;
 
-  std::printf("dragging the start point (2-D toy, 7 optimizers x %d steps): %.1f frames/s, %.1f ms in paintGL per "
-              "frame, CPU %.0f %% of a core\n",
-              descentlab::widgets::PlaygroundSettings{}.steps, dragFps, dragPaint, 100 * dragCpu);
+  std::printf(
+      "dragging the start point (2-D toy, 7 optimizers x %d steps): %.1f frames/s, %.1f ms in paintGL per "
+      "frame, CPU %.0f %% of a core\n",
+      descentlab::widgets::PlaygroundSettings{}.steps, dragFps, dragPaint, 100 * dragCpu);
   std::printf("sparse toy re-simulated every frame: %.1f frames/s, %.1f simulations/s\n", sparseFps, sparseSims);
   std::printf("shown, idle: %lld frames in 3 s, CPU %.2f %% of a core\n", static_cast<long long>(idleFrames),
               100 * idleCpu);

@@ -63,6 +63,7 @@ class GeometryPlayground : public QOpenGLWidget {
   Toy toy() const { return toy_; }
   PlaygroundSettings& settings() { return settings_; }
   void setStart(double x, double y);
+  std::array<double, 2> start() const { return start_; }
   // Frames drawn since construction, and simulations run (both for the benchmark and tests).
   int64_t frames() const { return frames_; }
   int64_t simulations() const { return simulations_; }
