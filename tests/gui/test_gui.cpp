@@ -14,11 +14,17 @@
 #include <qcustomplot.h>
 #include <QApplication>
 #include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
+#include <QMimeData>
 #include <QSet>
+#include <QSettings>
 #include <QTemporaryDir>
+#include <QUrl>
 
 #include <atomic>
 #include <chrono>
@@ -244,6 +250,21 @@ TEST_F(LabTest, OpensGoodRunFilesAndNamesTheProblemWithBadOnes) {
   EXPECT_EQ(window_->model()->count(), 1);
   EXPECT_EQ(controller_->open({samplePath()}), 0) << "the same file is focused, not opened twice";
   EXPECT_EQ(window_->model()->count(), 1);
+}
+
+TEST_F(LabTest, DroppedRunFilesOpenAndJoinTheRecentFiles) {
+  QMimeData mime;
+  mime.setUrls({QUrl::fromLocalFile(samplePath()), QUrl::fromLocalFile(QStringLiteral("/tmp/notes.txt"))});
+  QDragEnterEvent enter(QPoint(100, 100), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(window_.get(), &enter);
+  EXPECT_TRUE(enter.isAccepted());
+  QDropEvent drop(QPointF(100, 100), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(window_.get(), &drop);
+  ASSERT_EQ(window_->model()->count(), 1);  // the .h5 only
+  EXPECT_EQ(window_->model()->runAt(0)->path, QFileInfo(samplePath()).absoluteFilePath());
+  const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+  ASSERT_FALSE(recent.isEmpty());
+  EXPECT_EQ(recent.front(), QFileInfo(samplePath()).absoluteFilePath());
 }
 
 TEST_F(LabTest, AMissingDatasetFailsTheRunWithAMessageAndTheLabGoesOn) {
