@@ -308,7 +308,9 @@ void LabController::sweep(const QString& runId, const QString& noise) {
   const QString task = run->config.value(QStringLiteral("task"));
   const QString kind = task == QStringLiteral("video") ? QStringLiteral("video") : noise;
   sweepProcess_ = new QProcess(this);
-  const QString cli = QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("descentlab-cli"));
+  const QString cli = cliPath_.isEmpty()
+                          ? QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("descentlab-cli"))
+                          : cliPath_;
   const QStringList arguments = {QStringLiteral("sweep"),   run->path,
                                  QStringLiteral("--noise"), kind,
                                  QStringLiteral("--gamma"), QStringLiteral("0:2:0.25"),

@@ -40,6 +40,9 @@ class LabController : public QObject {
   void sweep(const QString& runId, const QString& noise);
 
   int activeRuns() const;
+  // The descentlab-cli that runs robustness sweeps; by default the one beside the app's binary.
+  void setCliPath(const QString& path) { cliPath_ = path; }
+  bool sweepRunning() const { return sweepProcess_ != nullptr; }
   int drains() const { return drains_; }
   // The GUI thread's delay between a wake and its drain, per drain (for the latency benchmark), in ms.
   const std::vector<double>& drainDelays() const { return drainDelays_; }
@@ -65,6 +68,7 @@ class LabController : public QObject {
   std::map<QString, LiveRun> live_;
   QTimer coalesce_;
   QProcess* sweepProcess_ = nullptr;
+  QString cliPath_;
   int drains_ = 0;
   qint64 firstWakeNs_ = -1;
   std::vector<double> drainDelays_;

@@ -267,6 +267,28 @@ TEST_F(LabTest, DroppedRunFilesOpenAndJoinTheRecentFiles) {
   EXPECT_EQ(recent.front(), QFileInfo(samplePath()).absoluteFilePath());
 }
 
+TEST_F(LabTest, TheSweepButtonSweepsTheFocusRunInTheBackground) {
+  // A copy: the sweep is stored in the run file.
+  const QString path = QDir(directory_->path()).filePath(QStringLiteral("to-sweep.h5"));
+  QFile::remove(path);
+  ASSERT_TRUE(QFile::copy(samplePath(), path));
+  ASSERT_EQ(controller_->open({path}), 1);
+  controller_->setCliPath(QStringLiteral(DESCENTLAB_CLI_PATH));
+  auto* run = window_->model()->runAt(0);
+  window_->model()->setFocusRun(run->id);
+  emit window_->robustnessView()->sweepRequested(run->id, QStringLiteral("gaussian"));
+  EXPECT_TRUE(controller_->sweepRunning());  // the GUI thread did not wait for it
+  ASSERT_TRUE(waitUntil([&] { return !controller_->sweepRunning(); }, 120000));
+  ASSERT_TRUE(run->sweeps.contains(QStringLiteral("video"))) << window_->lastMessage().toStdString();
+  const auto& sweep = run->sweeps[QStringLiteral("video")];
+  EXPECT_EQ(sweep.gamma.size(), 9);  // 0:2:0.25
+  EXPECT_EQ(sweep.seeds, 3);
+  window_->robustnessView()->refresh(true);
+  EXPECT_TRUE(window_->robustnessView()->hasData());
+  // And it is in the run file, for the next time it is opened.
+  EXPECT_EQ(store::RunReader(path.toStdString()).sweep_names(), std::vector<std::string>{"video"});
+}
+
 TEST_F(LabTest, AMissingDatasetFailsTheRunWithAMessageAndTheLabGoesOn) {
   QTemporaryDir empty;
   qputenv("DESCENTLAB_DATA", empty.path().toUtf8());
