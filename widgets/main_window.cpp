@@ -344,6 +344,9 @@ QStringList MainWindow::exportAll(const QString& directory) {
       if (view->exportImage(path, width, height)) written << path;
     }
   }
+  // The whole window as it looks.
+  const QString dashboard = QDir(directory).filePath(QStringLiteral("dashboard.png"));
+  if (grab().save(dashboard)) written << dashboard;
   return written;
 }
 

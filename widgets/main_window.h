@@ -57,7 +57,8 @@ class MainWindow : public QMainWindow {
   void showError(const QString& message, const QString& runId = QString());
   void showInfo(const QString& message);
   QString lastMessage() const { return lastMessage_; }
-  // Writes every view as PNG, SVG, PDF and CSV into `directory`; returns the files written.
+  // Writes every view as PNG, SVG, PDF and CSV into `directory`, and the whole window as dashboard.png; returns the
+  // files written.
   QStringList exportAll(const QString& directory);
   void addRecentFile(const QString& path);
   // Docks the optimizer-geometry playground (tabbed with λ and robustness), then re-applies the saved layout.
