@@ -32,14 +32,23 @@ horst_one() {
   shift 4
   local base="$out/$name"
   [ -f "$base.json" ] && { echo "done already: $base.json"; return 0; }
+  # A run that fails or is stopped (Ctrl-C, SIGTERM: exit code 130) writes no NAME.json, so the next call resumes
+  # it from its run file instead of counting it as finished.
   if [ -f "$base.h5" ]; then
-    "$cli" train --resume "$base.h5" --json >"$base.train.json" 2>"$base.log"
+    "$cli" train --resume "$base.h5" --json >"$base.train.json" 2>"$base.log" ||
+      { echo "not finished (exit $?): $base, see $base.log" >&2; return 1; }
   else
     "$cli" train --preset "$preset" --size "$run_size" "$@" "${extra[@]}" --out "$base.h5" --json \
-      >"$base.train.json" 2>"$base.log"
+      >"$base.train.json" 2>"$base.log" || { echo "not finished (exit $?): $base, see $base.log" >&2; return 1; }
+  fi
+  if /usr/bin/python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1])).get("stopped") else 1)' \
+    "$base.train.json"; then
+    echo "stopped before its last step: $base (run again to resume it)" >&2
+    return 1
   fi
   if [ "$prune" = yes ]; then
-    "$cli" prune "$base.h5" --sparsity 0.5,0.6,0.7,0.8,0.9 --json >"$base.prune.json" 2>>"$base.log"
+    "$cli" prune "$base.h5" --sparsity 0.5,0.6,0.7,0.8,0.9 --json >"$base.prune.json" 2>>"$base.log" ||
+      { echo "pruning failed: $base, see $base.log" >&2; return 1; }
   else
     echo '{}' >"$base.prune.json"
   fi
