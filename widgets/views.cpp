@@ -141,6 +141,8 @@ void TrainingCurvesView::updateMetricChoices() {
   for (auto* run : model()->runs()) {
     for (auto it = run->scalars.cbegin(); it != run->scalars.cend(); ++it) names.insert(it.key());
   }
+  names.insert(wanted_);  // the chosen series stays listed before any run has it
+  names.remove(QStringLiteral("@test"));
   QStringList sorted(names.begin(), names.end());
   sorted.sort();
   sorted.prepend(QStringLiteral("@test"));
@@ -584,7 +586,7 @@ void WeightGeometryView::rebuild() {
   summary_->setVisible(!lines.isEmpty());
   if (drawn == 0) {
     placeholder(plot(), plot()->axisRect(0),
-                QStringLiteral("No weight histograms yet\n(every run emits them; sparse presets most often)"));
+                QStringLiteral("No weight histograms yet"));
     return;
   }
   // The focus run's histogram over time.
