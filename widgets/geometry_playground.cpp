@@ -141,7 +141,13 @@ void GeometryPlayground::initializeGL() {
   ImGuiStyle& style = ImGui::GetStyle();
   style.WindowRounding = 0;
   style.FrameRounding = 3;
-  style.ScaleAllSizes(static_cast<float>(devicePixelRatioF()));
+  // High DPI: ImGui lays out in logical pixels (DisplaySize) and draws at the device's (DisplayFramebufferScale); the
+  // font is rasterised at the device's resolution and drawn at its logical size, so text stays sharp at 2x.
+  const float ratio = static_cast<float>(devicePixelRatioF());
+  ImFontConfig font;
+  font.SizePixels = 13.0f * ratio;
+  io.Fonts->AddFontDefault(&font);
+  io.FontGlobalScale = 1.0f / ratio;
   ImGui_ImplOpenGL3_Init("#version 330 core");
 }
 
@@ -423,7 +429,8 @@ void GeometryPlayground::drawPlane() {
   int column = 0;
   for (size_t m = 0; m < paths_.size(); ++m) {
     if (!shown_[m] || paths_[m].empty()) continue;
-    if (column++ % 4 != 0) ImGui::SameLine(0, 14);
+    const int perRow = std::max(1, static_cast<int>(canvasW_ / 270.0f));  // as many as fit the panel's width
+    if (column++ % perRow != 0) ImGui::SameLine(0, 14);
     const auto& end = paths_[m].back();
     ImGui::TextColored(toVec4(methodColour(m)), "%s (%.2f, %.2f)", names[m].c_str(), end[0], end[1]);
   }
