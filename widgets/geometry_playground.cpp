@@ -224,9 +224,8 @@ void GeometryPlayground::paintGL() {
   io.DisplaySize = ImVec2(static_cast<float>(width()), static_cast<float>(height()));
   io.DisplayFramebufferScale = ImVec2(ratio, ratio);
   const double now = static_cast<double>(clock_.nsecsElapsed()) / 1e9;
-  static thread_local double last = 0.0;
-  io.DeltaTime = static_cast<float>(std::max(1e-4, now - last));
-  last = now;
+  io.DeltaTime = static_cast<float>(std::max(1e-4, now - lastPaintSeconds_));
+  lastPaintSeconds_ = now;
   ImGui_ImplOpenGL3_NewFrame();
   ImGui::NewFrame();
   buildFrame();
@@ -243,7 +242,6 @@ void GeometryPlayground::paintGL() {
   io.MouseWheel = 0;
   lastFrameMs_ = clock_.elapsed();
   if (--pendingFrames_ > 0 && isVisible()) frameTimer_.start(8);
-  if (exportRequested_) exportRequested_ = false;
 }
 
 void GeometryPlayground::simulateIfChanged() {
@@ -325,8 +323,7 @@ void GeometryPlayground::drawControls() {
   } else {
     ImGui::TextWrapped("%s", backend_.sparseDescription().toUtf8().constData());
   }
-  if (ImGui::Button("Export PNG...")) exportRequested_ = true;
-  if (exportRequested_) {
+  if (ImGui::Button("Export PNG...")) {
     // Saved after this frame, from the framebuffer, by the Qt side.
     QMetaObject::invokeMethod(
         this,
@@ -339,7 +336,6 @@ void GeometryPlayground::drawControls() {
           if (!path.isEmpty()) exportPng(path);
         },
         Qt::QueuedConnection);
-    exportRequested_ = false;
   }
 }
 
@@ -494,9 +490,6 @@ void GeometryPlayground::drawSparse() {
       ImGui::TableSetupColumn(header);
     }
     ImGui::TableHeadersRow();
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted("truth");
     double l1 = 0, l2 = 0, linf = 0;
     int nonzeros = 0;
     for (double t : truth_) {
@@ -505,43 +498,38 @@ void GeometryPlayground::drawSparse() {
       linf = std::max(linf, std::abs(t));
       nonzeros += t != 0.0 ? 1 : 0;
     }
-    ImGui::TableNextColumn();
-    ImGui::Text("%.3f", l1);
-    ImGui::TableNextColumn();
-    ImGui::Text("%.3f", std::sqrt(l2));
-    ImGui::TableNextColumn();
-    ImGui::Text("%.3f", linf);
-    ImGui::TableNextColumn();
-    ImGui::Text("%d", nonzeros);
-    ImGui::TableNextColumn();
-    ImGui::Text("%d", nonzeros);
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted("0");
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted("0");
+    SparseOutcome truth;
+    truth.l1 = l1;
+    truth.l2 = std::sqrt(l2);
+    truth.linf = linf;
+    truth.support_found = truth.support_correct = nonzeros;
+    tableRow("truth", IM_COL32(0, 0, 0, 255), truth);
     for (size_t m = 0; m < names.size() && m < sparse_.size(); ++m) {
-      if (!shown_[m]) continue;
-      const auto& outcome = sparse_[m];
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextColored(toVec4(methodColour(m)), "%s", names[m].c_str());
-      ImGui::TableNextColumn();
-      ImGui::Text("%.3f", outcome.l1);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.3f", outcome.l2);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.3f", outcome.linf);
-      ImGui::TableNextColumn();
-      ImGui::Text("%d", outcome.support_found);
-      ImGui::TableNextColumn();
-      ImGui::Text("%d", outcome.support_correct);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.3g", outcome.error);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.2g", outcome.loss);
+      if (shown_[m]) tableRow(names[m].c_str(), methodColour(m), sparse_[m]);
     }
     ImGui::EndTable();
   }
+}
+
+// One row of the sparse toy's table: the name in its colour, then the norms, support and errors.
+void GeometryPlayground::tableRow(const char* name, unsigned colour, const SparseOutcome& outcome) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextColored(toVec4(colour), "%s", name);
+  ImGui::TableNextColumn();
+  ImGui::Text("%.3f", outcome.l1);
+  ImGui::TableNextColumn();
+  ImGui::Text("%.3f", outcome.l2);
+  ImGui::TableNextColumn();
+  ImGui::Text("%.3f", outcome.linf);
+  ImGui::TableNextColumn();
+  ImGui::Text("%d", outcome.support_found);
+  ImGui::TableNextColumn();
+  ImGui::Text("%d", outcome.support_correct);
+  ImGui::TableNextColumn();
+  ImGui::Text("%.3g", outcome.error);
+  ImGui::TableNextColumn();
+  ImGui::Text("%.2g", outcome.loss);
 }
 
 bool GeometryPlayground::exportPng(const QString& path) {

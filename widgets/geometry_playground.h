@@ -94,6 +94,7 @@ class GeometryPlayground : public QOpenGLWidget {
   void drawControls();
   void drawPlane();
   void drawSparse();
+  void tableRow(const char* name, unsigned colour, const SparseOutcome& outcome);
   void simulateIfChanged();
 
   const PlaygroundBackend& backend_;
@@ -105,8 +106,8 @@ class GeometryPlayground : public QOpenGLWidget {
   int64_t simulations_ = 0;
   double paintNs_ = 0;
   qint64 lastFrameMs_ = -1000;
+  double lastPaintSeconds_ = 0.0;  // for ImGui's DeltaTime
   Toy toy_ = Toy::plane;
-  bool exportRequested_ = false;
 
   PlaygroundSettings settings_;
   std::vector<bool> shown_;

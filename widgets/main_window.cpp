@@ -335,7 +335,7 @@ QStringList MainWindow::exportAll(const QString& directory) {
   QDir().mkpath(directory);
   QStringList written;
   for (auto* view : views()) {
-    const QString base = QDir(directory).filePath(view->title().toLower().replace(QLatin1Char(' '), QLatin1Char('-')));
+    const QString base = QDir(directory).filePath(view->fileStem());
     for (const QString& suffix :
          {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf"), QStringLiteral("csv")}) {
       const QString path = base + QLatin1Char('.') + suffix;

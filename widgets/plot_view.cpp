@@ -52,6 +52,10 @@ PlotView::PlotView(LabModel* model, QString title, QWidget* parent)
   connect(plot_->selectionRect(), &QCPSelectionRect::accepted, this, [this] { userZoomed_ = true; });
 }
 
+QString PlotView::fileStem() const {
+  return QString(title_).toLower().replace(QLatin1Char(' '), QLatin1Char('-'));
+}
+
 PlotView::~PlotView() {
   // A legend taken out of the layout is owned by no one: hand it back, so the plot deletes it.
   if (legendTaken_ && !plot_->plotLayout()->hasElement(0, 0)) {
@@ -233,7 +237,7 @@ bool PlotView::exportCsv(const QString& path) const {
 
 void PlotView::exportWithDialog() {
   QString filter;
-  const QString base = title_.toLower().replace(QLatin1Char(' '), QLatin1Char('-'));
+  const QString base = fileStem();
   const QString path = QFileDialog::getSaveFileName(
       this, QStringLiteral("Export %1").arg(title_), base + QStringLiteral(".png"),
       QStringLiteral("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;CSV data (*.csv)"), &filter);

@@ -25,6 +25,8 @@ class PlotView : public QWidget {
   ~PlotView() override;
 
   const QString& title() const { return title_; }
+  // The title as a file name: "Per-layer loss" -> "per-layer-loss" (exports, reports, screenshots).
+  QString fileStem() const;
   QCustomPlot* plot() const { return plot_; }
 
   // Redraws from the model when it changed since the last refresh (or always with force).

@@ -585,8 +585,7 @@ void WeightGeometryView::rebuild() {
   summary_->setText(lines.join(QStringLiteral("&nbsp;&nbsp; ")));
   summary_->setVisible(!lines.isEmpty());
   if (drawn == 0) {
-    placeholder(plot(), plot()->axisRect(0),
-                QStringLiteral("No weight histograms yet"));
+    placeholder(plot(), plot()->axisRect(0), QStringLiteral("No weight histograms yet"));
     return;
   }
   // The focus run's histogram over time.

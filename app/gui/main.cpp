@@ -61,8 +61,14 @@ descentlab::widgets::EnvironmentSummary summarize_environment() {
   return summary;
 }
 
-QString view_file_name(const descentlab::widgets::PlotView* view) {
-  return view->title().toLower().replace(QLatin1Char(' '), QLatin1Char('-'));
+// Brings the dock holding `widget` to the front of its tab group.
+void raise_dock_of(QWidget* widget) {
+  for (QWidget* parent = widget->parentWidget(); parent; parent = parent->parentWidget()) {
+    if (auto* dock = qobject_cast<QDockWidget*>(parent)) {
+      dock->raise();
+      return;
+    }
+  }
 }
 
 // Saves the whole window and each view, as the user sees them, into `directory` with `prefix`.
@@ -72,22 +78,15 @@ void take_shots(MainWindow& window, const QString& directory, const QString& pre
   QApplication::processEvents();
   window.grab().save(QDir(directory).filePath(prefix + QStringLiteral("-window.png")));
   for (auto* view : window.views()) {
-    // A view tabbed behind another is brought to the front for its picture.
-    for (QWidget* parent = view->parentWidget(); parent; parent = parent->parentWidget()) {
-      if (auto* dock = qobject_cast<QDockWidget*>(parent)) {
-        dock->raise();
-        break;
-      }
-    }
+    raise_dock_of(view);  // a view tabbed behind another comes to the front for its picture
     QApplication::processEvents();
     view->refresh(true);
     view->plot()->replot(QCustomPlot::rpImmediateRefresh);
-    view->grab().save(
-        QDir(directory).filePath(prefix + QLatin1Char('-') + view_file_name(view) + QStringLiteral(".png")));
+    view->grab().save(QDir(directory).filePath(prefix + QLatin1Char('-') + view->fileStem() + QStringLiteral(".png")));
   }
   // The playground, when docked (it needs OpenGL), raised in its tab and read from its framebuffer.
   if (auto* playground = window.findChild<descentlab::widgets::GeometryPlayground*>()) {
-    if (auto* dock = qobject_cast<QDockWidget*>(playground->parentWidget())) dock->raise();
+    raise_dock_of(playground);
     playground->requestFrames();
     QElapsedTimer wait;
     wait.start();
@@ -96,12 +95,7 @@ void take_shots(MainWindow& window, const QString& directory, const QString& pre
     window.grab().save(QDir(directory).filePath(prefix + QStringLiteral("-window-playground.png")));
   }
   // Back to the default front tab.
-  for (QWidget* parent = window.lambdaView()->parentWidget(); parent; parent = parent->parentWidget()) {
-    if (auto* dock = qobject_cast<QDockWidget*>(parent)) {
-      dock->raise();
-      break;
-    }
-  }
+  raise_dock_of(window.lambdaView());
   std::cerr << "descentlab: screenshots " << prefix.toStdString() << " in " << directory.toStdString() << "\n";
 }
 
@@ -143,7 +137,7 @@ int run_report(int argc, char** argv) {
   int written = 0;
   for (auto* view : window.views()) {
     view->refresh(true);
-    const QString path = QDir(directory).filePath(view_file_name(view) + QStringLiteral(".png"));
+    const QString path = QDir(directory).filePath(view->fileStem() + QStringLiteral(".png"));
     if (!view->exportImage(path, parser.value(width).toInt(), parser.value(height).toInt())) {
       std::cerr << "descentlab report: error: cannot write " << path.toStdString() << "\n";
       return 1;
