@@ -4,7 +4,11 @@
 //   erm          the trainer's ERM step: every layer's readout is evaluated (for the per-layer curves) but only
 //                f_L is minimised
 //   constrained  the primal-dual step: Lagrangian over all layers, backward, AdamW, dual ascent
-// Usage: descentlab_bench_layerwise_step [--steps N] [--width D] [--layers L] [--batch B] [--length T]
+// The three are timed in interleaved rounds (each round: --steps-per-round steps of each), so a slow stretch of the
+// machine hits all three alike; each time is the median over every timed step, each ratio the median of the
+// rounds' ratios.
+// Usage: descentlab_bench_layerwise_step [--rounds R] [--steps-per-round N] [--width D] [--layers L] [--batch B]
+//                                        [--length T]
 
 #include <torch/torch.h>
 
@@ -24,21 +28,25 @@ using namespace descentlab;
 using Clock = std::chrono::steady_clock;
 
 struct Shape {
-  int64_t steps = 30, width = 64, layers = 4, batch = 32, length = 128, vocabulary = 10000;
+  int64_t rounds = 10, steps_per_round = 3, width = 64, layers = 4, batch = 32, length = 128, vocabulary = 10000;
 };
 
-// Median seconds per step of `step` over `steps` runs, after 3 warm-up steps.
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
+}
+
+// Seconds of each of `steps` calls of `step`.
 template <typename Step>
-double median_step_seconds(int64_t steps, Step step) {
-  for (int i = 0; i < 3; ++i) step();
+std::vector<double> time_steps(int64_t steps, Step step) {
   std::vector<double> times;
   for (int64_t i = 0; i < steps; ++i) {
     const auto start = Clock::now();
     step();
     times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return times;
 }
 
 }  // namespace
@@ -48,7 +56,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const int64_t value = std::stoll(argv[i + 1]);
-    if (flag == "--steps") shape.steps = value;
+    if (flag == "--rounds") shape.rounds = value;
+    if (flag == "--steps-per-round") shape.steps_per_round = value;
     if (flag == "--width") shape.width = value;
     if (flag == "--layers") shape.layers = value;
     if (flag == "--batch") shape.batch = value;
@@ -84,34 +93,49 @@ int main(int argc, char** argv) {
     }
     return torch::stack(losses);
   };
-  const double plain = median_step_seconds(shape.steps, [&] {
+  const auto plain_step = [&] {
     const auto states = model->states(tokens);
     const torch::Tensor loss =
         torch::nn::functional::cross_entropy(model->readout(shape.layers, states.back(), tokens), labels);
     optimizer.zero_grad();
     loss.backward();
     optimizer.step();
-  });
-  const double erm = median_step_seconds(shape.steps, [&] {
+  };
+  const auto erm_step = [&] {
     const torch::Tensor f = layer_losses();
     optimizer.zero_grad();
     f[-1].backward();
     optimizer.step();
-  });
-  const double constrained = median_step_seconds(shape.steps, [&] {
+  };
+  const auto constrained_step = [&] {
     const torch::Tensor f = layer_losses();
     const torch::Tensor slack = train::constraint_slack(f, alphas, false);
     optimizer.zero_grad();
     train::lagrangian(f, slack, lambda).backward();
     optimizer.step();
     train::dual_step(lambda, slack, torch::Tensor(), 0.01);
-  });
+  };
+  time_steps(3, plain_step);  // warm-up
+  time_steps(3, erm_step);
+  time_steps(3, constrained_step);
+  std::vector<double> plain, erm, constrained, round_ratios;
+  for (int64_t round = 0; round < shape.rounds; ++round) {
+    const auto p = time_steps(shape.steps_per_round, plain_step);
+    const auto e = time_steps(shape.steps_per_round, erm_step);
+    const auto c = time_steps(shape.steps_per_round, constrained_step);
+    plain.insert(plain.end(), p.begin(), p.end());
+    erm.insert(erm.end(), e.begin(), e.end());
+    constrained.insert(constrained.end(), c.begin(), c.end());
+    round_ratios.push_back(median(c) / median(e));
+  }
   std::printf("model: %lld layers x width %lld, batch %lld x %lld tokens, vocabulary %lld, threads %d\n",
               static_cast<long long>(shape.layers), static_cast<long long>(shape.width),
               static_cast<long long>(shape.batch), static_cast<long long>(shape.length),
               static_cast<long long>(shape.vocabulary), at::get_num_threads());
-  std::printf("cpp_plain_ms %.2f\ncpp_erm_ms %.2f\ncpp_constrained_ms %.2f\n", 1e3 * plain, 1e3 * erm,
-              1e3 * constrained);
-  std::printf("ratio_constrained_over_erm %.3f\n", constrained / erm);
+  std::printf("rounds %lld x %lld steps of each, interleaved\n", static_cast<long long>(shape.rounds),
+              static_cast<long long>(shape.steps_per_round));
+  std::printf("cpp_plain_ms %.2f\ncpp_erm_ms %.2f\ncpp_constrained_ms %.2f\n", 1e3 * median(plain), 1e3 * median(erm),
+              1e3 * median(constrained));
+  std::printf("ratio_constrained_over_erm %.3f\n", median(round_ratios));
   return 0;
 }
