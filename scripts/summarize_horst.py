@@ -184,13 +184,30 @@ def write_summary(folder, target):
                   "validation perplexity); HORST at its best (learning rate, alpha) pair.", ""]
         for task, table in tuning.items():
             for optimizer, entry in table.items():
-                by_lr = ", ".join(f"lr {lr}: {value:.4f}" for lr, value in entry["by_lr"].items())
-                if "by_lr_alpha" in entry:
-                    pairs = ", ".join(f"{key}: {value:.4f}" for key, value in entry["by_lr_alpha"].items())
-                    lines.append(f"- {task} horst: {pairs} -> lr {entry['lr']:g}, α {entry['alpha']:g}")
-                else:
+                if "by_lr_alpha" not in entry:
+                    by_lr = ", ".join(f"lr {lr}: {value:.4f}" for lr, value in entry["by_lr"].items())
                     lines.append(f"- {task} {optimizer}: {by_lr} -> lr {entry['lr']:g}")
         lines.append("")
+        for task, table in tuning.items():
+            entry = table.get("horst", {})
+            if "by_lr_alpha" not in entry:
+                continue
+            grid = {}
+            for key, value in entry["by_lr_alpha"].items():
+                m = re.fullmatch(r"lr ([0-9.e-]+), α ([0-9.e-]+)", key)
+                grid[(float(m.group(1)), float(m.group(2)))] = value
+            lrs, alphas = sorted({k[0] for k in grid}), sorted({k[1] for k in grid})
+            lines += [f"HORST's learning rate and α on the {task} ({entry['metric']}; chosen: lr {entry['lr']:g}, "
+                      f"α {entry['alpha']:g}, in bold; '-' not run):", "",
+                      "| lr \\ α | " + " | ".join(f"{a:g}" for a in alphas) + " |", "|---|" + "---|" * len(alphas)]
+            for lr in lrs:
+                row = []
+                for a in alphas:
+                    value = grid.get((lr, a))
+                    text = "-" if value is None else f"{value:.4f}"
+                    row.append(f"**{text}**" if (lr, a) == (entry["lr"], entry["alpha"]) else text)
+                lines.append(f"| {lr:g} | " + " | ".join(row) + " |")
+            lines.append("")
     for dataset in ("fashion-mnist", "mnist"):
         rows = {}
         for r in main:
