@@ -23,6 +23,9 @@ def write_json(path, value):
     os.replace(path + ".tmp", path)
 
 
+PHASES = ("dense", "compressed", "decompressed")  # the codes of core/train/acdc_schedule.h's AcdcPhase
+
+
 def summarize_one(base, name, preset):
     train = json.load(open(base + ".train.json"))
     prune = json.load(open(base + ".prune.json"))
@@ -33,11 +36,30 @@ def summarize_one(base, name, preset):
             group = run["histograms/global"]
             histogram = {"bin_edges": group["bin_edges"][()].tolist(), "step": int(group["step"][-1]),
                          "counts": group["counts"][-1].tolist()}
+        # Every test evaluation (each epoch end) with the AC/DC phase the model was in at that step.
+        evaluations = []
+        metric = "metrics/test_" + train["test"]["metric"]
+        if metric in run:
+            steps, values = run[metric + "/step"][()].tolist(), run[metric + "/value"][()].tolist()
+            phase_steps, phase_codes = [], []
+            if "metrics/acdc_phase" in run:
+                phase_steps = run["metrics/acdc_phase/step"][()].tolist()
+                phase_codes = run["metrics/acdc_phase/value"][()].tolist()
+            for step, value in zip(steps, values):
+                codes = [c for s, c in zip(phase_steps, phase_codes) if s <= step]
+                evaluations.append({"step": int(step), "value": value,
+                                    "phase": PHASES[int(codes[-1])] if codes else "dense"})
+        # Hamming distance between consecutive masks, one value per compression after the first.
+        mask_churn = []
+        if "metrics/mask_churn" in run:
+            mask_churn = [{"step": int(step), "value": int(value)} for step, value in zip(
+                run["metrics/mask_churn/step"][()].tolist(), run["metrics/mask_churn/value"][()].tolist())]
     write_json(base + ".json", {
         "name": name, "preset": preset, "config": config, "steps": train["steps"], "seconds": train["seconds"],
         "metric": train["test"]["metric"], "value": train["test"]["value"], "loss": train["test"]["loss"],
         "sparsity": train["sparsity"], "near_zero_share": train["near_zero_share"],
-        "prune": prune.get("rows", []), "histogram": histogram,
+        "prune": prune.get("rows", []), "histogram": histogram, "evaluations": evaluations,
+        "mask_churn": mask_churn,
     })
 
 
@@ -227,6 +249,48 @@ def write_summary(folder, target):
                     for o in ("adamw", "ham")]
             lines.append(f"| {sparsity:.0%} | " + " | ".join(
                 cell([r["value"] for r in by.get(o, [])]) for o in optimizers) + " | " + " | ".join(wins) + " |")
+        # Accuracy along the run: AC/DC evaluates some epoch ends in a decompressed (dense) phase, and only the last
+        # one counts for the result, so the path shows where an optimizer gains or loses.
+        with_evaluations = [r for by in rows.values() for runs_ in by.values() for r in runs_ if r.get("evaluations")]
+        if with_evaluations:
+            first = with_evaluations[0]["evaluations"]
+            lines += ["", "Test accuracy at every epoch end (mean over seeds; the best of the three in bold), with "
+                      "the AC/DC phase the model was in: D decompressed (dense, the pruned weights regrowing from "
+                      "zero), C compressed (masked at the target). Only the last column is the result.", "",
+                      "| sparsity | optimizer | " + " | ".join(
+                          f"epoch {k + 1} ({'C' if e['phase'] == 'compressed' else 'D'})"
+                          for k, e in enumerate(first)) + " |",
+                      "|---|---|" + "---|" * len(first)]
+            for sparsity in sorted(rows):
+                means = {}
+                for o in optimizers:
+                    paths = [[e["value"] for e in r["evaluations"]] for r in rows[sparsity].get(o, [])
+                             if len(r.get("evaluations", [])) == len(first)]
+                    if paths:
+                        means[o] = [statistics.mean(column) for column in zip(*paths)]
+                for o in optimizers:
+                    if o not in means:
+                        continue
+                    cells = []
+                    for k, value in enumerate(means[o]):
+                        best = max(m[k] for m in means.values())
+                        cells.append(f"**{value:.4f}**" if value == best else f"{value:.4f}")
+                    lines.append(f"| {sparsity:.0%} | {o} | " + " | ".join(cells) + " |")
+        with_churn = [r for by in rows.values() for runs_ in by.values() for r in runs_ if r.get("mask_churn")]
+        if with_churn:
+            lines += ["", "Mask churn: the number of weights whose mask entry changed from one compression to the "
+                      "next (mean over seeds), at the second compression, the mean over all, and at the last "
+                      "(the final mask):", "",
+                      "| sparsity | " + " | ".join(optimizers) + " |", "|---|" + "---|" * len(optimizers)]
+            for sparsity in sorted(rows):
+                cells = []
+                for o in optimizers:
+                    churns = [[c["value"] for c in r["mask_churn"]] for r in rows[sparsity].get(o, [])
+                              if r.get("mask_churn")]
+                    cells.append(" / ".join(f"{statistics.mean(v):,.0f}" for v in (
+                        [c[0] for c in churns], [statistics.mean(c) for c in churns], [c[-1] for c in churns]))
+                                 if churns else "-")
+                lines.append(f"| {sparsity:.0%} | " + " | ".join(cells) + " |")
         # The mask's zeros dominate the plain near-zero share (it equals the sparsity of the weight matrices), so
         # the kept weights are what tells the optimizers apart.
         lines += ["", "Among the kept (non-zero) weights at the end, the share with |w| < 1e-3 / 1e-2 (final global "
