@@ -7,6 +7,7 @@
   summarize_horst.py FOLDER TARGET.md         the tables of docs/results-horst.md
 
 Everything is read from the runs; nothing is typed in by hand."""
+import bisect
 import glob
 import json
 import os
@@ -16,11 +17,7 @@ import sys
 
 import h5py
 
-
-def write_json(path, value):
-    with open(path + ".tmp", "w") as out:
-        json.dump(value, out, indent=1)
-    os.replace(path + ".tmp", path)
+from summary_page import write_json, write_page
 
 
 PHASES = ("dense", "compressed", "decompressed")  # the codes of core/train/acdc_schedule.h's AcdcPhase
@@ -46,9 +43,9 @@ def summarize_one(base, name, preset):
                 phase_steps = run["metrics/acdc_phase/step"][()].tolist()
                 phase_codes = run["metrics/acdc_phase/value"][()].tolist()
             for step, value in zip(steps, values):
-                codes = [c for s, c in zip(phase_steps, phase_codes) if s <= step]
+                last = bisect.bisect_right(phase_steps, step) - 1  # the phase last reported at or before the step
                 evaluations.append({"step": int(step), "value": value,
-                                    "phase": PHASES[int(codes[-1])] if codes else "dense"})
+                                    "phase": PHASES[int(phase_codes[last])] if last >= 0 else "dense"})
         # Hamming distance between consecutive masks, one value per compression after the first.
         mask_churn = []
         if "metrics/mask_churn" in run:
@@ -343,13 +340,7 @@ def write_summary(folder, target):
             quantiles = [cell([quantile(r["histogram"], q) for r in with_histogram], 3) for q in QUANTILES]
             lines.append(f"| {o} | {shares} | " + " | ".join(quantiles) + " |")
         lines.append("")
-    notes = os.path.join(folder, "notes.md")
-    if os.path.exists(notes):
-        lines += ["## Reading the numbers", "", open(notes).read().strip(), ""]
-    with open(target + ".tmp", "w") as out:
-        out.write("\n".join(lines))
-    os.replace(target + ".tmp", target)
-    print(f"wrote {target} from {len(main)} runs")
+    write_page(folder, target, lines, len(main))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ import sys
 import h5py
 import numpy as np
 
+from summary_page import write_json, write_page
+
 
 def summarize_one(base, name, seed):
     train = json.load(open(base + ".train.json"))
@@ -43,9 +45,7 @@ def summarize_one(base, name, seed):
         "test_layer_loss": test_layer_loss, "test_descending_frequency": test_frequency,
         "sweeps": sweeps, **binding,
     }
-    with open(base + ".json.tmp", "w") as out:
-        json.dump(summary, out, indent=1)
-    os.replace(base + ".json.tmp", base + ".json")
+    write_json(base + ".json", summary)
 
 
 def mean_std(values):
@@ -156,13 +156,7 @@ def write_summary(folder, target):
             r = groups[name][0]
             lines.append(f"- {describe(name)}: " + " ".join(f"{v:.3f}" for v in r["test_layer_loss"]))
         lines.append("")
-    notes = os.path.join(folder, "notes.md")
-    if os.path.exists(notes):
-        lines += ["## Reading the numbers", "", open(notes).read().strip(), ""]
-    with open(target + ".tmp", "w") as out:
-        out.write("\n".join(lines))
-    os.replace(target + ".tmp", target)
-    print(f"wrote {target} from {len(runs)} runs")
+    write_page(folder, target, lines, len(runs))
 
 
 if __name__ == "__main__":

@@ -55,16 +55,28 @@ void setupLegend(QCustomPlot* plot) {
   plot->plotLayout()->setRowSpacing(0);
 }
 
+// The data of every entry of `box`, in order.
+QStringList itemDataList(const QComboBox* box) {
+  QStringList data;
+  for (int i = 0; i < box->count(); ++i) data << box->itemData(i).toString();
+  return data;
+}
+
+// Selects the entry whose data is `value`; returns false, leaving the selection as it was, when there is none.
+bool selectData(QComboBox* box, const QString& value) {
+  const int index = box->findData(value);
+  if (index < 0) return false;
+  box->setCurrentIndex(index);
+  return true;
+}
+
 QComboBox* keepChoice(QComboBox* box, const QStringList& items, const QString& fallback) {
   const QString current = box->currentData().toString().isEmpty() ? fallback : box->currentData().toString();
-  QStringList present;
-  for (int i = 0; i < box->count(); ++i) present << box->itemData(i).toString();
-  if (present == items) return box;
+  if (itemDataList(box) == items) return box;
   const QSignalBlocker blocker(box);
   box->clear();
   for (const auto& item : items) box->addItem(item, item);
-  const int index = box->findData(current);
-  box->setCurrentIndex(index >= 0 ? index : 0);
+  if (!selectData(box, current)) box->setCurrentIndex(0);
   return box;
 }
 
@@ -147,16 +159,13 @@ void TrainingCurvesView::updateMetricChoices() {
   sorted.sort();
   sorted.prepend(QStringLiteral("@test"));
   const QSignalBlocker blocker(metric_);
-  QStringList present;
-  for (int i = 0; i < metric_->count(); ++i) present << metric_->itemData(i).toString();
-  if (present != sorted) {
+  if (itemDataList(metric_) != sorted) {
     metric_->clear();
     for (const auto& name : sorted) {
       metric_->addItem(name == QStringLiteral("@test") ? QStringLiteral("test metric") : name, name);
     }
   }
-  const int index = metric_->findData(wanted_);
-  if (index >= 0) metric_->setCurrentIndex(index);
+  selectData(metric_, wanted_);
 }
 
 void TrainingCurvesView::rebuild() {
@@ -395,8 +404,7 @@ LambdaView::LambdaView(LabModel* model, QWidget* parent)
 }
 
 void LambdaView::setSeries(const QString& name) {
-  const int index = series_->findData(name);
-  if (index >= 0) series_->setCurrentIndex(index);
+  selectData(series_, name);
 }
 
 void LambdaView::rebuild() {
@@ -523,8 +531,7 @@ WeightGeometryView::WeightGeometryView(LabModel* model, QWidget* parent)
 }
 
 void WeightGeometryView::setGroup(const QString& name) {
-  const int index = group_->findData(name);
-  if (index >= 0) group_->setCurrentIndex(index);
+  selectData(group_, name);
 }
 
 void WeightGeometryView::rebuild() {

@@ -194,15 +194,21 @@ void LabController::onFinished(const QString& runId, const train::SessionResult&
   emit runFinished(runId);
 }
 
-void LabController::pause(const QString& runId) {
+void LabController::signalLive(const QString& runId, void (train::TrainingSession::*action)(), widgets::RunState state,
+                               const QString& logText) {
   auto found = live_.find(runId);
   auto* run = window_.model()->run(runId);
   if (found == live_.end() || !run) return;
-  found->second.session->pause();
-  run->state = widgets::RunState::Paused;
-  run->appendLog(QStringLiteral("%1 paused (after the current batch)").arg(timestamp()));
+  (found->second.session.get()->*action)();
+  run->state = state;
+  run->appendLog(QStringLiteral("%1 %2").arg(timestamp(), logText));
   window_.updateRunControls();
   window_.refreshViews();
+}
+
+void LabController::pause(const QString& runId) {
+  signalLive(runId, &train::TrainingSession::pause, widgets::RunState::Paused,
+             QStringLiteral("paused (after the current batch)"));
 }
 
 void LabController::resume(const QString& runId) {
@@ -230,14 +236,8 @@ void LabController::resume(const QString& runId) {
 }
 
 void LabController::stop(const QString& runId) {
-  auto found = live_.find(runId);
-  auto* run = window_.model()->run(runId);
-  if (found == live_.end() || !run) return;
-  found->second.session->stop();
-  run->state = widgets::RunState::Stopping;
-  run->appendLog(QStringLiteral("%1 stopping after the current batch").arg(timestamp()));
-  window_.updateRunControls();
-  window_.refreshViews();
+  signalLive(runId, &train::TrainingSession::stop, widgets::RunState::Stopping,
+             QStringLiteral("stopping after the current batch"));
 }
 
 int LabController::open(const QStringList& paths) {
@@ -341,6 +341,9 @@ void LabController::sweep(const QString& runId, const QString& noise) {
   });
   connect(sweepProcess_, &QProcess::errorOccurred, this, [this, runId, cli](QProcess::ProcessError error) {
     if (error != QProcess::FailedToStart) return;
+    // No finished() follows a failed start: release the process here, so the next sweep starts afresh.
+    sweepProcess_->deleteLater();
+    sweepProcess_ = nullptr;
     window_.robustnessView()->setSweepRunning(false);
     window_.showError(QStringLiteral("cannot start %1").arg(cli), runId);
   });

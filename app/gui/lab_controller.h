@@ -17,6 +17,7 @@
 
 #include "app/gui/lab_backend.h"
 #include "widgets/main_window.h"
+#include "widgets/run_data.h"
 
 namespace descentlab::gui {
 
@@ -59,6 +60,9 @@ class LabController : public QObject {
   void scheduleDrain(qint64 wokenAtNs);
   void drain();
   void launch(const QString& runId, std::unique_ptr<train::TrainingSession> session);
+  // Pause or stop a live run: the session's flag, the run's new state and a log line, then the window follows.
+  void signalLive(const QString& runId, void (train::TrainingSession::*action)(), widgets::RunState state,
+                  const QString& logText);
   void onStarted(const QString& runId, const train::SessionStart& start);
   void onFinished(const QString& runId, const train::SessionResult& result, const QString& error);
 

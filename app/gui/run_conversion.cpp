@@ -94,9 +94,11 @@ std::unique_ptr<widgets::RunData> load_run_file(const std::string& path) {
   for (const auto& name : reader.histogram_names()) {
     const store::HistogramSeries series = reader.histogram(name);
     const auto bins = series.bins();
+    const QString group = QString::fromStdString(name);
+    const QVector<double> edges = to_qvector(series.bin_edges);  // the same edges for every row of a group
     for (size_t row = 0; row < series.steps.size(); ++row) {
       const auto begin = series.counts.begin() + static_cast<std::ptrdiff_t>(row * bins);
-      run->addHistogram(QString::fromStdString(name), series.steps[row], to_qvector(series.bin_edges),
+      run->addHistogram(group, series.steps[row], edges,
                         QVector<double>(begin, begin + static_cast<std::ptrdiff_t>(bins)));
     }
   }
