@@ -5,7 +5,7 @@
 #   bash scripts/lab.sh test    # set up, then the whole test suite through ctest
 #   bash scripts/lab.sh setup   # set up only
 #
-# Set-up = install missing Debian 12 packages (apt-get; needs root or password-less sudo), fetch and verify the
+# Set-up = install missing Debian packages (Debian 12 or 13, detected; apt-get, needs root or password-less sudo), fetch and verify the
 # datasets (datasets/fetch.sh), configure and build in Release (build/, ccache + a precompiled torch header).
 # Every step is skipped when already done, so a second run takes seconds. Any failure stops with the reason.
 #
@@ -20,7 +20,9 @@ jobs="${DESCENTLAB_JOBS:-$(nproc)}"
 say() { printf '\n==> %s\n' "$*"; }
 fail() { printf '\nERROR: %s\n' "$*" >&2; exit 1; }
 
-# Debian 12 packages the build, the tests and the data fetch need (see README.md for what each is for).
+# Debian packages the build, the tests and the data fetch need (see README.md for what each is for). The names are
+# the same on Debian 12 (bookworm: LibTorch 1.13, Qt 6.4, HDF5 1.10, GCC 12) and Debian 13 (trixie: LibTorch 2.6,
+# Qt 6.8, HDF5 1.14, GCC 14): both install from this one list, checked on fresh machines of both by CI.
 packages=(
   build-essential cmake pkg-config ccache git ca-certificates
   libtorch-dev libopenblas0-pthread
@@ -40,14 +42,26 @@ Run this script as root, or give this user password-less sudo, or run that comma
   fi
 }
 
+# The Debian release this is (12, 13), from /etc/os-release; the set-up is made for those two.
+debian_release() {
+  local ID="" VERSION_ID="" VERSION_CODENAME="" PRETTY_NAME=""
+  [ -r /etc/os-release ] && . /etc/os-release
+  case "${ID:-}:${VERSION_ID:-}:${VERSION_CODENAME:-}" in
+    debian:12:*|debian:*:bookworm) echo 12 ;;
+    debian:13:*|debian:*:trixie) echo 13 ;;
+    *) echo "other:${PRETTY_NAME:-an unknown system}" ;;
+  esac
+}
+
 install_packages() {
   say "Checking Debian packages"
-  if [ -r /etc/os-release ]; then
-    . /etc/os-release
-    [ "${ID:-}" = debian ] && [ "${VERSION_ID:-}" = 12 ] ||
-      printf 'warning: this is %s, not Debian 12; package names may differ\n' "${PRETTY_NAME:-an unknown system}"
-  fi
-  command -v apt-get >/dev/null || fail "apt-get not found: DescentLab's set-up needs Debian 12"
+  local release
+  release=$(debian_release)
+  case "$release" in
+    12|13) echo "Debian $release" ;;
+    *) printf 'warning: this is %s, not Debian 12 or 13; package names may differ\n' "${release#other:}" ;;
+  esac
+  command -v apt-get >/dev/null || fail "apt-get not found: DescentLab's set-up needs Debian 12 or 13"
   local wanted=("${packages[@]}") missing=() package
   command -v npm >/dev/null || wanted+=(npm)  # npm fetches three datasets; a Node.js install may already bring it
   for package in "${wanted[@]}"; do

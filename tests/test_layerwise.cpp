@@ -11,6 +11,7 @@
 #include "core/store/checkpoint_tensors.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
+#include "core/train/host_sync_probe.h"
 #include "core/train/layerwise_math.h"
 #include "core/train/layerwise_trainer.h"
 #include "run_file_samples.h"
@@ -295,6 +296,32 @@ class PoisonedVideoTask : public VideoTask {
   int64_t healthy_batches_;
   int64_t batches_ = 0;
 };
+
+// A training step never waits for the device: host reads happen at metric intervals, evaluations and the end of
+// the run, so doubling the steps between two metric reads adds none. (On the CPU a `.item()` costs nothing, but
+// the same call would stall a GPU once per step; the probe counts it on any device.)
+TEST(LayerwiseTrainer, StepsReadNothingBackFromTheDeviceBetweenMetricIntervals) {
+  auto host_reads = [](int64_t batch_size) {
+    auto config = tiny_video_config();  // 24 clips, gradient clipping on, constrained with per-batch dual steps
+    config.train.epochs = 1;
+    config.train.batch_size = batch_size;
+    config.train.metric_interval = 1000;  // one metric read: at the end of the epoch
+    config.train.grad_clip = 1.0;
+    torch::manual_seed(0);
+    VideoTask task(config, torch::kCPU);
+    LayerwiseTrainer trainer(config, task, torch::kCPU);
+    HostSyncProbe probe;
+    const TrainingResult result = trainer.run();
+    return std::make_pair(result.steps, probe.counts());
+  };
+  const auto [steps_few, few] = host_reads(6);
+  const auto [steps_many, many] = host_reads(3);
+  ASSERT_EQ(steps_few, 4);
+  ASSERT_EQ(steps_many, 8);
+  EXPECT_GT(few.scalar_reads, 0);  // the probe sees the reads that do happen
+  EXPECT_EQ(many.scalar_reads, few.scalar_reads) << "host reads grew with the number of steps";
+  EXPECT_EQ(many.total(), few.total());
+}
 
 TEST(LayerwiseTrainer, NanLossStopsWithAClearErrorAndKeepsTheLastGoodCheckpoint) {
   const auto config = tiny_video_config();  // 5 batches per epoch

@@ -10,6 +10,7 @@
 #include "core/optim/mirror_adamw.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
+#include "core/train/host_sync_probe.h"
 #include "core/train/sparse_trainer.h"
 #include "run_file_samples.h"
 #include "test_sinks.h"
@@ -127,6 +128,30 @@ TEST(SparseTrainer, DenseRunsLearnWithEveryOptimizer) {
     EXPECT_EQ(result.steps, 320);
     EXPECT_GT(result.test.metric, 0.6) << optimizer << " did not learn the quadrants";
     EXPECT_EQ(result.near_zero_share.size(), 3u);
+  }
+}
+
+// As for the layerwise engine: no host read per step with any optimizer (HORST's mirror step included), so doubling
+// the steps between two metric reads adds none.
+TEST(SparseTrainer, StepsReadNothingBackFromTheDeviceBetweenMetricIntervals) {
+  for (const std::string optimizer : {"adamw", "horst"}) {
+    auto host_reads = [&](int64_t batch_size) {
+      auto config = tiny_vit_config(optimizer, "none");
+      config.train.batch_size = batch_size;
+      config.train.metric_interval = 1000;  // one metric read: at the end of the epoch
+      config.train.grad_clip = 1.0;
+      auto task = make_vit_task(config);
+      SparseTrainer trainer(config, *task, torch::kCPU);
+      HostSyncProbe probe;
+      const SparseTrainingResult result = trainer.run();
+      return std::make_pair(result.steps, probe.counts());
+    };
+    const auto [steps_few, few] = host_reads(8);
+    const auto [steps_many, many] = host_reads(4);
+    ASSERT_GE(steps_many, 2 * steps_few - 1) << optimizer;
+    EXPECT_GT(few.scalar_reads, 0) << optimizer;
+    EXPECT_EQ(many.scalar_reads, few.scalar_reads) << optimizer << ": host reads grew with the number of steps";
+    EXPECT_EQ(many.total(), few.total()) << optimizer;
   }
 }
 

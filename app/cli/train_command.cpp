@@ -18,6 +18,7 @@
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
 #include "core/train/control.h"
+#include "core/train/host_sync_probe.h"
 #include "core/train/training_session.h"
 
 namespace descentlab::cli {
@@ -34,6 +35,7 @@ struct TrainOptions {
   int64_t max_steps = 0;
   bool json = false;
   bool overwrite = false;
+  bool count_host_syncs = false;
 };
 
 std::atomic<bool> interrupted{false};
@@ -144,7 +146,8 @@ train::SessionResult run_controlled(train::TrainingSession& session, const Train
 
 // Reports a stop, prints the JSON summary with --json (the fields every run has, merged with the engine's own),
 // and returns the exit code: 130 when Ctrl-C stopped the run.
-int finish_run(const train::SessionResult& result, const train::TrainingSession& session, const TrainOptions& options) {
+int finish_run(const train::SessionResult& result, const train::TrainingSession& session, const TrainOptions& options,
+               const train::HostSyncProbe* probe) {
   if (result.stopped) {
     std::fprintf(stderr, "\nstopped at step %lld; resume with: descentlab-cli train --resume %s\n",
                  static_cast<long long>(result.steps), session.run_path().c_str());
@@ -162,7 +165,25 @@ int finish_run(const train::SessionResult& result, const train::TrainingSession&
         {"test", {{"metric", result.metric}, {"value", result.test_metric}, {"loss", result.test_loss}}},
     };
     summary.merge_patch(result.extra);
+    if (probe) {
+      const auto counts = probe->counts();
+      summary["host_syncs"] = {{"scalar_reads", counts.scalar_reads},
+                               {"device_to_host_copies", counts.device_to_host_copies},
+                               {"blocking_host_to_device_copies", counts.blocking_host_to_device_copies},
+                               {"device_nonzero", counts.device_nonzero},
+                               {"total", counts.total()}};
+    }
     std::cout << summary.dump(2) << "\n";
+  }
+  if (probe) {
+    const auto counts = probe->counts();
+    std::fprintf(stderr,
+                 "host syncs: %lld in %lld steps (scalar reads %lld, device-to-host copies %lld, blocking "
+                 "host-to-device copies %lld, nonzero on the device %lld)\n",
+                 static_cast<long long>(counts.total()), static_cast<long long>(result.steps),
+                 static_cast<long long>(counts.scalar_reads), static_cast<long long>(counts.device_to_host_copies),
+                 static_cast<long long>(counts.blocking_host_to_device_copies),
+                 static_cast<long long>(counts.device_nonzero));
   }
   return result.stopped && interrupted.load() ? 130 : 0;
 }
@@ -187,8 +208,10 @@ int run_train(const TrainOptions& options) {
     session = std::make_unique<train::TrainingSession>(std::move(config), session_options);
   }
   if (!options.device.empty()) session->set_device(options.device);
+  std::unique_ptr<train::HostSyncProbe> probe;
+  if (options.count_host_syncs) probe = std::make_unique<train::HostSyncProbe>();
   const train::SessionResult result = run_controlled(*session, options);
-  return finish_run(result, *session, options);
+  return finish_run(result, *session, options, probe.get());
 }
 
 }  // namespace
@@ -213,6 +236,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
       ->add_option("--max-steps", options->max_steps,
                    "Stop once this many steps are done (the state is kept as \"latest\"; --resume continues)")
       ->check(CLI::PositiveNumber);
+  train->add_flag("--count-host-syncs", options->count_host_syncs,
+                  "Count the operations that make the host wait for the device (scalar reads, device-to-host and "
+                  "blocking host-to-device copies) over the whole run, and report them (slows the run a little)");
   train->callback([options, &exit_code]() { exit_code = run_train(*options); });
 }
 

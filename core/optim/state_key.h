@@ -4,6 +4,7 @@
 
 #include <torch/optim/optimizer.h>
 
+#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -13,7 +14,11 @@ template <typename StateMap>
 typename StateMap::key_type state_key(const StateMap&, const torch::Tensor& parameter) {
   using Key = typename StateMap::key_type;
   if constexpr (std::is_same_v<Key, std::string>) {
-    return c10::guts::to_string(parameter.unsafeGetTensorImpl());
+    // LibTorch 1.13 writes the key as `c10::guts::to_string(impl)`, an ostringstream of the pointer; that helper
+    // is gone in 2.x, so the same text is made here.
+    std::ostringstream key;
+    key << parameter.unsafeGetTensorImpl();
+    return key.str();
   } else {
     return static_cast<Key>(parameter.unsafeGetTensorImpl());
   }

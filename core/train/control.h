@@ -31,12 +31,17 @@ class TrainingControl {
   }
   bool paused() const { return paused_.load(); }
   bool stopped() const { return stopped_.load(); }
+  // True while the trainer is actually held between batches: after pause(), the batch in flight has finished and
+  // emitted its events. What a caller waits on instead of guessing how long a batch takes.
+  bool holding() const { return holding_.load(); }
 
   // Called by the trainer between batches: blocks while paused; returns false when the run should stop.
   bool proceed() {
     if (paused_.load()) {
       std::unique_lock<std::mutex> lock(mutex_);
+      holding_.store(true);
       wake_.wait(lock, [this] { return !paused_.load() || stopped_.load(); });
+      holding_.store(false);
     }
     return !stopped_.load();
   }
@@ -44,6 +49,7 @@ class TrainingControl {
  private:
   std::atomic<bool> paused_{false};
   std::atomic<bool> stopped_{false};
+  std::atomic<bool> holding_{false};
   std::mutex mutex_;
   std::condition_variable wake_;
 };

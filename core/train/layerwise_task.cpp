@@ -8,6 +8,7 @@
 #include "core/data/sprites.h"
 #include "core/data/tensors.h"
 #include "core/train/data_order.h"
+#include "core/train/device_step.h"
 #include "core/util/error.h"
 
 namespace descentlab::train {
@@ -59,7 +60,7 @@ TextTask::TextTask(const config::ExperimentConfig& config, const std::vector<dat
 }
 
 Batch TextTask::train_batch(const std::vector<int64_t>& indices) {
-  const torch::Tensor index = torch::tensor(indices, torch::kInt64).to(device_);
+  const torch::Tensor index = indices_on(indices, device_);
   return Batch{train_tokens_.index_select(0, index), train_labels_.index_select(0, index)};
 }
 
@@ -104,7 +105,7 @@ VideoTask::VideoTask(const config::ExperimentConfig& config, torch::Device devic
 }
 
 Batch VideoTask::train_batch(const std::vector<int64_t>& indices) {
-  const torch::Tensor index = torch::tensor(indices, torch::kInt64).to(device_);
+  const torch::Tensor index = indices_on(indices, device_);
   const torch::Tensor clean = train_clean_.index_select(0, index);
   return Batch{clean + noise_std_ * torch::randn_like(clean), clean};
 }

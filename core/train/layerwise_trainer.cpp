@@ -9,8 +9,10 @@
 #include "core/store/checkpoint_tensors.h"
 #include "core/store/run_writer.h"
 #include "core/train/data_order.h"
+#include "core/train/device_step.h"
 #include "core/train/layerwise_math.h"
 #include "core/train/training_state.h"
+#include "core/util/number_text.h"
 
 namespace descentlab::train {
 
@@ -234,7 +236,7 @@ TrainingResult LayerwiseTrainer::run() {
       }
       state_->optimizer.zero_grad();
       objective.backward();
-      if (t.grad_clip > 0) torch::nn::utils::clip_grad_norm_(module.parameters(), t.grad_clip);
+      if (t.grad_clip > 0) clip_gradient_norm(module.parameters(), t.grad_clip);
       state_->optimizer.step();
       if (dual_active && c.dual_update == "batch") {
         dual_step(state_->lambda, slack, c.resilient ? state_->resilient_slack : torch::Tensor(), c.dual_lr);
@@ -254,7 +256,7 @@ TrainingResult LayerwiseTrainer::run() {
         for (size_t l = 0; l < layer_loss.size(); ++l) {
           if (!std::isfinite(layer_loss[l])) {
             sinks_.flush();
-            throw TrainingError("the loss of layer " + std::to_string(l) + " became " + std::to_string(layer_loss[l]) +
+            throw TrainingError("the loss of layer " + std::to_string(l) + " became " + number_text(layer_loss[l]) +
                                 " at step " + std::to_string(step_) +
                                 " (try a smaller lr or grad_clip); the last good state is the checkpoint \"latest\"");
           }

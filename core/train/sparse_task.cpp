@@ -9,6 +9,7 @@
 #include "core/data/catalog.h"
 #include "core/data/tensors.h"
 #include "core/train/data_order.h"
+#include "core/train/device_step.h"
 #include "core/util/error.h"
 
 namespace descentlab::train {
@@ -53,7 +54,7 @@ Split split_training_rows(const config::DataConfig& data, int64_t size, const st
 }
 
 torch::Tensor index_rows(const torch::Tensor& rows, const std::vector<int64_t>& indices, torch::Device device) {
-  const torch::Tensor where = torch::tensor(indices, torch::kInt64).to(device);
+  const torch::Tensor where = indices_on(indices, device);
   return rows.index_select(0, where);
 }
 

@@ -11,7 +11,9 @@
 #include "core/store/checkpoint_tensors.h"
 #include "core/store/run_writer.h"
 #include "core/train/data_order.h"
+#include "core/train/device_step.h"
 #include "core/train/training_state.h"
+#include "core/util/number_text.h"
 
 namespace descentlab::train {
 
@@ -294,7 +296,7 @@ SparseTrainingResult SparseTrainer::run() {
       const torch::Tensor loss = task_.loss(task_.forward(batch.input), batch);
       s.optimizer->zero_grad();
       loss.backward();
-      if (t.grad_clip > 0) torch::nn::utils::clip_grad_norm_(module.parameters(), t.grad_clip);
+      if (t.grad_clip > 0) clip_gradient_norm(module.parameters(), t.grad_clip);
       s.optimizer->step();
       if (s.phase == AcdcPhase::compressed) optim::apply_masks(s.prunable, s.masks);
       ++step_;
@@ -308,7 +310,7 @@ SparseTrainingResult SparseTrainer::run() {
         const double mean_loss = s.loss_sum.item<double>() / static_cast<double>(s.accumulated);
         if (!std::isfinite(mean_loss)) {
           sinks_.flush();
-          throw TrainingError("the training loss became " + std::to_string(mean_loss) + " at step " +
+          throw TrainingError("the training loss became " + number_text(mean_loss) + " at step " +
                               std::to_string(step_) + " with " + config_.optimizer.name +
                               " (try a smaller lr or alpha); the last good state is the checkpoint \"latest\"");
         }

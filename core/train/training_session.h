@@ -78,6 +78,7 @@ class TrainingSession {
 
   TrainingControl& control() { return control_; }
   void pause() { control_.pause(); }
+  bool holding() const { return control_.holding(); }  // paused and held between batches (see TrainingControl)
   void resume() { control_.resume(); }
   void stop() { control_.stop(); }
 
