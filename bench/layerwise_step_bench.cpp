@@ -4,7 +4,8 @@
 //   erm          the trainer's ERM step: every layer's readout is evaluated (for the per-layer curves) but only
 //                f_L is minimised
 //   constrained  the primal-dual step: Lagrangian over all layers, backward, AdamW, dual ascent
-// The three are timed in interleaved rounds (each round: --steps-per-round steps of each), so a slow stretch of the
+//   plain with LibTorch's MultiheadAttention module instead of scaled_dot_product (the fused kernel on 2.x)
+// The four are timed in interleaved rounds (each round: --steps-per-round steps of each), so a slow stretch of the
 // machine hits all three alike; each time is the median over every timed step, each ratio the median of the
 // rounds' ratios.
 // Usage: descentlab_bench_layerwise_step [--rounds R] [--steps-per-round N] [--width D] [--layers L] [--batch B]
@@ -115,18 +116,29 @@ int main(int argc, char** argv) {
     optimizer.step();
     train::dual_step(lambda, slack, torch::Tensor(), 0.01);
   };
+  // The plain step once more with LibTorch's MultiheadAttention module instead of scaled_dot_product: what the
+  // fused kernel (LibTorch 2.x) changes; on 1.13 the two are the same arithmetic.
+  const auto module_attention_step = [&] {
+    models::set_attention_path(models::AttentionPath::libtorch_module);
+    plain_step();
+    models::set_attention_path(models::AttentionPath::scaled_dot_product);
+  };
   time_steps(3, plain_step);  // warm-up
   time_steps(3, erm_step);
   time_steps(3, constrained_step);
-  std::vector<double> plain, erm, constrained, round_ratios;
+  time_steps(3, module_attention_step);
+  std::vector<double> plain, erm, constrained, module_attention, round_ratios, attention_ratios;
   for (int64_t round = 0; round < shape.rounds; ++round) {
     const auto p = time_steps(shape.steps_per_round, plain_step);
     const auto e = time_steps(shape.steps_per_round, erm_step);
     const auto c = time_steps(shape.steps_per_round, constrained_step);
+    const auto m = time_steps(shape.steps_per_round, module_attention_step);
     plain.insert(plain.end(), p.begin(), p.end());
     erm.insert(erm.end(), e.begin(), e.end());
     constrained.insert(constrained.end(), c.begin(), c.end());
+    module_attention.insert(module_attention.end(), m.begin(), m.end());
     round_ratios.push_back(median(c) / median(e));
+    attention_ratios.push_back(median(p) / median(m));
   }
   std::printf("model: %lld layers x width %lld, batch %lld x %lld tokens, vocabulary %lld, threads %d\n",
               static_cast<long long>(shape.layers), static_cast<long long>(shape.width),
@@ -137,5 +149,8 @@ int main(int argc, char** argv) {
   std::printf("cpp_plain_ms %.2f\ncpp_erm_ms %.2f\ncpp_constrained_ms %.2f\n", 1e3 * median(plain), 1e3 * median(erm),
               1e3 * median(constrained));
   std::printf("ratio_constrained_over_erm %.3f\n", median(round_ratios));
+  std::printf("cpp_plain_module_attention_ms %.2f\nratio_sdpa_over_module_attention %.3f (fused kernel: %s)\n",
+              1e3 * median(module_attention), median(attention_ratios),
+              models::fused_attention_available() ? "yes" : "no, LibTorch 1.x");
   return 0;
 }

@@ -1,12 +1,66 @@
 #include "core/models/unrolled_transformer.h"
 
 #include <torch/torch.h>
+#include <torch/version.h>
+
+#include <atomic>
+#include <cmath>
+#include <limits>
 
 #include "core/util/error.h"
 
 namespace descentlab::models {
 
-PreNormBlockImpl::PreNormBlockImpl(const TransformerOptions& options) {
+torch::Tensor attention_math(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                             const torch::Tensor& mask, double dropout, bool training) {
+  // As torch::nn::functional::multi_head_attention_forward (1.13): q scaled first, mask added, softmax, dropout.
+  torch::Tensor scores = torch::matmul(q * (1.0 / std::sqrt(static_cast<double>(q.size(-1)))), k.transpose(-2, -1));
+  if (mask.defined()) scores = scores + mask;
+  torch::Tensor weights = torch::softmax(scores, -1);
+  if (dropout > 0 && training) weights = torch::dropout(weights, dropout, true);
+  return torch::matmul(weights, v);
+}
+
+bool fused_attention_available() { return TORCH_VERSION_MAJOR >= 2; }
+
+namespace {
+std::atomic<AttentionPath> attention_path{AttentionPath::scaled_dot_product};
+}  // namespace
+
+void set_attention_path(AttentionPath path) { attention_path.store(path); }
+
+torch::Tensor scaled_dot_product(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                 const torch::Tensor& mask, double dropout, bool training) {
+#if TORCH_VERSION_MAJOR >= 2
+  const c10::optional<at::Tensor> additive = mask.defined() ? c10::optional<at::Tensor>(mask) : c10::optional<at::Tensor>();
+  return at::scaled_dot_product_attention(q, k, v, additive, training ? dropout : 0.0, /*is_causal=*/false);
+#else
+  return attention_math(q, k, v, mask, dropout, training);
+#endif
+}
+
+namespace {
+
+// One additive mask [batch or 1, 1, tokens or 1, tokens] from a padding mask [batch, tokens] (true = padding) and
+// an additive [tokens, tokens] mask; undefined when neither is given.
+torch::Tensor combined_mask(const torch::Tensor& padding, const torch::Tensor& attention_mask,
+                            const torch::TensorOptions& options) {
+  torch::Tensor mask;
+  if (attention_mask.defined()) mask = attention_mask.to(options).unsqueeze(0).unsqueeze(0);
+  if (padding.defined()) {
+    const torch::Tensor blocked = torch::zeros(padding.sizes(), options)
+                                      .masked_fill(padding, -std::numeric_limits<float>::infinity())
+                                      .unsqueeze(1)
+                                      .unsqueeze(1);
+    mask = mask.defined() ? mask + blocked : blocked;
+  }
+  return mask;
+}
+
+}  // namespace
+
+PreNormBlockImpl::PreNormBlockImpl(const TransformerOptions& options)
+    : heads_(options.heads), attention_dropout_(options.dropout) {
   attention_norm =
       register_module("attention_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.width})));
   attn = register_module(
@@ -21,13 +75,33 @@ PreNormBlockImpl::PreNormBlockImpl(const TransformerOptions& options) {
 
 torch::Tensor PreNormBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& padding,
                                         const torch::Tensor& attention_mask) {
-  // LibTorch's MultiheadAttention takes [tokens, batch, width].
-  const torch::Tensor normed = attention_norm(x).transpose(0, 1);
-  const torch::Tensor attended =
-      std::get<0>(attn(normed, normed, normed, padding, /*need_weights=*/false, attention_mask)).transpose(0, 1);
+  const torch::Tensor normed = attention_norm(x);
+  const torch::Tensor attended = attention_path.load(std::memory_order_relaxed) == AttentionPath::libtorch_module
+                                     ? reference_attention(normed, padding, attention_mask)
+                                     : self_attention(normed, padding, attention_mask);
   torch::Tensor out = x + dropout(attended);
   out = out + dropout(feed_forward_out(dropout(torch::gelu(feed_forward_in(feed_forward_norm(out))))));
   return out;
+}
+
+torch::Tensor PreNormBlockImpl::self_attention(const torch::Tensor& x, const torch::Tensor& padding,
+                                               const torch::Tensor& attention_mask) {
+  const int64_t batch = x.size(0), tokens = x.size(1), width = x.size(2), head_width = width / heads_;
+  // [batch, tokens, 3 * width] -> three [batch, heads, tokens, head_width]
+  const auto qkv = torch::nn::functional::linear(x, attn->in_proj_weight, attn->in_proj_bias)
+                       .view({batch, tokens, 3, heads_, head_width})
+                       .permute({2, 0, 3, 1, 4})
+                       .unbind(0);
+  const torch::Tensor mask = combined_mask(padding, attention_mask, x.options());
+  const torch::Tensor attended = scaled_dot_product(qkv[0], qkv[1], qkv[2], mask, attention_dropout_, is_training());
+  return attn->out_proj(attended.transpose(1, 2).reshape({batch, tokens, width}));
+}
+
+torch::Tensor PreNormBlockImpl::reference_attention(const torch::Tensor& x, const torch::Tensor& padding,
+                                                    const torch::Tensor& attention_mask) {
+  // LibTorch's MultiheadAttention takes [tokens, batch, width].
+  const torch::Tensor t = x.transpose(0, 1);
+  return std::get<0>(attn(t, t, t, padding, /*need_weights=*/false, attention_mask)).transpose(0, 1);
 }
 
 UnrolledTransformerImpl::UnrolledTransformerImpl(const TransformerOptions& options) : options_(options) {

@@ -28,6 +28,24 @@ struct TransformerOptions {
   bool per_layer_readout = false;  // false: one readout shared by all layers
 };
 
+// Scaled dot-product attention softmax(q k^T / sqrt(d) + mask) v on [batch, heads, tokens, head_width] tensors,
+// with dropout on the attention weights when training. `mask` is added to the scores (-inf where attention is not
+// allowed), broadcast to [batch, heads, tokens, tokens], or undefined.
+// attention_math is the formula as LibTorch 1.13's C++ MultiheadAttention computes it; scaled_dot_product picks
+// LibTorch 2.x's fused kernel (at::scaled_dot_product_attention) where it exists and the formula elsewhere.
+torch::Tensor attention_math(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                             const torch::Tensor& mask, double dropout, bool training);
+torch::Tensor scaled_dot_product(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                 const torch::Tensor& mask, double dropout, bool training);
+// True when scaled_dot_product uses the fused kernel (LibTorch >= 2.0).
+bool fused_attention_available();
+
+// Which attention the blocks run, process-wide: scaled_dot_product (the default), or LibTorch's own
+// MultiheadAttention module as the models called it before LibTorch 2.x had the fused kernel. The same parameters
+// and results either way (tests/test_attention.cpp); the switch exists so that bench/ can time both in one process.
+enum class AttentionPath { scaled_dot_product, libtorch_module };
+void set_attention_path(AttentionPath path);
+
 class PreNormBlockImpl : public torch::nn::Module {
  public:
   explicit PreNormBlockImpl(const TransformerOptions& options);
@@ -35,12 +53,22 @@ class PreNormBlockImpl : public torch::nn::Module {
   // attention_mask: [tokens, tokens] float added to the attention scores (-inf where attention is not allowed,
   // e.g. causal), or undefined. (LibTorch 1.13's C++ attention adds the mask, so bool masks do not work there.)
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& padding, const torch::Tensor& attention_mask = {});
+  // The attention part alone (no norm, no residual): [batch, tokens, width]. The parameters are those of
+  // torch::nn::MultiheadAttention (attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.*), so checkpoints keep
+  // their names; the arithmetic goes through scaled_dot_product.
+  torch::Tensor self_attention(const torch::Tensor& x, const torch::Tensor& padding,
+                               const torch::Tensor& attention_mask);
+  // What LibTorch's own MultiheadAttention module computes for the same input: the reference the tests compare to.
+  torch::Tensor reference_attention(const torch::Tensor& x, const torch::Tensor& padding,
+                                    const torch::Tensor& attention_mask);
 
  private:
   torch::nn::LayerNorm attention_norm{nullptr}, feed_forward_norm{nullptr};
   torch::nn::MultiheadAttention attn{nullptr};
   torch::nn::Linear feed_forward_in{nullptr}, feed_forward_out{nullptr};
   torch::nn::Dropout dropout{nullptr};
+  int64_t heads_ = 1;
+  double attention_dropout_ = 0.0;
 };
 TORCH_MODULE(PreNormBlock);
 
