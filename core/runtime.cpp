@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <torch/torch.h>
 #include <torch/version.h>
+#include <ATen/Version.h>
 
 #include <cstdlib>
 #include <string>
@@ -76,10 +77,43 @@ RuntimeInfo runtime_info() {
   } else {
     info.blas = "reference or unknown BLAS (install libopenblas0-pthread: the reference BLAS is ~16x slower)";
   }
+  // at::show_config() is the one description both LibTorch 1.13 and 2.x give of their build: "CUDA_VERSION=12.4"
+  // and "CUDNN_VERSION=9.1.0" in the build settings of a CUDA build, and "CUDA Runtime 12.4" / "CuDNN 90100" lines
+  // when the CUDA library is loaded.
+  const std::string config = at::show_config();
+  info.cuda_runtime = config_value(config, "CUDA Runtime");
+  if (info.cuda_runtime.empty()) info.cuda_runtime = config_value(config, "CUDA_VERSION=");
+  info.cudnn = config_value(config, "CUDNN_VERSION=");
+  if (info.cudnn.empty()) info.cudnn = config_value(config, "CuDNN");
+  if (info.cuda_runtime.empty()) {
+    info.torch_build = "CPU only";
+  } else {
+    info.torch_build = "CUDA " + info.cuda_runtime + ", " + (info.cudnn.empty() ? "no cuDNN" : "cuDNN " + info.cudnn);
+  }
   info.cuda_available = torch::cuda::is_available();
   info.cuda_devices = info.cuda_available ? static_cast<int>(torch::cuda::device_count()) : 0;
   info.threads = at::get_num_threads();
   return info;
+}
+
+std::string config_value(const std::string& config, const std::string& label) {
+  const size_t at = config.find(label);
+  if (at == std::string::npos) return {};
+  size_t begin = at + label.size();
+  // A value ends at the end of its line, or at the comma before the next build setting ("A=1, B=2").
+  size_t end = config.find_first_of(",\n", begin);
+  if (end == std::string::npos) end = config.size();
+  while (begin < end && (config[begin] == ' ' || config[begin] == '\t')) ++begin;
+  while (end > begin && (config[end - 1] == ' ' || config[end - 1] == '\t' || config[end - 1] == '\r')) --end;
+  return config.substr(begin, end - begin);
+}
+
+std::string runtime_text(const RuntimeInfo& info) {
+  return "DescentLab " + info.descentlab_version + "\nLibTorch: " + info.torch_version + " (" + info.torch_build +
+         ")\nCUDA runtime: " + (info.cuda_runtime.empty() ? "none" : info.cuda_runtime) +
+         "\ncuDNN: " + (info.cudnn.empty() ? "none" : info.cudnn) + "\nCUDA devices: " +
+         (info.cuda_available ? std::to_string(info.cuda_devices) : std::string("none available")) +
+         "\nBLAS: " + info.blas + "\nthreads: " + std::to_string(info.threads);
 }
 
 }  // namespace descentlab

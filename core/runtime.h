@@ -10,6 +10,10 @@ struct RuntimeInfo {
   std::string descentlab_version;
   std::string torch_version;
   std::string blas;  // e.g. "OpenBLAS 0.3.21 ... (pthread)"; "unknown" when the BLAS cannot say
+  // What the LibTorch was built with, read from at::show_config(): "CPU only", or e.g. "CUDA 12.4, cuDNN 90100".
+  std::string torch_build;
+  std::string cuda_runtime;  // the CUDA runtime LibTorch loaded ("12.4"); empty for a CPU-only LibTorch
+  std::string cudnn;         // the cuDNN it loaded ("9.1.0"); empty when none
   bool cuda_available = false;
   int cuda_devices = 0;
   int threads = 1;  // torch intra-op threads (and BLAS threads, kept equal)
@@ -34,5 +38,12 @@ void configure_allocator();
 void configure_process(int threads);
 
 RuntimeInfo runtime_info();
+
+// The runtime as `descentlab-cli --version` prints it: one "what: value" line each, for people and bug reports.
+std::string runtime_text(const RuntimeInfo& info);
+
+// The value after `label` up to the end of its line in LibTorch's configuration text (at::show_config()), trimmed;
+// empty when the label is absent. Exposed for tests: the text's format is LibTorch's, not ours.
+std::string config_value(const std::string& config, const std::string& label);
 
 }  // namespace descentlab

@@ -19,7 +19,9 @@ case "$check" in
   version)
     "$cli" --version >"$scratch/out" 2>&1 || fail "--version exited $?"
     expect_in "descentlab-cli " "$scratch/out"
-    expect_in "LibTorch " "$scratch/out"
+    expect_in "LibTorch: " "$scratch/out"
+    expect_in "CUDA runtime: " "$scratch/out"
+    expect_in "cuDNN: " "$scratch/out"
     expect_in "BLAS: " "$scratch/out"
     ;;
   data_info_missing)

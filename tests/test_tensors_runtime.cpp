@@ -69,6 +69,29 @@ TEST(Runtime, ConfigureThreadsSetsTorchThreadsAndReportsTheBackEnd) {
   EXPECT_FALSE(info.torch_version.empty());
   EXPECT_FALSE(info.blas.empty());
   EXPECT_THROW(configure_threads(0), Error);
+  // A GPU in use implies a CUDA build of LibTorch, with its runtime named.
+  if (info.cuda_available) {
+    EXPECT_FALSE(info.cuda_runtime.empty());
+  }
+  const std::string text = runtime_text(info);
+  for (const char* line : {"LibTorch: ", "CUDA runtime: ", "cuDNN: ", "CUDA devices: ", "BLAS: "})
+    EXPECT_NE(text.find(line), std::string::npos) << line << " missing from\n" << text;
+}
+
+// The two shapes of at::show_config() a CUDA LibTorch prints (1.13 and 2.x put the loaded runtime on its own line
+// and the build settings on one comma-separated line); a CPU build has neither.
+TEST(Runtime, CudaAndCudnnVersionsAreReadFromLibTorchsConfiguration) {
+  const std::string cuda_config =
+      "PyTorch built with:\n  - GCC 11.2\n  - CUDA Runtime 12.8\n  - NVCC architecture flags: -gencode;arch=compute_90\n"
+      "  - CuDNN 91.0.2  (built against CUDA 12.9)\n  - Build settings: BLAS_INFO=mkl, BUILD_TYPE=Release, "
+      "CUDA_VERSION=12.8, CUDNN_VERSION=9.10.2, CXX_COMPILER=/opt/rh/gcc-toolset-11/root/usr/bin/c++, \n";
+  EXPECT_EQ(config_value(cuda_config, "CUDA Runtime"), "12.8");
+  EXPECT_EQ(config_value(cuda_config, "CUDA_VERSION="), "12.8");
+  EXPECT_EQ(config_value(cuda_config, "CUDNN_VERSION="), "9.10.2");
+  const std::string cpu_config = "PyTorch built with:\n  - GCC 12.2\n  - Build settings: BLAS_INFO=open, USE_CUDA=OFF,\n";
+  EXPECT_EQ(config_value(cpu_config, "CUDA Runtime"), "");
+  EXPECT_EQ(config_value(cpu_config, "CUDNN_VERSION="), "");
+  EXPECT_EQ(config_value("x CUDA_VERSION=11.7", "CUDA_VERSION="), "11.7");  // at the very end
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
 
 namespace descentlab::widgets {
@@ -23,7 +24,14 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
   size_->addItems({QStringLiteral("quick"), QStringLiteral("full")});
   device_ = new QComboBox(this);
   device_->addItems({QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("cuda")});
-  device_->setToolTip(QStringLiteral("auto: CUDA when LibTorch sees a GPU, the CPU otherwise"));
+  const QString noCuda = backend_.cudaUnavailableReason();
+  if (auto* items = qobject_cast<QStandardItemModel*>(device_->model()); items && !noCuda.isEmpty()) {
+    QStandardItem* cuda = items->item(2);
+    cuda->setEnabled(false);
+    cuda->setToolTip(noCuda);
+  }
+  device_->setToolTip(noCuda.isEmpty() ? QStringLiteral("auto: CUDA when LibTorch sees a GPU, the CPU otherwise")
+                                       : QStringLiteral("auto: the CPU here, since ") + noCuda);
   top->addRow(QStringLiteral("Preset"), preset_);
   top->addRow(QStringLiteral("Size"), size_);
   top->addRow(QStringLiteral("Device"), device_);

@@ -35,6 +35,9 @@ class ExperimentBackend {
   virtual QList<ConfigField> presetFields(const QString& preset, const QString& size) const = 0;
   // Empty when the fields make a valid experiment; otherwise the engine's message, naming the key and value.
   virtual QString validate(const QString& preset, const QString& size, const QList<ConfigField>& fields) const = 0;
+  // Empty when training on "cuda" can work; otherwise why not (a CPU-only LibTorch, no device seen), shown on the
+  // device menu's greyed-out "cuda" entry.
+  virtual QString cudaUnavailableReason() const { return {}; }
 };
 
 struct ExperimentRequest {

@@ -11,10 +11,7 @@
 namespace {
 
 std::string version_text() {
-  const auto info = descentlab::runtime_info();
-  return "descentlab-cli " + info.descentlab_version + "\nLibTorch " + info.torch_version + "\nBLAS: " + info.blas +
-         "\nCUDA: " + (info.cuda_available ? std::to_string(info.cuda_devices) + " device(s)" : "not available") +
-         "\nthreads: " + std::to_string(info.threads);
+  return "descentlab-cli " + descentlab::runtime_text(descentlab::runtime_info());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
+#include "core/runtime.h"
 
 #include <exception>
 #include <map>
@@ -57,6 +58,17 @@ void collect(const nlohmann::json& node, const std::string& prefix, const nlohma
 }
 
 }  // namespace
+
+QString LabBackend::cudaUnavailableReason() const {
+  static const RuntimeInfo info = runtime_info();
+  if (info.cuda_available) return {};
+  if (info.cuda_runtime.empty()) {
+    return QStringLiteral("this LibTorch (%1) is a CPU-only build (docs/build.md: GPU builds)")
+        .arg(QString::fromStdString(info.torch_version));
+  }
+  return QStringLiteral("LibTorch %1 (CUDA %2) sees no CUDA device")
+      .arg(QString::fromStdString(info.torch_version), QString::fromStdString(info.cuda_runtime));
+}
 
 QStringList LabBackend::presetNames() const {
   QStringList names;

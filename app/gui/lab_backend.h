@@ -13,6 +13,7 @@ class LabBackend : public widgets::ExperimentBackend {
   QList<widgets::ConfigField> presetFields(const QString& preset, const QString& size) const override;
   QString validate(const QString& preset, const QString& size,
                    const QList<widgets::ConfigField>& fields) const override;
+  QString cudaUnavailableReason() const override;
 
   // The full config document for the preset with the fields applied; throws ConfigError on a bad value.
   nlohmann::json document(const QString& preset, const QString& size, const QList<widgets::ConfigField>& fields) const;
