@@ -14,8 +14,10 @@ namespace {
 
 using store::RunFileError;
 
-const store::TensorBlob& require(const store::CheckpointData& checkpoint, const std::string& section,
-                                 const std::string& name, const std::string& path, const std::string& label) {
+// section and name are C strings: with std::string parameters, GCC 14's -Wdangling-reference takes the returned
+// reference for one into the temporaries made from the literals at the call sites.
+const store::TensorBlob& require(const store::CheckpointData& checkpoint, const char* section, const char* name,
+                                 const std::string& path, const std::string& label) {
   const std::string object = "/checkpoints/" + label + "/" + section + "/" + name;
   const auto found_section = checkpoint.sections.find(section);
   if (found_section == checkpoint.sections.end() || !found_section->second.count(name)) {
