@@ -63,7 +63,7 @@ double headlessWorkerRun(const config::ExperimentConfig& config, const QString& 
   train::TrainingSession session(config, options);
   double stepsPerSecond = 0.0;
   session.start(
-      [&](const train::SessionResult& result, const std::string&) { stepsPerSecond = result.steps_per_second; });
+      [&](const train::TrainingResult& result, const std::string&) { stepsPerSecond = result.steps_per_second; });
   session.join();
   return stepsPerSecond;
 }

@@ -112,9 +112,9 @@ TEST(SparseTrainer, GptCannotBeatChanceOnRandomCharacters) {
   GptTask task(config, torch::randint(0, vocabulary, {17 * 400}), torch::randint(0, vocabulary, {17 * 50}), vocabulary,
                torch::kCPU, "random characters");
   SparseTrainer trainer(config, task, torch::kCPU);
-  const SparseTrainingResult result = trainer.run();
-  EXPECT_GT(result.test.loss, std::log(static_cast<double>(vocabulary)) - 0.05);
-  EXPECT_GT(result.test.metric, static_cast<double>(vocabulary) * 0.95);  // perplexity
+  const TrainingResult result = trainer.run();
+  EXPECT_GT(result.test_loss, std::log(static_cast<double>(vocabulary)) - 0.05);
+  EXPECT_GT(result.test_metric, static_cast<double>(vocabulary) * 0.95);  // perplexity
 }
 
 TEST(SparseTrainer, DenseRunsLearnWithEveryOptimizer) {
@@ -124,10 +124,10 @@ TEST(SparseTrainer, DenseRunsLearnWithEveryOptimizer) {
     auto task = make_vit_task(config);
     SparseTrainer trainer(config, *task, torch::kCPU);
     EXPECT_EQ(dynamic_cast<optim::MirroredAdamW*>(&trainer.optimizer()) != nullptr, optimizer != "adamw");
-    const SparseTrainingResult result = trainer.run();
+    const TrainingResult result = trainer.run();
     EXPECT_EQ(result.steps, 320);
-    EXPECT_GT(result.test.metric, 0.6) << optimizer << " did not learn the quadrants";
-    EXPECT_EQ(result.near_zero_share.size(), 3u);
+    EXPECT_GT(result.test_metric, 0.6) << optimizer << " did not learn the quadrants";
+    EXPECT_EQ(result.extra["near_zero_share"]["share"].size(), 3u);
   }
 }
 
@@ -143,7 +143,7 @@ TEST(SparseTrainer, StepsReadNothingBackFromTheDeviceBetweenMetricIntervals) {
       auto task = make_vit_task(config);
       SparseTrainer trainer(config, *task, torch::kCPU);
       HostSyncProbe probe;
-      const SparseTrainingResult result = trainer.run();
+      const TrainingResult result = trainer.run();
       return std::make_pair(result.steps, probe.counts());
     };
     const auto [steps_few, few] = host_reads(8);
@@ -163,7 +163,7 @@ TEST(SparseTrainer, AcdcPhasesLandOnTheirStepsWithExactSparsityAndMomentResets) 
   ASSERT_NE(trainer.schedule(), nullptr);
   RecordingSink sink;
   trainer.add_sink(&sink);
-  const SparseTrainingResult result = trainer.run();
+  const TrainingResult result = trainer.run();
   ASSERT_EQ(result.steps, 40);
   // acdc_phase is reported after each step (metric_interval 1) for the phase that step trained in.
   const auto& phases = sink.scalars.at("acdc_phase");
@@ -190,7 +190,7 @@ TEST(SparseTrainer, AcdcPhasesLandOnTheirStepsWithExactSparsityAndMomentResets) 
       EXPECT_EQ(sparsity, 0.0) << "step " << step;
     }
   }
-  EXPECT_DOUBLE_EQ(result.sparsity, exact);
+  EXPECT_DOUBLE_EQ(result.extra["sparsity"].get<double>(), exact);
   // The last decompression (at step 30) reset the moments: AdamW's step count restarted there.
   const auto& states = trainer.optimizer().state();
   ASSERT_FALSE(states.empty());
@@ -201,13 +201,14 @@ TEST(SparseTrainer, AcdcPhasesLandOnTheirStepsWithExactSparsityAndMomentResets) 
   EXPECT_EQ(sink.scalars.at("mask_churn").size(), 7u);
   EXPECT_EQ(sink.scalars.at("sign_flips").size(), 7u);
   for (const auto& [step, churn] : sink.scalars.at("mask_churn")) EXPECT_GE(churn, 0.0) << step;
-  // Histograms (global and per block) and near-zero shares every 10 steps; the epoch end (step 40) adds none.
+  // Histograms (global and per block) and near-zero shares at the start and every 10 steps; the epoch end (step 40)
+  // adds none.
   std::map<std::string, std::vector<int64_t>> histogram_steps;
   for (const auto& snapshot : sink.histograms) histogram_steps[snapshot.name].push_back(snapshot.step);
   for (const std::string name : {"global", "blocks.0", "blocks.1"}) {
-    EXPECT_EQ(histogram_steps[name], (std::vector<int64_t>{10, 20, 30, 40})) << name;
+    EXPECT_EQ(histogram_steps[name], (std::vector<int64_t>{0, 10, 20, 30, 40})) << name;
   }
-  ASSERT_EQ(sink.vectors.at("near_zero_share").size(), 4u);
+  ASSERT_EQ(sink.vectors.at("near_zero_share").size(), 5u);
   // At step 40 the run is compressed to 80% of the block weights: at least that share of all weights is zero.
   EXPECT_GT(sink.vectors.at("near_zero_share").back().second[0], 0.5);
   // Embeddings and the head are not pruned.
@@ -237,7 +238,7 @@ TEST(SparseTrainer, StoppedAndResumedAcdcRunIsBitwiseIdentical) {
     StopAfter stopper(control, 23);  // stops after 23 steps, in the decompressed phase [22, 24)
     trainer.add_sink(writer.get());
     trainer.add_sink(&stopper);
-    trainer.set_run_writer(writer.get());
+    trainer.set_checkpoint_store(writer.get());
     trainer.set_control(&control);
     EXPECT_TRUE(trainer.run().stopped);
   }
@@ -252,7 +253,7 @@ TEST(SparseTrainer, StoppedAndResumedAcdcRunIsBitwiseIdentical) {
     StopAfter stopper(control, stop_at);
     trainer.add_sink(writer.get());
     trainer.add_sink(&stopper);
-    trainer.set_run_writer(writer.get());
+    trainer.set_checkpoint_store(writer.get());
     trainer.set_control(&control);
     EXPECT_TRUE(trainer.run().stopped);
     EXPECT_EQ(trainer.phase(), AcdcPhase::compressed);
@@ -263,7 +264,7 @@ TEST(SparseTrainer, StoppedAndResumedAcdcRunIsBitwiseIdentical) {
   const store::RunReader reader(path);
   trainer.resume_from(reader.checkpoint("latest"), path, "latest");
   EXPECT_EQ(trainer.phase(), AcdcPhase::compressed);
-  const SparseTrainingResult rest = trainer.run();
+  const TrainingResult rest = trainer.run();
   EXPECT_EQ(rest.steps, 40);
   const auto parameters = task->module()->parameters();
   ASSERT_EQ(parameters.size(), straight.size());
@@ -275,13 +276,13 @@ TEST(SparseTrainer, OneShotPruningReachesEachSparsityAndRestoresTheWeights) {
   config.train.epochs = 2;
   auto task = make_vit_task(config);
   SparseTrainer trainer(config, *task, torch::kCPU);
-  const SparseTrainingResult dense = trainer.run();
+  const TrainingResult dense = trainer.run();
   const auto before = optim::snapshot(trainer.prunable());
   optim::PruneSelection selection;
   selection.excluded_prefixes = task->embedding_and_readout_prefixes();
   const auto rows = one_shot_prune(*task, {0.0, 0.5, 0.9, 1.0}, selection, optim::MaskScope::per_tensor, 64);
   ASSERT_EQ(rows.size(), 4u);
-  EXPECT_NEAR(rows[0].evaluation.metric, dense.test.metric, 1e-12);
+  EXPECT_NEAR(rows[0].evaluation.metric, dense.test_metric, 1e-12);
   EXPECT_NEAR(rows[1].achieved, 0.5, 0.01);
   EXPECT_NEAR(rows[2].achieved, 0.9, 0.01);
   EXPECT_DOUBLE_EQ(rows[3].achieved, 1.0);

@@ -11,6 +11,9 @@
 namespace {
 
 std::string version_text() {
+  // --version answers while the options are parsed, before the thread count is applied: apply the default (or
+  // $DESCENTLAB_THREADS) first, so "threads:" says what a run would use, not LibTorch's own default (all cores).
+  descentlab::configure_threads(descentlab::threads_from_environment(1));
   return "descentlab-cli " + descentlab::runtime_text(descentlab::runtime_info());
 }
 

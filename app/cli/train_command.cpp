@@ -104,7 +104,7 @@ class ProgressPrinter : public train::MetricSink {
 };
 
 // Runs a session with progress, --max-steps and Ctrl-C/SIGTERM wired in; returns its result.
-train::SessionResult run_controlled(train::TrainingSession& session, const TrainOptions& options) {
+train::TrainingResult run_controlled(train::TrainingSession& session, const TrainOptions& options) {
   ProgressPrinter progress(session.config().train.epochs);
   session.add_sink(&progress);
   session.on_start([&](const train::SessionStart& start) {
@@ -129,7 +129,7 @@ train::SessionResult run_controlled(train::TrainingSession& session, const Train
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });
-  train::SessionResult result;
+  train::TrainingResult result;
   try {
     result = session.run();
   } catch (...) {
@@ -146,7 +146,7 @@ train::SessionResult run_controlled(train::TrainingSession& session, const Train
 
 // Reports a stop, prints the JSON summary with --json (the fields every run has, merged with the engine's own),
 // and returns the exit code: 130 when Ctrl-C stopped the run.
-int finish_run(const train::SessionResult& result, const train::TrainingSession& session, const TrainOptions& options,
+int finish_run(const train::TrainingResult& result, const train::TrainingSession& session, const TrainOptions& options,
                const train::HostSyncProbe* probe) {
   if (result.stopped) {
     std::fprintf(stderr, "\nstopped at step %lld; resume with: descentlab-cli train --resume %s\n",
@@ -210,7 +210,7 @@ int run_train(const TrainOptions& options) {
   if (!options.device.empty()) session->set_device(options.device);
   std::unique_ptr<train::HostSyncProbe> probe;
   if (options.count_host_syncs) probe = std::make_unique<train::HostSyncProbe>();
-  const train::SessionResult result = run_controlled(*session, options);
+  const train::TrainingResult result = run_controlled(*session, options);
   return finish_run(result, *session, options, probe.get());
 }
 

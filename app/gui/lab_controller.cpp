@@ -110,7 +110,7 @@ void LabController::launch(const QString& runId, std::unique_ptr<train::Training
   auto* raw = session.get();
   live.session = std::move(session);
   live_[runId] = std::move(live);
-  raw->start([this, runId](const train::SessionResult& result, const std::string& error) {
+  raw->start([this, runId](const train::TrainingResult& result, const std::string& error) {
     QMetaObject::invokeMethod(
         this, [this, runId, result, error] { onFinished(runId, result, QString::fromStdString(error)); },
         Qt::QueuedConnection);
@@ -158,7 +158,7 @@ void LabController::onStarted(const QString& runId, const train::SessionStart& s
   window_.refreshViews();
 }
 
-void LabController::onFinished(const QString& runId, const train::SessionResult& result, const QString& error) {
+void LabController::onFinished(const QString& runId, const train::TrainingResult& result, const QString& error) {
   auto found = live_.find(runId);
   if (found != live_.end()) {
     // The last events, then the thread (it has returned from its work; join is immediate).

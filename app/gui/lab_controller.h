@@ -64,7 +64,7 @@ class LabController : public QObject {
   void signalLive(const QString& runId, void (train::TrainingSession::*action)(), widgets::RunState state,
                   const QString& logText);
   void onStarted(const QString& runId, const train::SessionStart& start);
-  void onFinished(const QString& runId, const train::SessionResult& result, const QString& error);
+  void onFinished(const QString& runId, const train::TrainingResult& result, const QString& error);
 
   widgets::MainWindow& window_;
   const LabBackend& backend_;

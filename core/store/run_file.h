@@ -84,6 +84,14 @@ struct CheckpointData {
   std::map<std::string, std::map<std::string, TensorBlob>> sections;
 };
 
+// Where a trainer's checkpoints go (RunWriter implements it).
+class CheckpointStore {
+ public:
+  virtual ~CheckpointStore() = default;
+  // Saves one captured state under every label ("best", "latest", ...); returns once it is durable.
+  virtual void save_checkpoints(const std::vector<std::string>& labels, CheckpointData checkpoint) = 0;
+};
+
 struct CheckpointInfo {
   std::string label;
   int64_t step = 0;

@@ -280,20 +280,28 @@ void RunWriter::sweep(const train::SweepResult& sweep) {
   wake_.notify_all();
 }
 
-void RunWriter::save_checkpoint(const std::string& label, CheckpointData checkpoint, bool wait) {
-  format::validate_name("checkpoint", label, path_);
+namespace {
+
+void validate_checkpoint(const std::string& label, const CheckpointData& checkpoint, const std::string& path) {
+  format::validate_name("checkpoint", label, path);
   for (const auto& [section, tensors] : checkpoint.sections) {
-    format::validate_name("checkpoint section", section, path_);
+    format::validate_name("checkpoint section", section, path);
     for (const auto& [name, blob] : tensors) {
-      format::validate_name("tensor", name, path_);
+      format::validate_name("tensor", name, path);
       const std::string object = "/checkpoints/" + label + "/" + section + "/" + name;
-      const size_t expected = static_cast<size_t>(blob.numel()) * format::element_size_of(blob.dtype, path_, object);
+      const size_t expected = static_cast<size_t>(blob.numel()) * format::element_size_of(blob.dtype, path, object);
       if (blob.bytes.size() != expected) {
-        throw RunFileError(RunFileError::Kind::InvalidArgument, path_, object,
+        throw RunFileError(RunFileError::Kind::InvalidArgument, path, object,
                            std::to_string(blob.bytes.size()) + " bytes for " + std::to_string(expected) + " expected");
       }
     }
   }
+}
+
+}  // namespace
+
+void RunWriter::save_checkpoint(const std::string& label, CheckpointData checkpoint, bool wait) {
+  validate_checkpoint(label, checkpoint, path_);
   if (checkpoint.created.empty()) checkpoint.created = utc_timestamp();
   {
     std::lock_guard<std::mutex> lock(data_mutex_);
@@ -304,6 +312,19 @@ void RunWriter::save_checkpoint(const std::string& label, CheckpointData checkpo
   } else {
     wake_.notify_all();
   }
+}
+
+void RunWriter::save_checkpoints(const std::vector<std::string>& labels, CheckpointData checkpoint) {
+  if (labels.empty()) return;
+  for (const auto& label : labels) validate_checkpoint(label, checkpoint, path_);
+  if (checkpoint.created.empty()) checkpoint.created = utc_timestamp();
+  {
+    // Queued under one lock, so one commit writes every label: no file ever holds "best" without "latest".
+    std::lock_guard<std::mutex> lock(data_mutex_);
+    for (size_t i = 0; i + 1 < labels.size(); ++i) pending_->checkpoints[labels[i]] = checkpoint;
+    pending_->checkpoints[labels.back()] = std::move(checkpoint);
+  }
+  flush();
 }
 
 void RunWriter::truncate_after(int64_t step) {

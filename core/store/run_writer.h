@@ -27,7 +27,7 @@ struct RunWriterOptions {
   bool overwrite = false;               // create(): replace an existing file instead of refusing
 };
 
-class RunWriter : public train::MetricSink {
+class RunWriter : public train::MetricSink, public CheckpointStore {
  public:
   // Starts a new run file. Refuses to replace an existing file unless options.overwrite.
   static std::unique_ptr<RunWriter> create(const std::string& path, const RunHeader& header,
@@ -50,6 +50,8 @@ class RunWriter : public train::MetricSink {
   // Queues a checkpoint under `label` ("latest", "best", or a user name), replacing any earlier one of that label.
   // With wait = true it returns once the checkpoint is durable.
   void save_checkpoint(const std::string& label, CheckpointData checkpoint, bool wait = true);
+  // CheckpointStore: the same checkpoint under each label, queued together (the last save waits for the commit).
+  void save_checkpoints(const std::vector<std::string>& labels, CheckpointData checkpoint) override;
 
   // Drops metric rows and histogram snapshots with step > `step` (used when resuming from a checkpoint taken
   // before the last metrics). Committed at once.

@@ -2,18 +2,11 @@
 
 #include <torch/torch.h>
 
-#include <chrono>
-#include <cmath>
-
 #include "core/config/json_reader.h"
 #include "core/eval/weight_histograms.h"
 #include "core/optim/mirror_adamw.h"
 #include "core/store/checkpoint_tensors.h"
-#include "core/store/run_writer.h"
-#include "core/train/data_order.h"
 #include "core/train/device_step.h"
-#include "core/train/training_state.h"
-#include "core/util/number_text.h"
 
 namespace descentlab::train {
 
@@ -33,19 +26,17 @@ std::unique_ptr<torch::optim::AdamW> make_optimizer(std::vector<torch::Tensor> p
 
 struct SparseTrainer::State {
   std::unique_ptr<torch::optim::AdamW> optimizer;
-  DataOrder order;
   std::vector<optim::PrunableTensor> prunable;
   std::unique_ptr<AcdcSchedule> schedule;
   AcdcPhase phase = AcdcPhase::dense;
   optim::MaskSet masks;                      // while compressed
   optim::MaskSet previous_masks;             // of the previous compression (for the churn)
   std::vector<torch::Tensor> last_snapshot;  // prunable weights at the previous compression (for sign flips)
-  std::vector<double> histogram_edges = eval::log_spaced_edges();
-  torch::Tensor loss_sum;  // on the device: no host sync per step
-  int64_t accumulated = 0;
+  torch::Tensor loss_sum;                    // of the metric interval, on the device: no host sync per step
+  SparseEvaluation last_test;
 
-  State(std::vector<torch::Tensor> parameters, const config::ExperimentConfig& config, int64_t samples)
-      : optimizer(make_optimizer(std::move(parameters), config)), order(config.train.seed, samples) {}
+  State(std::vector<torch::Tensor> parameters, const config::ExperimentConfig& config)
+      : optimizer(make_optimizer(std::move(parameters), config)) {}
 };
 
 namespace {
@@ -92,10 +83,18 @@ optim::MaskSet load_masks(const store::CheckpointData& checkpoint, const std::st
 
 }  // namespace
 
+namespace {
+
+int64_t training_samples(const SparseTask& task) {
+  if (task.train_size() < 1) throw TrainingError("the training set is empty");
+  return task.train_size();
+}
+
+}  // namespace
+
 SparseTrainer::SparseTrainer(config::ExperimentConfig config, SparseTask& task, torch::Device device)
-    : config_(std::move(config)), task_(task), device_(device) {
-  if (task_.train_size() < 1) throw TrainingError("the training set is empty");
-  state_ = std::make_unique<State>(task_.module()->parameters(), config_, task_.train_size());
+    : Trainer(std::move(config), device, training_samples(task)), task_(task) {
+  state_ = std::make_unique<State>(task_.module()->parameters(), config_);
   optim::PruneSelection selection;
   if (config_.sparsity.exclude_embeddings_and_readout)
     selection.excluded_prefixes = task_.embedding_and_readout_prefixes();
@@ -115,8 +114,8 @@ SparseTrainer::SparseTrainer(config::ExperimentConfig config, SparseTask& task, 
 
 SparseTrainer::~SparseTrainer() = default;
 
-int64_t SparseTrainer::total_steps() const {
-  return config_.train.epochs * state_->order.batches_per_epoch(config_.train.batch_size);
+torch::nn::Module& SparseTrainer::module() {
+  return *task_.module();
 }
 
 torch::optim::AdamW& SparseTrainer::optimizer() {
@@ -132,17 +131,9 @@ AcdcPhase SparseTrainer::phase() const {
   return state_->phase;
 }
 
-void SparseTrainer::emit_scalar(const std::string& name, double value) {
-  sinks_.scalar(name, step_, value);
-}
-
-void SparseTrainer::emit_vector(const std::string& name, const std::vector<double>& values) {
-  sinks_.vector(name, step_, values);
-}
-
 void SparseTrainer::emit_histograms() {
-  sinks_.histograms(eval::weight_histograms(*task_.module(), step_, state_->histogram_edges));
-  emit_vector("near_zero_share", eval::near_zero_shares(*task_.module(), eval::default_near_zero_thresholds()));
+  Trainer::emit_histograms();
+  vector("near_zero_share", eval::near_zero_shares(module(), eval::default_near_zero_thresholds()));
 }
 
 void SparseTrainer::enter_phase(AcdcPhase phase) {
@@ -152,9 +143,9 @@ void SparseTrainer::enter_phase(AcdcPhase phase) {
         optim::magnitude_masks(s.prunable, config_.sparsity.target, optim::parse_mask_scope(config_.sparsity.scope));
     const std::vector<torch::Tensor> now = optim::snapshot(s.prunable);
     if (!s.previous_masks.empty())
-      emit_scalar("mask_churn", static_cast<double>(optim::mask_hamming_distance(s.previous_masks, s.masks)));
+      scalar("mask_churn", static_cast<double>(optim::mask_hamming_distance(s.previous_masks, s.masks)));
     if (!s.last_snapshot.empty())
-      emit_scalar("sign_flips", static_cast<double>(optim::count_sign_flips(s.last_snapshot, now)));
+      scalar("sign_flips", static_cast<double>(optim::count_sign_flips(s.last_snapshot, now)));
     optim::apply_masks(s.prunable, s.masks);
     s.last_snapshot = now;
   } else if (phase == AcdcPhase::decompressed && s.phase == AcdcPhase::compressed) {
@@ -166,12 +157,9 @@ void SparseTrainer::enter_phase(AcdcPhase phase) {
   s.phase = phase;
 }
 
-void SparseTrainer::checkpoint(const std::vector<std::string>& labels) {
-  if (!writer_ || labels.empty()) return;
-  State& s = *state_;
-  store::CheckpointData data = capture_training_state(*task_.module(), *s.optimizer, s.order, step_, s.order.epoch());
+void SparseTrainer::save_state(store::CheckpointData& data) const {
+  const State& s = *state_;
   data.sections["progress"]["loss_sum"] = store::to_blob(s.loss_sum);
-  data.sections["progress"]["accumulated"] = store::to_blob(torch::tensor(s.accumulated, torch::kInt64));
   data.sections["acdc"]["phase"] =
       store::to_blob(torch::tensor(static_cast<int64_t>(phase_code(s.phase)), torch::kInt64));
   store_masks(data, "masks", s.masks, s.prunable);
@@ -179,30 +167,23 @@ void SparseTrainer::checkpoint(const std::vector<std::string>& labels) {
   for (size_t i = 0; i < s.last_snapshot.size(); ++i) {
     data.sections["compression_snapshot"][s.prunable[i].name] = store::to_blob(s.last_snapshot[i]);
   }
-  nlohmann::json extra = {{"experiment", config_.name},
-                          {"optimizer", config_.optimizer.name},
-                          {"lr", config_.train.lr},
-                          {"weight_decay", config_.train.weight_decay},
-                          {"best_metric", has_best_ ? nlohmann::json(best_metric_) : nlohmann::json()}};
-  if (auto* mirrored = dynamic_cast<optim::MirroredAdamW*>(s.optimizer.get())) {
-    extra["mirror"] = nlohmann::json::parse(mirrored->describe_json());
-  }
-  data.extra_json = extra.dump();
-  for (size_t i = 0; i + 1 < labels.size(); ++i) writer_->save_checkpoint(labels[i], data, /*wait=*/false);
-  writer_->save_checkpoint(labels.back(), std::move(data));
 }
 
-void SparseTrainer::resume_from(const store::CheckpointData& checkpoint, const std::string& path,
-                                const std::string& label) {
+void SparseTrainer::describe_checkpoint(nlohmann::json& extra) const {
+  if (const auto* mirrored = dynamic_cast<const optim::MirroredAdamW*>(state_->optimizer.get())) {
+    extra["mirror"] = nlohmann::json::parse(mirrored->describe_json());
+  }
+}
+
+void SparseTrainer::restore_state(const store::CheckpointData& checkpoint, const std::string& path,
+                                  const std::string& label) {
   State& s = *state_;
-  restore_training_state(checkpoint, *task_.module(), *s.optimizer, s.order, path, label);
   const auto section = [&](const char* name) -> const std::map<std::string, store::TensorBlob>* {
     const auto found = checkpoint.sections.find(name);
     return found == checkpoint.sections.end() ? nullptr : &found->second;
   };
   if (const auto* progress = section("progress")) {
     if (progress->count("loss_sum")) s.loss_sum.copy_(store::to_tensor(progress->at("loss_sum")).reshape({}));
-    if (progress->count("accumulated")) s.accumulated = store::to_tensor(progress->at("accumulated")).item<int64_t>();
   }
   if (const auto* acdc = section("acdc")) {
     if (acdc->count("phase")) s.phase = phase_from_code(store::to_tensor(acdc->at("phase")).item<int64_t>());
@@ -220,12 +201,6 @@ void SparseTrainer::resume_from(const store::CheckpointData& checkpoint, const s
         s.last_snapshot.push_back(store::to_tensor(snapshot->at(tensor.name)).to(device_));
     }
     if (s.last_snapshot.size() != s.prunable.size()) s.last_snapshot.clear();
-  }
-  step_ = checkpoint.step;
-  const auto extra = nlohmann::json::parse(checkpoint.extra_json, nullptr, false);
-  if (extra.is_object() && extra.contains("best_metric") && extra["best_metric"].is_number()) {
-    best_metric_ = extra["best_metric"].get<double>();
-    has_best_ = true;
   }
 }
 
@@ -264,102 +239,53 @@ SparseEvaluation SparseTrainer::evaluate() {
   return evaluate_task(task_, std::max<int64_t>(config_.train.batch_size, 128));
 }
 
-SparseTrainingResult SparseTrainer::run() {
+void SparseTrainer::before_batch(int64_t epoch) {
+  if (!state_->schedule) return;
+  const AcdcPhase phase = state_->schedule->phase_at(config_.sparsity.units == "epochs" ? epoch : step());
+  if (phase != state_->phase) enter_phase(phase);
+}
+
+void SparseTrainer::train_step(const std::vector<int64_t>& indices, int64_t) {
   State& s = *state_;
-  const auto& t = config_.train;
-  auto& module = *task_.module();
-  module.train();
-  const int64_t batches_per_epoch = s.order.batches_per_epoch(t.batch_size);
-  const bool by_epochs = config_.sparsity.units == "epochs";
-  const auto started = std::chrono::steady_clock::now();
-  const int64_t first_step = step_;
-  SparseTrainingResult result;
-  double interval_start = wall_clock_seconds();
-  int64_t interval_samples = 0;
+  const Batch batch = task_.train_batch(indices);
+  const torch::Tensor loss = task_.loss(task_.forward(batch.input), batch);
+  s.optimizer->zero_grad();
+  loss.backward();
+  if (config_.train.grad_clip > 0) clip_gradient_norm(module().parameters(), config_.train.grad_clip);
+  s.optimizer->step();
+  if (s.phase == AcdcPhase::compressed) optim::apply_masks(s.prunable, s.masks);
+  torch::NoGradGuard no_grad;
+  s.loss_sum += loss.detach().to(torch::kFloat64);
+}
 
-  if (step_ == 0 && writer_) emit_histograms();
+void SparseTrainer::report_interval(int64_t steps, int64_t) {
+  State& s = *state_;
+  const double mean_loss = s.loss_sum.item<double>() / static_cast<double>(steps);
+  require_finite(mean_loss, "training loss", "with " + config_.optimizer.name + " (try a smaller lr or alpha)");
+  scalar("loss", mean_loss);
+  if (!s.prunable.empty()) scalar("sparsity", optim::count_zeros(s.prunable).share());
+  if (s.schedule) scalar("acdc_phase", phase_code(s.phase));
+  s.loss_sum.zero_();
+}
 
-  int64_t epoch = s.order.position() >= s.order.dataset_size() ? s.order.epoch() + 1 : s.order.epoch();
-  for (; epoch < t.epochs; ++epoch) {
-    const int64_t first_batch = s.order.epoch() == epoch ? (s.order.position() + t.batch_size - 1) / t.batch_size : 0;
-    for (int64_t b = first_batch; b < batches_per_epoch; ++b) {
-      if (control_ && !control_->proceed()) {
-        result.stopped = true;
-        break;
-      }
-      if (s.schedule) {
-        const AcdcPhase phase = s.schedule->phase_at(by_epochs ? epoch : step_);
-        if (phase != s.phase) enter_phase(phase);
-      }
-      const std::vector<int64_t> indices = s.order.next_batch(t.batch_size);
-      const Batch batch = task_.train_batch(indices);
-      const torch::Tensor loss = task_.loss(task_.forward(batch.input), batch);
-      s.optimizer->zero_grad();
-      loss.backward();
-      if (t.grad_clip > 0) clip_gradient_norm(module.parameters(), t.grad_clip);
-      s.optimizer->step();
-      if (s.phase == AcdcPhase::compressed) optim::apply_masks(s.prunable, s.masks);
-      ++step_;
-      {
-        torch::NoGradGuard no_grad;
-        s.loss_sum += loss.detach().to(torch::kFloat64);
-      }
-      ++s.accumulated;
-      interval_samples += static_cast<int64_t>(indices.size());
-      if (step_ % t.metric_interval == 0 || b + 1 == batches_per_epoch) {
-        const double mean_loss = s.loss_sum.item<double>() / static_cast<double>(s.accumulated);
-        if (!std::isfinite(mean_loss)) {
-          sinks_.flush();
-          throw TrainingError("the training loss became " + number_text(mean_loss) + " at step " +
-                              std::to_string(step_) + " with " + config_.optimizer.name +
-                              " (try a smaller lr or alpha); the last good state is the checkpoint \"latest\"");
-        }
-        const double elapsed = wall_clock_seconds() - interval_start;
-        emit_scalar("loss", mean_loss);
-        emit_scalar("lr", t.lr);
-        emit_scalar("epoch",
-                    static_cast<double>(epoch) + static_cast<double>(b + 1) / static_cast<double>(batches_per_epoch));
-        emit_scalar("throughput", elapsed > 0 ? static_cast<double>(interval_samples) / elapsed : 0.0);
-        if (!s.prunable.empty()) emit_scalar("sparsity", optim::count_zeros(s.prunable).share());
-        if (s.schedule) emit_scalar("acdc_phase", phase_code(s.phase));
-        s.loss_sum.zero_();
-        s.accumulated = 0;
-        interval_samples = 0;
-        interval_start = wall_clock_seconds();
-      }
-      if (t.histogram_interval > 0 && step_ % t.histogram_interval == 0) emit_histograms();
-    }
-    if (result.stopped) break;
+EpochTest SparseTrainer::evaluate_epoch() {
+  state_->last_test = evaluate();
+  return {state_->last_test.metric, state_->last_test.loss};
+}
 
-    const SparseEvaluation test = evaluate();
-    emit_scalar("test_loss", test.loss);
-    emit_scalar("test_" + task_.metric_name(), test.metric);
-    // Histograms and near-zero shares at every epoch end too, unless this step just had them.
-    if (t.histogram_interval == 0 || step_ % t.histogram_interval != 0) emit_histograms();
-    result.test = test;
-    result.epochs_completed = epoch + 1;
-    const bool better = task_.higher_is_better() ? test.metric > best_metric_ : test.metric < best_metric_;
-    std::vector<std::string> labels{"latest"};
-    // "best" only among models at the run's final sparsity regime: during AC/DC a dense phase would always win.
-    const bool comparable = !s.schedule || s.phase == AcdcPhase::compressed;
-    if (comparable && (!has_best_ || better)) {
-      best_metric_ = test.metric;
-      has_best_ = true;
-      labels.insert(labels.begin(), "best");
-    }
-    checkpoint(labels);
-    sinks_.flush();
-  }
-  if (result.stopped) {
-    checkpoint({"latest"});
-    sinks_.flush();
-  }
-  result.steps = step_;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  result.steps_per_second = result.seconds > 0 ? static_cast<double>(step_ - first_step) / result.seconds : 0.0;
-  result.sparsity = s.prunable.empty() ? 0.0 : optim::count_zeros(s.prunable).share();
-  result.near_zero_share = eval::near_zero_shares(module, eval::default_near_zero_thresholds());
-  return result;
+// "best" only among models at the run's final sparsity regime: during AC/DC a dense phase would always win.
+bool SparseTrainer::best_is_comparable() const {
+  return !state_->schedule || state_->phase == AcdcPhase::compressed;
+}
+
+nlohmann::json SparseTrainer::summary() const {
+  const State& s = *state_;
+  auto& model = *task_.module();
+  return {{"optimizer", config_.optimizer.name},
+          {"sparsity", s.prunable.empty() ? 0.0 : optim::count_zeros(s.prunable).share()},
+          {"near_zero_share",
+           {{"thresholds", eval::default_near_zero_thresholds()},
+            {"share", eval::near_zero_shares(model, eval::default_near_zero_thresholds())}}}};
 }
 
 std::vector<OneShotRow> one_shot_prune(SparseTask& task, const std::vector<double>& sparsities,

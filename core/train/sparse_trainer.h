@@ -1,7 +1,7 @@
 #pragma once
-// Trains a tiny ViT or GPT with AdamW, HAM or HORST (SCIENCE.md §2), dense or with AC/DC sparsity, emitting events
-// to metric sinks and checkpoints to a run file. Honours pause / resume / stop between batches; on CPU a resumed
-// run continues bitwise identically (model, optimizer, generator, data order, AC/DC phase and masks are saved).
+// Trains a tiny ViT or GPT with AdamW, HAM or HORST (SCIENCE.md §2), dense or with AC/DC sparsity: its step, its
+// AC/DC phases and masks, its interval metrics and evaluation; the epoch loop (trainer.h) does the rest, and a
+// resumed run continues bitwise identically on CPU (AC/DC phase and masks are checkpointed too).
 //
 // Events (run-file names): per metric interval loss, lr, epoch, throughput, sparsity (exact-zero share of the
 // prunable weights) and acdc_phase (0 dense, 1 compressed, 2 decompressed); at every compression mask_churn (the
@@ -17,12 +17,9 @@
 
 #include "core/config/experiment_config.h"
 #include "core/optim/pruning.h"
-#include "core/store/run_file.h"
 #include "core/train/acdc_schedule.h"
-#include "core/train/control.h"
-#include "core/train/layerwise_trainer.h"
-#include "core/train/metric_sink.h"
 #include "core/train/sparse_task.h"
+#include "core/train/trainer.h"
 
 namespace descentlab::train {
 
@@ -35,32 +32,15 @@ struct SparseEvaluation {
   double metric = 0.0;  // accuracy or perplexity
 };
 
-struct SparseTrainingResult {
-  int64_t steps = 0;
-  int64_t epochs_completed = 0;
-  bool stopped = false;
-  double seconds = 0.0;
-  double steps_per_second = 0.0;
-  SparseEvaluation test;
-  double sparsity = 0.0;                // exact-zero share of the prunable weights at the end
-  std::vector<double> near_zero_share;  // |w| < 1e-4, 1e-3, 1e-2 over all weight tensors
-};
-
-class SparseTrainer {
+class SparseTrainer : public Trainer {
  public:
   SparseTrainer(config::ExperimentConfig config, SparseTask& task, torch::Device device);
-  ~SparseTrainer();
+  ~SparseTrainer() override;
 
-  void add_sink(MetricSink* sink) { sinks_.add(sink); }
-  void set_control(TrainingControl* control) { control_ = control; }
-  void set_run_writer(store::RunWriter* writer) { writer_ = writer; }
-  void resume_from(const store::CheckpointData& checkpoint, const std::string& path, const std::string& label);
-
-  SparseTrainingResult run();
   SparseEvaluation evaluate();
-  int64_t total_steps() const;
-  int64_t step() const { return step_; }
-  torch::optim::AdamW& optimizer();
+  std::string metric_name() const override { return task_.metric_name(); }
+  bool higher_is_better() const override { return task_.higher_is_better(); }
+  torch::optim::AdamW& optimizer() override;  // AdamW, or HAM / HORST (MirroredAdamW)
   const std::vector<optim::PrunableTensor>& prunable() const;
   // The AC/DC schedule (absent for dense runs).
   const AcdcSchedule* schedule() const;
@@ -68,22 +48,23 @@ class SparseTrainer {
 
  private:
   struct State;
-  void emit_scalar(const std::string& name, double value);
-  void emit_vector(const std::string& name, const std::vector<double>& values);
-  void emit_histograms();
+  torch::nn::Module& module() override;
+  std::string optimizer_name() const override { return config_.optimizer.name; }
+  void before_batch(int64_t epoch) override;
+  void train_step(const std::vector<int64_t>& indices, int64_t epoch) override;
+  void report_interval(int64_t steps, int64_t epoch) override;
+  EpochTest evaluate_epoch() override;
+  bool best_is_comparable() const override;
+  void emit_histograms() override;
+  void save_state(store::CheckpointData& checkpoint) const override;
+  void restore_state(const store::CheckpointData& checkpoint, const std::string& path,
+                     const std::string& label) override;
+  void describe_checkpoint(nlohmann::json& extra) const override;
+  nlohmann::json summary() const override;
   void enter_phase(AcdcPhase phase);
-  void checkpoint(const std::vector<std::string>& labels);
 
-  config::ExperimentConfig config_;
   SparseTask& task_;
-  torch::Device device_;
   std::unique_ptr<State> state_;
-  SinkList sinks_;
-  TrainingControl* control_ = nullptr;
-  store::RunWriter* writer_ = nullptr;
-  int64_t step_ = 0;
-  double best_metric_ = 0.0;
-  bool has_best_ = false;
 };
 
 // One-shot layerwise (per tensor) magnitude pruning of the task's trained model at each sparsity, evaluated without

@@ -5,7 +5,6 @@
 #include <exception>
 
 #include "core/data/catalog.h"
-#include "core/eval/weight_histograms.h"
 #include "core/runtime.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
@@ -16,7 +15,6 @@ namespace descentlab::train {
 namespace {
 
 // A new run file, or the resumed one cut back to the checkpoint's step once the trainer has restored it.
-template <typename Trainer>
 std::unique_ptr<store::RunWriter> open_run(Trainer& trainer, const config::ExperimentConfig& config,
                                            const SessionOptions& options, bool resuming, const torch::Device& device) {
   store::RunWriterOptions writer_options;
@@ -38,30 +36,30 @@ std::unique_ptr<store::RunWriter> open_run(Trainer& trainer, const config::Exper
   return store::RunWriter::create(options.run_path, header, writer_options);
 }
 
-// Runs a trainer with the run file, the session's sinks and its control; returns the common result fields.
-template <typename Trainer, typename Task>
-auto run_engine(Trainer& trainer, Task& task, const config::ExperimentConfig& config, const SessionOptions& options,
-                bool resuming, const torch::Device& device, const std::vector<MetricSink*>& sinks,
-                TrainingControl& control, const std::function<void(const SessionStart&)>& on_start,
-                const std::string& description) -> std::pair<decltype(trainer.run()), SessionResult> {
-  auto writer = open_run(trainer, config, options, resuming, device);
-  trainer.add_sink(writer.get());
-  for (auto* sink : sinks) trainer.add_sink(sink);
-  trainer.set_run_writer(writer.get());
-  trainer.set_control(&control);
-  if (on_start) on_start({trainer.total_steps(), trainer.step(), description, device.str(), task.metric_name()});
-  auto result = trainer.run();
-  writer->flush();
-  SessionResult summary;
-  summary.stopped = result.stopped;
-  summary.steps = result.steps;
-  summary.epochs_completed = result.epochs_completed;
-  summary.seconds = result.seconds;
-  summary.steps_per_second = result.steps_per_second;
-  summary.metric = task.metric_name();
-  summary.test_metric = result.test.metric;
-  summary.test_loss = result.test.loss;
-  return {std::move(result), std::move(summary)};
+// The engine a config asks for, with its task (data read, model made).
+struct Engine {
+  std::unique_ptr<LayerwiseTask> layerwise_task;
+  std::unique_ptr<SparseTask> sparse_task;
+  std::unique_ptr<Trainer> trainer;
+  std::string description;
+};
+
+Engine make_engine(const config::ExperimentConfig& config, const torch::Device& device) {
+  Engine engine;
+  if (config.is_layerwise()) {
+    engine.layerwise_task = make_task(config, data::default_data_root(), device);
+    engine.trainer = std::make_unique<LayerwiseTrainer>(config, *engine.layerwise_task, device);
+    engine.description = config.name + ": " + engine.layerwise_task->describe();
+    return engine;
+  }
+  engine.sparse_task = make_sparse_task(config, data::default_data_root(), device);
+  engine.trainer = std::make_unique<SparseTrainer>(config, *engine.sparse_task, device);
+  const std::string sparsity = config.sparsity.method == "none"
+                                   ? "none (dense)"
+                                   : config.sparsity.method + " to " + std::to_string(config.sparsity.target);
+  engine.description = config.name + ": " + engine.sparse_task->describe() + "; optimizer " + config.optimizer.name +
+                       ", sparsity " + sparsity;
+  return engine;
 }
 
 }  // namespace
@@ -95,7 +93,7 @@ std::string TrainingSession::device_name() const {
   return device_name_;
 }
 
-SessionResult TrainingSession::run() {
+TrainingResult TrainingSession::run() {
   const torch::Device device = resolve_device(config_.train.device);
   {
     std::lock_guard<std::mutex> lock(device_name_mutex_);
@@ -103,39 +101,29 @@ SessionResult TrainingSession::run() {
   }
   // Seeds before the model is built, so the same config gives the same run.
   torch::manual_seed(config_.train.seed);
-  if (config_.is_layerwise()) {
-    auto task = make_task(config_, data::default_data_root(), device);
-    LayerwiseTrainer trainer(config_, *task, device);
-    auto [result, summary] = run_engine(trainer, *task, config_, options_, resuming_, device, extra_sinks_, control_,
-                                        on_start_, config_.name + ": " + task->describe());
-    summary.extra = {
-        {"test", {{"layer_loss", result.test.layer_loss}, {"descending_frequency", result.test.descending_frequency}}},
-        {"lambda", result.lambda}};
-    return summary;
+  Engine engine = make_engine(config_, device);
+  Trainer& trainer = *engine.trainer;
+  auto writer = open_run(trainer, config_, options_, resuming_, device);
+  trainer.add_sink(writer.get());
+  for (auto* sink : extra_sinks_) trainer.add_sink(sink);
+  trainer.set_checkpoint_store(writer.get());
+  trainer.set_control(&control_);
+  if (on_start_) {
+    on_start_({trainer.total_steps(), trainer.step(), engine.description, device.str(), trainer.metric_name()});
   }
-  auto task = make_sparse_task(config_, data::default_data_root(), device);
-  const std::string sparsity = config_.sparsity.method == "none"
-                                   ? "none (dense)"
-                                   : config_.sparsity.method + " to " + std::to_string(config_.sparsity.target);
-  SparseTrainer trainer(config_, *task, device);
-  auto [result, summary] = run_engine(
-      trainer, *task, config_, options_, resuming_, device, extra_sinks_, control_, on_start_,
-      config_.name + ": " + task->describe() + "; optimizer " + config_.optimizer.name + ", sparsity " + sparsity);
-  summary.extra = {
-      {"optimizer", config_.optimizer.name},
-      {"sparsity", result.sparsity},
-      {"near_zero_share", {{"thresholds", eval::default_near_zero_thresholds()}, {"share", result.near_zero_share}}}};
-  return summary;
+  TrainingResult result = trainer.run();
+  writer->flush();
+  return result;
 }
 
-void TrainingSession::start(std::function<void(const SessionResult&, const std::string& error)> done) {
+void TrainingSession::start(std::function<void(const TrainingResult&, const std::string& error)> done) {
   join();
   running_.store(true);
   worker_ = std::thread([this, done = std::move(done)] {
     // OpenMP's thread count is per calling thread: a new thread would use every core, not the count set once at
     // start-up (measured: the GUI's runs went 20 % faster than headless ones on 2 threads instead of 1).
     at::init_num_threads();
-    SessionResult result;
+    TrainingResult result;
     std::string error;
     try {
       result = run();

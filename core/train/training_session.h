@@ -16,6 +16,7 @@
 #include "core/config/experiment_config.h"
 #include "core/train/control.h"
 #include "core/train/metric_sink.h"
+#include "core/train/training_result.h"
 
 namespace descentlab::train {
 
@@ -26,18 +27,6 @@ struct SessionStart {
   std::string description;  // the task, optimizer and sparsity in words
   std::string device;       // "cpu", "cuda", "cuda:0"
   std::string metric;       // "accuracy", "rmse" or "perplexity"
-};
-
-struct SessionResult {
-  bool stopped = false;  // stopped by the control before the last step (the state is kept as "latest")
-  int64_t steps = 0;
-  int64_t epochs_completed = 0;
-  double seconds = 0.0;
-  double steps_per_second = 0.0;
-  std::string metric;
-  double test_metric = 0.0;
-  double test_loss = 0.0;
-  nlohmann::json extra;  // the engine's own summary fields (layer losses and λ, or sparsity and near-zero share)
 };
 
 struct SessionOptions {
@@ -68,11 +57,11 @@ class TrainingSession {
   void on_start(std::function<void(const SessionStart&)> callback) { on_start_ = std::move(callback); }
 
   // Trains on the calling thread until done or stopped; throws descentlab errors (config, data, NaN, run file).
-  SessionResult run();
+  TrainingResult run();
 
   // Trains on a worker thread. `done` is called on that thread at the end with the result, or with an error
   // message (then the result is empty); everything committed to the run file so far stays there.
-  void start(std::function<void(const SessionResult&, const std::string& error)> done);
+  void start(std::function<void(const TrainingResult&, const std::string& error)> done);
   bool running() const { return running_.load(); }
   void join();
 

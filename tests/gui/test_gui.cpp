@@ -160,9 +160,9 @@ TEST_F(LabTest, AWorkerPausesResumesAndStopsWithinOneBatch) {
   } probe;
   session.add_sink(&probe);
   std::atomic<bool> done{false};
-  train::SessionResult result;
+  train::TrainingResult result;
   std::string error;
-  session.start([&](const train::SessionResult& finished, const std::string& message) {
+  session.start([&](const train::TrainingResult& finished, const std::string& message) {
     result = finished;
     error = message;
     done.store(true);

@@ -1,0 +1,166 @@
+#include "core/train/trainer.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "core/eval/weight_histograms.h"
+#include "core/store/checkpoint_tensors.h"
+#include "core/train/training_state.h"
+#include "core/util/number_text.h"
+
+namespace descentlab::train {
+
+torch::Device resolve_device(const std::string& name) {
+  if (name == "cpu") return torch::kCPU;
+  if (name == "cuda") {
+    if (!torch::cuda::is_available()) throw Error("device \"cuda\" was asked for, but LibTorch sees no CUDA device");
+    return torch::kCUDA;
+  }
+  if (name == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+  throw Error("unknown device \"" + name + "\" (known: auto, cpu, cuda)");
+}
+
+// The samples and wall time of the metric interval in progress (throughput).
+struct Trainer::Interval {
+  double started = wall_clock_seconds();
+  int64_t samples = 0;
+};
+
+Trainer::Trainer(config::ExperimentConfig config, torch::Device device, int64_t samples)
+    : config_(std::move(config)),
+      device_(device),
+      order_(config_.train.seed, samples),
+      histogram_edges_(eval::log_spaced_edges()) {}
+
+Trainer::~Trainer() = default;
+
+int64_t Trainer::total_steps() const {
+  return config_.train.epochs * order_.batches_per_epoch(config_.train.batch_size);
+}
+
+void Trainer::emit_histograms() {
+  histograms(eval::weight_histograms(module(), step_, histogram_edges_));
+}
+
+void Trainer::require_finite(double value, const std::string& what, const std::string& hint) {
+  if (std::isfinite(value)) return;
+  sinks_.flush();
+  throw TrainingError("the " + what + " became " + number_text(value) + " at step " + std::to_string(step_) + " " +
+                      hint + "; the last good state is the checkpoint \"latest\"");
+}
+
+void Trainer::checkpoint(const std::vector<std::string>& labels) {
+  if (!checkpoints_ || labels.empty()) return;
+  store::CheckpointData data = capture_training_state(module(), optimizer(), order_, step_, order_.epoch());
+  data.sections["progress"]["accumulated"] = store::to_blob(torch::scalar_tensor(accumulated_, torch::kInt64));
+  save_state(data);
+  nlohmann::json extra = {{"experiment", config_.name},
+                          {"optimizer", optimizer_name()},
+                          {"lr", config_.train.lr},
+                          {"weight_decay", config_.train.weight_decay},
+                          {"best_metric", has_best_ ? nlohmann::json(best_metric_) : nlohmann::json()}};
+  describe_checkpoint(extra);
+  data.extra_json = extra.dump();
+  checkpoints_->save_checkpoints(labels, std::move(data));
+}
+
+void Trainer::resume_from(const store::CheckpointData& checkpoint, const std::string& path, const std::string& label) {
+  restore_training_state(checkpoint, module(), optimizer(), order_, path, label);
+  restore_state(checkpoint, path, label);
+  accumulated_ = 0;
+  const auto progress = checkpoint.sections.find("progress");
+  if (progress != checkpoint.sections.end() && progress->second.count("accumulated")) {
+    const torch::Tensor accumulated = store::to_tensor(progress->second.at("accumulated"));
+    if (accumulated.numel() == 1) accumulated_ = accumulated.item<int64_t>();
+  }
+  step_ = checkpoint.step;
+  has_best_ = false;
+  const auto extra = nlohmann::json::parse(checkpoint.extra_json, nullptr, false);
+  if (extra.is_object() && extra.contains("best_metric") && extra["best_metric"].is_number()) {
+    best_metric_ = extra["best_metric"].get<double>();
+    has_best_ = true;
+  }
+}
+
+TrainingResult Trainer::run() {
+  module().train();
+  const int64_t batches_per_epoch = order_.batches_per_epoch(config_.train.batch_size);
+  const auto started = std::chrono::steady_clock::now();
+  const int64_t first_step = step_;
+  TrainingResult result;
+  result.metric = metric_name();
+  Interval interval;
+
+  if (step_ == 0) emit_histograms();
+  // A checkpoint taken at the end of an epoch resumes at the start of the next one.
+  int64_t epoch = order_.position() >= order_.dataset_size() ? order_.epoch() + 1 : order_.epoch();
+  for (; epoch < config_.train.epochs; ++epoch) {
+    if (!train_epoch(epoch, batches_per_epoch, interval)) {
+      result.stopped = true;
+      break;
+    }
+    finish_epoch(epoch, result);
+  }
+  if (result.stopped) {
+    checkpoint({"latest"});  // a cancelled run loses nothing: resume continues mid-epoch
+    sinks_.flush();
+  }
+  result.steps = step_;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.steps_per_second = result.seconds > 0 ? static_cast<double>(step_ - first_step) / result.seconds : 0.0;
+  result.extra = summary();
+  return result;
+}
+
+// The batches of one epoch from where the data order stands; false when the control stopped the run.
+bool Trainer::train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& interval) {
+  const auto& t = config_.train;
+  const int64_t first_batch = order_.epoch() == epoch ? (order_.position() + t.batch_size - 1) / t.batch_size : 0;
+  for (int64_t b = first_batch; b < batches_per_epoch; ++b) {
+    if (control_ && !control_->proceed()) return false;
+    before_batch(epoch);
+    const std::vector<int64_t> indices = order_.next_batch(t.batch_size);
+    train_step(indices, epoch);
+    ++step_;
+    ++accumulated_;
+    interval.samples += static_cast<int64_t>(indices.size());
+    if (step_ % t.metric_interval == 0 || b + 1 == batches_per_epoch) {
+      report_interval(accumulated_, epoch);  // reads the device: the interval's time includes its queued work
+      const double elapsed = wall_clock_seconds() - interval.started;
+      scalar("lr", t.lr);
+      scalar("epoch", static_cast<double>(epoch) + static_cast<double>(b + 1) / static_cast<double>(batches_per_epoch));
+      scalar("throughput", elapsed > 0 ? static_cast<double>(interval.samples) / elapsed : 0.0);
+      accumulated_ = 0;
+      interval = Interval{};
+    }
+    if (t.histogram_interval > 0 && step_ % t.histogram_interval == 0) emit_histograms();
+  }
+  return true;
+}
+
+// Evaluation, histograms, the best model and the epoch's checkpoints.
+void Trainer::finish_epoch(int64_t epoch, TrainingResult& result) {
+  end_epoch(epoch);
+  const EpochTest test = evaluate_epoch();
+  scalar("test_loss", test.loss);
+  scalar("test_" + metric_name(), test.metric);
+  // Histograms at every epoch end too, unless this step just had them.
+  const int64_t every = config_.train.histogram_interval;
+  if (every == 0 || step_ % every != 0) emit_histograms();
+  result.test_metric = test.metric;
+  result.test_loss = test.loss;
+  result.epochs_completed = epoch + 1;
+  const bool better = higher_is_better() ? test.metric > best_metric_ : test.metric < best_metric_;
+  std::vector<std::string> labels{"latest"};
+  if (best_is_comparable() && (!has_best_ || better)) {
+    best_metric_ = test.metric;
+    has_best_ = true;
+    labels.insert(labels.begin(), "best");
+  }
+  checkpoint(labels);
+  sinks_.flush();
+}
+
+}  // namespace descentlab::train

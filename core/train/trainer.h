@@ -1,0 +1,135 @@
+#pragma once
+// The one epoch loop both engines run. It owns what every training run has: the data order, pause / stop
+// (TrainingControl), the sinks, interval metrics (lr, epoch, throughput) and their timing, the NaN guard,
+// evaluation at every epoch end, weight histograms, the checkpoints "latest" (every epoch, and when stopped) and
+// "best" (by the task's own direction), and resume. An engine (LayerwiseTrainer, SparseTrainer) derives from
+// Trainer and supplies only its hooks: one training step, the reading of its interval sums, its evaluation, and
+// the saving and restoring of its own state. On CPU a run stopped at any batch and resumed continues bitwise
+// identically to one that never stopped.
+
+#include <torch/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/experiment_config.h"
+#include "core/store/run_file.h"
+#include "core/train/control.h"
+#include "core/train/data_order.h"
+#include "core/train/metric_sink.h"
+#include "core/train/training_result.h"
+
+namespace torch::nn {
+class Module;
+}
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace descentlab::train {
+
+class TrainingError : public Error {
+ public:
+  using Error::Error;
+};
+
+// An engine's evaluation on the test (or validation) split at an epoch end.
+struct EpochTest {
+  double metric = 0.0;  // accuracy, RMSE or perplexity
+  double loss = 0.0;
+};
+
+class Trainer {
+ public:
+  virtual ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  void add_sink(MetricSink* sink) { sinks_.add(sink); }
+  void set_control(TrainingControl* control) { control_ = control; }
+  void set_checkpoint_store(store::CheckpointStore* store) { checkpoints_ = store; }
+
+  // Restores the whole training state (training_state.h, the loop's progress, then the engine's own) from a
+  // checkpoint read from `path` (named in errors).
+  void resume_from(const store::CheckpointData& checkpoint, const std::string& path, const std::string& label);
+  // Trains until the configured epochs are done or the control stops the run.
+  TrainingResult run();
+
+  int64_t total_steps() const;
+  int64_t step() const { return step_; }
+  const config::ExperimentConfig& config() const { return config_; }
+  // "accuracy", "rmse" or "perplexity", and which way is better.
+  virtual std::string metric_name() const = 0;
+  virtual bool higher_is_better() const = 0;
+
+ protected:
+  // `samples`: the training samples the data order walks through.
+  Trainer(config::ExperimentConfig config, torch::Device device, int64_t samples);
+
+  // ---- the hooks an engine supplies
+  virtual torch::nn::Module& module() = 0;
+  virtual torch::optim::Optimizer& optimizer() = 0;
+  virtual std::string optimizer_name() const = 0;
+  // Before each batch of `epoch` (the step about to run is step()).
+  virtual void before_batch(int64_t epoch) { (void)epoch; }
+  // One training step on the samples `indices` of `epoch`: forward, backward, optimizer step, and the step's
+  // metrics added to the engine's interval sums on the device (no host read).
+  virtual void train_step(const std::vector<int64_t>& indices, int64_t epoch) = 0;
+  // At a metric interval: reads the interval sums over `steps` steps (the one host read), checks them with
+  // require_finite, emits the engine's series, and clears the sums.
+  virtual void report_interval(int64_t steps, int64_t epoch) = 0;
+  // After the last batch of an epoch, before its evaluation (the layerwise dual step on held-out samples).
+  virtual void end_epoch(int64_t epoch) { (void)epoch; }
+  // Evaluates on the test split and emits the engine's own test series (the loop emits test_loss and
+  // test_<metric>).
+  virtual EpochTest evaluate_epoch() = 0;
+  // Whether the model now may become "best" (AC/DC: only while compressed).
+  virtual bool best_is_comparable() const { return true; }
+  // Weight histograms (and what an engine adds to them) at the current step.
+  virtual void emit_histograms();
+  // The engine's own checkpoint sections and `extra` fields, and restoring them.
+  virtual void save_state(store::CheckpointData& checkpoint) const = 0;
+  virtual void restore_state(const store::CheckpointData& checkpoint, const std::string& path,
+                             const std::string& label) = 0;
+  virtual void describe_checkpoint(nlohmann::json& extra) const { (void)extra; }
+  // The engine's fields of the run's summary (TrainingResult::extra).
+  virtual nlohmann::json summary() const = 0;
+
+  // ---- what the loop gives an engine
+  void scalar(const std::string& name, double value) { sinks_.scalar(name, step_, value); }
+  void vector(const std::string& name, const std::vector<double>& values) { sinks_.vector(name, step_, values); }
+  void histograms(const std::vector<HistogramSnapshot>& snapshots) { sinks_.histograms(snapshots); }
+  // Stops the run with a TrainingError ("the <what> became nan at step N <hint>; the last good state is the
+  // checkpoint \"latest\"") when `value` is not finite; everything emitted so far is flushed first.
+  void require_finite(double value, const std::string& what, const std::string& hint);
+  DataOrder& order() { return order_; }
+  const DataOrder& order() const { return order_; }
+  const std::vector<double>& histogram_edges() const { return histogram_edges_; }
+
+  config::ExperimentConfig config_;
+  torch::Device device_;
+
+ private:
+  struct Interval;
+  bool train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& interval);
+  void finish_epoch(int64_t epoch, TrainingResult& result);
+  void checkpoint(const std::vector<std::string>& labels);
+
+  DataOrder order_;
+  std::vector<double> histogram_edges_;
+  SinkList sinks_;
+  TrainingControl* control_ = nullptr;
+  store::CheckpointStore* checkpoints_ = nullptr;
+  int64_t step_ = 0;
+  int64_t accumulated_ = 0;  // steps in the interval sums since the last metric read (checkpointed)
+  double best_metric_ = 0.0;
+  bool has_best_ = false;
+};
+
+// "auto" -> CUDA when available, else CPU; "cuda" without CUDA is a clear error.
+torch::Device resolve_device(const std::string& name);
+
+}  // namespace descentlab::train

@@ -1,0 +1,200 @@
+// The one epoch loop (core/train/trainer.h) with a toy engine: least squares on 12 points. What every engine gets
+// from the loop is checked here once: interval metrics and their timing, evaluation and "best" by the engine's own
+// direction, the checkpoints of each epoch, the NaN guard, and stop + resume giving the uninterrupted run.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <limits>
+#include <optional>
+
+#include "core/store/checkpoint_tensors.h"
+#include "core/train/trainer.h"
+#include "test_sinks.h"
+
+namespace descentlab::train {
+namespace {
+
+using descentlab::testing::RecordingSink;
+using descentlab::testing::StopAfter;
+
+config::ExperimentConfig toy_config(int64_t epochs) {
+  config::ExperimentConfig config;
+  config.name = "toy";
+  config.train.epochs = epochs;
+  config.train.batch_size = 4;  // 12 samples: 3 batches per epoch
+  config.train.metric_interval = 2;
+  config.train.lr = 0.05;
+  config.train.seed = 11;
+  return config;
+}
+
+// Fits y = 2x + 1 with SGD; evaluate_epoch returns scripted metrics when given, so "best" can be checked.
+class ToyEngine : public Trainer {
+ public:
+  explicit ToyEngine(config::ExperimentConfig config, std::vector<double> scripted = {}, bool higher = false)
+      : Trainer(std::move(config), torch::kCPU, 12),
+        scripted_(std::move(scripted)),
+        higher_(higher),
+        optimizer_(model_->parameters(), torch::optim::SGDOptions(config_.train.lr)) {
+    torch::manual_seed(5);
+    torch::NoGradGuard no_grad;
+    model_->weight.fill_(0.0);
+    model_->bias.fill_(0.0);
+    x_ = torch::linspace(-1, 1, 12).unsqueeze(1);
+    y_ = 2 * x_ + 1;
+    loss_sum_ = torch::zeros({}, torch::kFloat64);
+  }
+
+  std::string metric_name() const override { return "rmse"; }
+  bool higher_is_better() const override { return higher_; }
+  std::vector<std::vector<int64_t>> batches;  // the data order's indices, batch by batch
+  std::optional<int64_t> nan_from_step;
+  bool comparable = true;
+
+ private:
+  torch::nn::Module& module() override { return *model_; }
+  torch::optim::Optimizer& optimizer() override { return optimizer_; }
+  std::string optimizer_name() const override { return "sgd"; }
+  void train_step(const std::vector<int64_t>& indices, int64_t) override {
+    batches.push_back(indices);
+    const torch::Tensor rows = torch::tensor(indices, torch::kInt64);
+    torch::Tensor loss = torch::mse_loss(model_->forward(x_.index_select(0, rows)), y_.index_select(0, rows));
+    optimizer_.zero_grad();
+    loss.backward();
+    optimizer_.step();
+    if (nan_from_step && step() + 1 >= *nan_from_step) loss = loss * std::numeric_limits<double>::quiet_NaN();
+    loss_sum_ += loss.detach().to(torch::kFloat64);
+  }
+  void report_interval(int64_t steps, int64_t) override {
+    const double loss = loss_sum_.item<double>() / static_cast<double>(steps);
+    require_finite(loss, "toy loss", "(a toy hint)");
+    scalar("loss", loss);
+    loss_sum_.zero_();
+  }
+  EpochTest evaluate_epoch() override {
+    torch::NoGradGuard no_grad;
+    const double loss = torch::mse_loss(model_->forward(x_), y_).item<double>();
+    const size_t epoch = evaluations_++;
+    return {epoch < scripted_.size() ? scripted_[epoch] : std::sqrt(loss), loss};
+  }
+  bool best_is_comparable() const override { return comparable; }
+  void emit_histograms() override { ++histogram_calls_; }
+  void save_state(store::CheckpointData& data) const override {
+    data.sections["progress"]["loss_sum"] = store::to_blob(loss_sum_);
+  }
+  void restore_state(const store::CheckpointData& data, const std::string&, const std::string&) override {
+    loss_sum_.copy_(store::to_tensor(data.sections.at("progress").at("loss_sum")));
+  }
+  nlohmann::json summary() const override { return {{"weight", model_->weight.item<double>()}}; }
+
+  std::vector<double> scripted_;
+  bool higher_;
+  torch::nn::Linear model_{1, 1};
+  torch::optim::SGD optimizer_;
+  torch::Tensor x_, y_, loss_sum_;
+  size_t evaluations_ = 0;
+  int histogram_calls_ = 0;
+};
+
+// Keeps every saved checkpoint with its labels.
+struct RecordingStore : store::CheckpointStore {
+  void save_checkpoints(const std::vector<std::string>& labels, store::CheckpointData data) override {
+    saves.emplace_back(labels, std::move(data));
+  }
+  std::vector<std::pair<std::vector<std::string>, store::CheckpointData>> saves;
+};
+
+TEST(Trainer, IntervalMetricsComeAtTheirStepsAndAtEveryEpochEnd) {
+  ToyEngine engine(toy_config(2));
+  RecordingSink sink;
+  engine.add_sink(&sink);
+  const TrainingResult result = engine.run();
+  EXPECT_EQ(result.steps, 6);
+  EXPECT_EQ(result.epochs_completed, 2);
+  EXPECT_FALSE(result.stopped);
+  EXPECT_EQ(result.metric, "rmse");
+  // metric_interval 2 over 3 batches per epoch: steps 2, 3 (epoch end), 4, 6.
+  for (const char* name : {"loss", "lr", "epoch", "throughput"}) {
+    std::vector<int64_t> steps;
+    for (const auto& [step, value] : sink.scalars.at(name)) steps.push_back(step);
+    EXPECT_EQ(steps, (std::vector<int64_t>{2, 3, 4, 6})) << name;
+  }
+  EXPECT_DOUBLE_EQ(sink.scalars.at("epoch")[1].second, 1.0);
+  EXPECT_NEAR(sink.scalars.at("epoch")[2].second, 1.0 + 1.0 / 3.0, 1e-12);
+  EXPECT_EQ(sink.scalars.at("test_rmse").size(), 2u);
+  EXPECT_EQ(sink.scalars.at("test_loss").size(), 2u);
+  EXPECT_DOUBLE_EQ(result.test_metric, sink.scalars.at("test_rmse").back().second);
+  EXPECT_GT(result.extra.at("weight").get<double>(), 0.0);  // the engine's summary, learning towards 2
+}
+
+TEST(Trainer, BestFollowsTheTasksOwnDirection) {
+  const auto labels_per_epoch = [](const std::vector<double>& metrics, bool higher, bool comparable) {
+    ToyEngine engine(toy_config(3), metrics, higher);
+    engine.comparable = comparable;
+    RecordingStore store;
+    engine.set_checkpoint_store(&store);
+    engine.run();
+    std::vector<std::vector<std::string>> labels;
+    for (const auto& save : store.saves) labels.push_back(save.first);
+    return labels;
+  };
+  using Labels = std::vector<std::vector<std::string>>;
+  const Labels lower_wins = {{"best", "latest"}, {"best", "latest"}, {"latest"}};
+  EXPECT_EQ(labels_per_epoch({3.0, 1.0, 2.0}, false, true), lower_wins);
+  const Labels higher_wins = {{"best", "latest"}, {"latest"}, {"best", "latest"}};
+  EXPECT_EQ(labels_per_epoch({3.0, 1.0, 4.0}, true, true), higher_wins);
+  const Labels never = {{"latest"}, {"latest"}, {"latest"}};
+  EXPECT_EQ(labels_per_epoch({3.0, 1.0, 4.0}, true, false), never);
+}
+
+TEST(Trainer, ANonFiniteLossStopsWithTheEnginesWordsAndTheStep) {
+  ToyEngine engine(toy_config(2));
+  engine.nan_from_step = 4;
+  RecordingSink sink;
+  engine.add_sink(&sink);
+  try {
+    engine.run();
+    FAIL() << "a NaN loss must stop the run";
+  } catch (const TrainingError& error) {
+    EXPECT_STREQ(error.what(),
+                 "the toy loss became nan at step 4 (a toy hint); the last good state is the checkpoint \"latest\"");
+  }
+  EXPECT_EQ(sink.scalars.at("loss").size(), 2u);  // steps 2 and 3; nothing emitted for the bad interval
+}
+
+TEST(Trainer, AStoppedAndResumedRunVisitsTheSameBatchesAndEndsInTheSameState) {
+  ToyEngine straight(toy_config(3));
+  RecordingSink straight_sink;
+  straight.add_sink(&straight_sink);
+  const TrainingResult whole = straight.run();
+
+  ToyEngine first(toy_config(3));
+  TrainingControl control;
+  StopAfter stopper(control, 4);  // the interval report at step 4, mid-epoch 2
+  RecordingStore store;
+  first.add_sink(&stopper);
+  first.set_control(&control);
+  first.set_checkpoint_store(&store);
+  const TrainingResult partial = first.run();
+  ASSERT_TRUE(partial.stopped);
+  EXPECT_EQ(partial.steps, 4);
+  ASSERT_EQ(store.saves.back().first, (std::vector<std::string>{"latest"}));
+
+  ToyEngine second(toy_config(3));
+  RecordingSink resumed_sink;
+  second.add_sink(&resumed_sink);
+  second.resume_from(store.saves.back().second, "memory", "latest");
+  EXPECT_EQ(second.step(), 4);
+  const TrainingResult rest = second.run();
+  EXPECT_EQ(rest.steps, whole.steps);
+  EXPECT_EQ(rest.epochs_completed, whole.epochs_completed);
+  std::vector<std::vector<int64_t>> batches = first.batches;
+  batches.insert(batches.end(), second.batches.begin(), second.batches.end());
+  EXPECT_EQ(batches, straight.batches);
+  EXPECT_EQ(rest.extra, whole.extra);  // the same weight, bit for bit
+  EXPECT_EQ(rest.test_metric, whole.test_metric);
+  EXPECT_EQ(resumed_sink.scalars.at("loss").back(), straight_sink.scalars.at("loss").back());
+}
+
+}  // namespace
+}  // namespace descentlab::train
