@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "core/runtime.h"
-#include "core/store/checkpoint_tensors.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
+#include "core/train/checkpoint_tensors.h"
 
 namespace {
 
@@ -72,8 +72,8 @@ void compare_checkpoints(const std::string& folder, const char* label, int64_t w
   const auto metrics_only_size = fs::file_size(run_path);
 
   const double run_save = median_seconds(repeats, [&] {
-    store::CheckpointData checkpoint;
-    checkpoint.sections["model"] = store::module_state(*model);
+    record::CheckpointData checkpoint;
+    checkpoint.sections["model"] = train::module_state(*model);
     writer->save_checkpoint("latest", std::move(checkpoint));
   });
   const double torch_save = median_seconds(repeats, [&] { torch::save(model, torch_path); });
@@ -81,7 +81,7 @@ void compare_checkpoints(const std::string& folder, const char* label, int64_t w
   auto target = make_model(width, layers);
   const double run_load = median_seconds(repeats, [&] {
     const store::RunReader reader(run_path);
-    store::load_module_state(*target, reader.checkpoint("latest").sections.at("model"), run_path,
+    train::load_module_state(*target, reader.checkpoint("latest").sections.at("model"), run_path,
                              "/checkpoints/latest/model");
   });
   const double torch_load = median_seconds(repeats, [&] { torch::load(target, torch_path); });

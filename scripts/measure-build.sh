@@ -3,7 +3,7 @@
 # docs/build.md are ratios against a baseline taken on the same machine at the same time:
 #   1. clean build, precompiled torch header ON  (ccache disabled)
 #   2. clean build, precompiled torch header OFF (ccache disabled)  -- the baseline for 1
-#   3. rebuild after touching one torch source (core/data/tensors.cpp), PCH on vs off: the edit-compile loop
+#   3. rebuild after touching one torch source (core/tasks/dataset_tensors.cpp), PCH on vs off: the edit-compile loop
 #   4. clean build in a second fresh clone with ccache warm (filled by an untimed build in the first clone)
 #   5. the test suite through ctest on 2 parallel jobs
 # Usage: bash scripts/measure-build.sh [JOBS]   (needs the packages of scripts/lab.sh and the fetched datasets)
@@ -32,9 +32,9 @@ timed_build() {  # timed_build SOURCE BUILD_DIR [cmake args...] -> seconds
 export CCACHE_DISABLE=1
 pch_on=$(timed_build "$work/a" "$work/a/build-pch" -DDESCENTLAB_USE_PCH=ON)
 pch_off=$(timed_build "$work/a" "$work/a/build-nopch" -DDESCENTLAB_USE_PCH=OFF)
-touch "$work/a/core/data/tensors.cpp"
+touch "$work/a/core/tasks/dataset_tensors.cpp"
 edit_pch_on=$(timed_build "$work/a" "$work/a/build-pch")
-touch "$work/a/core/data/tensors.cpp"
+touch "$work/a/core/tasks/dataset_tensors.cpp"
 edit_pch_off=$(timed_build "$work/a" "$work/a/build-nopch")
 unset CCACHE_DISABLE
 timed_build "$work/a" "$work/a/build" >/dev/null          # fills ccache (untimed)
@@ -49,8 +49,8 @@ summary=$(grep -E 'tests passed' "$work/ctest.log")
 printf 'jobs: %s, cores: %s, commit: %s\n' "$jobs" "$(nproc)" "$(git -C "$repo" rev-parse --short HEAD)"
 printf 'clean build, PCH on,  no ccache : %6.1f s\n' "$pch_on"
 printf 'clean build, PCH off, no ccache : %6.1f s   (PCH on / off = %s)\n' "$pch_off" "$(ratio "$pch_on" "$pch_off")"
-printf 'rebuild after editing core/data/tensors.cpp, PCH on : %6.1f s\n' "$edit_pch_on"
-printf 'rebuild after editing core/data/tensors.cpp, PCH off: %6.1f s   (on / off = %s)\n' "$edit_pch_off" \
+printf 'rebuild after editing core/tasks/dataset_tensors.cpp, PCH on : %6.1f s\n' "$edit_pch_on"
+printf 'rebuild after editing core/tasks/dataset_tensors.cpp, PCH off: %6.1f s   (on / off = %s)\n' "$edit_pch_off" \
   "$(ratio "$edit_pch_on" "$edit_pch_off")"
 printf 'clean build, fresh clone, warm ccache: %6.1f s   (/ PCH on, no ccache = %s)\n' "$ccache_warm" \
   "$(ratio "$ccache_warm" "$pch_on")"

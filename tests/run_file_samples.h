@@ -5,8 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "core/record/events.h"
 #include "core/store/run_file.h"
-#include "core/train/metric_sink.h"
 
 namespace descentlab::testing {
 
@@ -19,8 +19,8 @@ inline store::RunHeader sample_header() {
   return header;
 }
 
-inline train::HistogramSnapshot sample_histogram(int64_t step) {
-  train::HistogramSnapshot snapshot;
+inline record::HistogramSnapshot sample_histogram(int64_t step) {
+  record::HistogramSnapshot snapshot;
   snapshot.name = "global";
   snapshot.step = step;
   snapshot.bin_edges = {1e-6, 1e-4, 1e-2, 1.0};
@@ -28,8 +28,8 @@ inline train::HistogramSnapshot sample_histogram(int64_t step) {
   return snapshot;
 }
 
-inline train::SweepResult sample_sweep() {
-  train::SweepResult sweep;
+inline record::SweepResult sample_sweep() {
+  record::SweepResult sweep;
   sweep.name = "gaussian";
   sweep.noise = "gaussian";
   sweep.metric_name = "accuracy";
@@ -42,8 +42,8 @@ inline train::SweepResult sample_sweep() {
 }
 
 // A float32 tensor blob holding 0, 1, ..., n-1 scaled by `scale`.
-inline store::TensorBlob sample_blob(std::vector<int64_t> shape, float scale) {
-  store::TensorBlob blob;
+inline record::TensorBlob sample_blob(std::vector<int64_t> shape, float scale) {
+  record::TensorBlob blob;
   blob.dtype = "float32";
   blob.shape = std::move(shape);
   const int64_t count = blob.numel();
@@ -53,14 +53,14 @@ inline store::TensorBlob sample_blob(std::vector<int64_t> shape, float scale) {
   return blob;
 }
 
-inline store::CheckpointData sample_checkpoint(int64_t step, int64_t elements = 12) {
-  store::CheckpointData checkpoint;
+inline record::CheckpointData sample_checkpoint(int64_t step, int64_t elements = 12) {
+  record::CheckpointData checkpoint;
   checkpoint.step = step;
   checkpoint.epoch = step / 10;
   checkpoint.extra_json = R"({"optimizer": "horst", "alpha": 5.0})";
   checkpoint.sections["model"]["blocks.0.attn.in_proj_weight"] = sample_blob({elements / 4, 4}, 0.5f);
   checkpoint.sections["model"]["readout.bias"] = sample_blob({4}, static_cast<float>(step));
-  store::TensorBlob counter;
+  record::TensorBlob counter;
   counter.dtype = "int64";
   counter.bytes.resize(8);
   std::memcpy(counter.bytes.data(), &step, 8);

@@ -1,17 +1,21 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "core/store/checkpoint_tensors.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
+#include "core/train/checkpoint_tensors.h"
 #include "run_file_samples.h"
 #include "test_support.h"
 
-namespace descentlab::store {
+namespace descentlab::train {
 namespace {
 
 using descentlab::testing::sample_header;
 using descentlab::testing::ScratchFolder;
+using store::RunFileError;
+using store::RunReader;
+using store::RunWriter;
+using store::RunWriterOptions;
 
 struct TinyNetImpl : torch::nn::Module {
   TinyNetImpl(int64_t hidden) {
@@ -50,7 +54,7 @@ TEST(CheckpointTensors, ModuleStateRoundTripsThroughTheRunFileUnderTorchNames) {
     RunWriterOptions options;
     options.flush_interval_seconds = 0;
     auto writer = RunWriter::create(path, sample_header(), options);
-    CheckpointData checkpoint;
+    record::CheckpointData checkpoint;
     checkpoint.sections["model"] = module_state(*saved);
     writer->save_checkpoint("latest", checkpoint);
   }
@@ -94,4 +98,4 @@ TEST(CheckpointTensors, ShapeMismatchNamesFileAndObjectAndLeavesTheModelAlone) {
 }
 
 }  // namespace
-}  // namespace descentlab::store
+}  // namespace descentlab::train

@@ -8,9 +8,9 @@
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
 #include "core/eval/robustness.h"
-#include "core/store/checkpoint_tensors.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
+#include "core/train/checkpoint_tensors.h"
 #include "core/train/host_sync_probe.h"
 #include "core/train/layerwise_math.h"
 #include "core/train/layerwise_trainer.h"
@@ -124,7 +124,7 @@ std::vector<double> test_layer_loss_of(const TrainingResult& result) {
 // Runs `config` on a fresh task and returns the trained model's parameters.
 std::vector<torch::Tensor> train_parameters(const config::ExperimentConfig& config, TrainingResult* result = nullptr) {
   torch::manual_seed(config.train.seed);
-  VideoTask task(config, torch::kCPU);
+  tasks::VideoTask task(config, torch::kCPU);
   LayerwiseTrainer trainer(config, task, torch::kCPU);
   const TrainingResult outcome = trainer.run();
   if (result) *result = outcome;
@@ -159,10 +159,10 @@ TEST(LayerwiseTrainer, ErmEqualsConstrainedTrainingWithLambdaFrozenAtZero) {
 TEST(LayerwiseTrainer, PerLayerLossesEqualSeparateForwardPasses) {
   const auto config = tiny_video_config();
   torch::manual_seed(3);
-  VideoTask task(config, torch::kCPU);
+  tasks::VideoTask task(config, torch::kCPU);
   task.module()->eval();
-  const Batch batch = task.test_batch(0, 6);
-  const torch::Tensor together = per_sample_layer_losses(task, batch);
+  const tasks::Batch batch = task.test_batch(0, 6);
+  const torch::Tensor together = tasks::per_sample_layer_losses(task, batch);
   ASSERT_EQ(together.sizes(), (std::vector<int64_t>{4, 6}));
   for (int64_t l = 0; l <= 3; ++l) {
     const torch::Tensor state = task.model().state_at(batch.input, l);
@@ -180,7 +180,7 @@ TEST(LayerwiseTrainer, TextTaskTrainsOnFixtureReviews) {
       {"constraints", {{"enabled", true}, {"dual_update", "epoch"}, {"constraint_batch", 2}}}};
   const auto config = config::ExperimentConfig::from_json(document, "test");
   const auto reviews = data::read_reviews(fixture("reviews.json").string());
-  TextTask task(config, reviews, torch::kCPU);
+  tasks::TextTask task(config, reviews, torch::kCPU);
   EXPECT_EQ(task.train_size(), 6);
   EXPECT_EQ(task.test_size(), 6);
   LayerwiseTrainer trainer(config, task, torch::kCPU);
@@ -206,7 +206,7 @@ TEST(LayerwiseTrainer, StoppedAndResumedRunIsBitwiseIdenticalToAnUninterruptedOn
   options.flush_interval_seconds = 0;
   {
     torch::manual_seed(config.train.seed);
-    VideoTask task(config, torch::kCPU);
+    tasks::VideoTask task(config, torch::kCPU);
     LayerwiseTrainer trainer(config, task, torch::kCPU);
     auto writer = store::RunWriter::create(path, testing::sample_header(), options);
     TrainingControl control;
@@ -220,7 +220,7 @@ TEST(LayerwiseTrainer, StoppedAndResumedRunIsBitwiseIdenticalToAnUninterruptedOn
     EXPECT_EQ(partial.steps, 8);  // the stop is honoured before the next batch
   }
   torch::manual_seed(12345);  // a new process: other weights and generator state until restored
-  VideoTask task(config, torch::kCPU);
+  tasks::VideoTask task(config, torch::kCPU);
   LayerwiseTrainer trainer(config, task, torch::kCPU);
   const store::RunReader reader(path);
   trainer.resume_from(reader.checkpoint("latest"), path, "latest");
@@ -274,12 +274,12 @@ TEST(Robustness, GammaGridsAndASweepOverAVideoModel) {
   EXPECT_THROW(eval::parse_gamma_grid("a,b"), Error);
   const auto config = tiny_video_config();
   torch::manual_seed(1);
-  VideoTask task(config, torch::kCPU);
+  tasks::VideoTask task(config, torch::kCPU);
   eval::SweepOptions options;
   options.noise = "video";
   options.gamma = {0.0, 1.0, 3.0};
   options.seeds = 2;
-  const SweepResult sweep = eval::run_sweep(task, options);
+  const record::SweepResult sweep = eval::run_sweep(task, options);
   ASSERT_EQ(sweep.metric.size(), 6u);
   ASSERT_EQ(sweep.layer_loss.size(), 6u * 4u);
   EXPECT_EQ(sweep.metric_name, "rmse");
@@ -291,12 +291,12 @@ TEST(Robustness, GammaGridsAndASweepOverAVideoModel) {
 }
 
 // A video task whose loss turns into NaN after a number of training batches.
-class PoisonedVideoTask : public VideoTask {
+class PoisonedVideoTask : public tasks::VideoTask {
  public:
   PoisonedVideoTask(const config::ExperimentConfig& config, int64_t healthy_batches)
-      : VideoTask(config, torch::kCPU), healthy_batches_(healthy_batches) {}
-  Batch train_batch(const std::vector<int64_t>& indices) override {
-    Batch batch = VideoTask::train_batch(indices);
+      : tasks::VideoTask(config, torch::kCPU), healthy_batches_(healthy_batches) {}
+  tasks::Batch train_batch(const std::vector<int64_t>& indices) override {
+    tasks::Batch batch = tasks::VideoTask::train_batch(indices);
     if (++batches_ > healthy_batches_) batch.input = batch.input * std::numeric_limits<float>::quiet_NaN();
     return batch;
   }
@@ -317,7 +317,7 @@ TEST(LayerwiseTrainer, StepsReadNothingBackFromTheDeviceBetweenMetricIntervals) 
     config.train.metric_interval = 1000;  // one metric read: at the end of the epoch
     config.train.grad_clip = 1.0;
     torch::manual_seed(0);
-    VideoTask task(config, torch::kCPU);
+    tasks::VideoTask task(config, torch::kCPU);
     LayerwiseTrainer trainer(config, task, torch::kCPU);
     HostSyncProbe probe;
     const TrainingResult result = trainer.run();
@@ -355,7 +355,7 @@ TEST(LayerwiseTrainer, NanLossStopsWithAClearErrorAndKeepsTheLastGoodCheckpoint)
   const store::RunReader reader(path);
   const auto latest = reader.checkpoint("latest");
   EXPECT_EQ(latest.step, 5);  // the end of the first epoch, before the NaN
-  const torch::Tensor weight = store::to_tensor(latest.sections.at("model").begin()->second);
+  const torch::Tensor weight = train::to_tensor(latest.sections.at("model").begin()->second);
   EXPECT_TRUE(torch::isfinite(weight).all().item<bool>());
 }
 

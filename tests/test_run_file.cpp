@@ -119,8 +119,8 @@ TEST(RunFile, CheckpointsRoundTripEveryTensorAndAttribute) {
   EXPECT_EQ(infos[0].label, "best");
   EXPECT_EQ(infos[1].label, "latest");
   EXPECT_EQ(infos[1].step, 5);
-  const CheckpointData stored = reader.checkpoint("latest");
-  const CheckpointData expected = sample_checkpoint(5);
+  const record::CheckpointData stored = reader.checkpoint("latest");
+  const record::CheckpointData expected = sample_checkpoint(5);
   EXPECT_EQ(stored.step, 5);
   EXPECT_EQ(stored.epoch, 0);
   EXPECT_EQ(stored.extra_json, expected.extra_json);

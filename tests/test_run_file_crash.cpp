@@ -85,7 +85,7 @@ TEST(RunFileCrash, KillNineAtAnyMomentLeavesEveryCommittedRecord) {
     EXPECT_EQ(reader.metric("layer_loss").rows(), loss.rows());
     const int64_t last_checkpoint = reported - reported % 3;
     if (last_checkpoint > 0) {
-      const CheckpointData checkpoint = reader.checkpoint("latest");
+      const record::CheckpointData checkpoint = reader.checkpoint("latest");
       EXPECT_GE(checkpoint.step, last_checkpoint);
       EXPECT_EQ(checkpoint.sections.at("model").at("blocks.0.attn.in_proj_weight").bytes.size(), 256u * 1024u);
     }

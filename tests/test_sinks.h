@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/record/events.h"
 #include "core/train/control.h"
-#include "core/train/metric_sink.h"
 
 namespace descentlab::testing {
 
@@ -15,7 +15,7 @@ namespace descentlab::testing {
 using StopAfter = train::StepBudget;
 
 // Keeps every scalar and vector event as (step, value) per name, and every histogram.
-class RecordingSink : public train::MetricSink {
+class RecordingSink : public record::MetricSink {
  public:
   void scalar(const std::string& name, int64_t step, double, double value) override {
     scalars[name].emplace_back(step, value);
@@ -23,13 +23,13 @@ class RecordingSink : public train::MetricSink {
   void vector(const std::string& name, int64_t step, double, const std::vector<double>& values) override {
     vectors[name].emplace_back(step, values);
   }
-  void histogram(const train::HistogramSnapshot& snapshot) override { histograms.push_back(snapshot); }
-  void sweep(const train::SweepResult& sweep) override { sweeps.push_back(sweep); }
+  void histogram(const record::HistogramSnapshot& snapshot) override { histograms.push_back(snapshot); }
+  void sweep(const record::SweepResult& sweep) override { sweeps.push_back(sweep); }
 
   std::map<std::string, std::vector<std::pair<int64_t, double>>> scalars;
   std::map<std::string, std::vector<std::pair<int64_t, std::vector<double>>>> vectors;
-  std::vector<train::HistogramSnapshot> histograms;
-  std::vector<train::SweepResult> sweeps;
+  std::vector<record::HistogramSnapshot> histograms;
+  std::vector<record::SweepResult> sweeps;
 };
 
 }  // namespace descentlab::testing

@@ -55,11 +55,11 @@ config::ExperimentConfig tiny_vit_config(const std::string& optimizer, const std
   return config::ExperimentConfig::from_json(document, "test");
 }
 
-std::unique_ptr<VitTask> make_vit_task(const config::ExperimentConfig& config) {
+std::unique_ptr<tasks::VitTask> make_vit_task(const config::ExperimentConfig& config) {
   const SyntheticImages data = synthetic_images();
   torch::manual_seed(config.train.seed);
-  return std::make_unique<VitTask>(config, data.train_images, data.train_labels, data.test_images, data.test_labels,
-                                   torch::kCPU, "synthetic quadrants");
+  return std::make_unique<tasks::VitTask>(config, data.train_images, data.train_labels, data.test_images,
+                                          data.test_labels, torch::kCPU, "synthetic quadrants");
 }
 
 TEST(SparseModels, ShapesAndCausality) {
@@ -109,8 +109,8 @@ TEST(SparseTrainer, GptCannotBeatChanceOnRandomCharacters) {
   const auto config = config::ExperimentConfig::from_json(document, "test");
   torch::manual_seed(4);
   const int64_t vocabulary = 8;
-  GptTask task(config, torch::randint(0, vocabulary, {17 * 400}), torch::randint(0, vocabulary, {17 * 50}), vocabulary,
-               torch::kCPU, "random characters");
+  tasks::GptTask task(config, torch::randint(0, vocabulary, {17 * 400}), torch::randint(0, vocabulary, {17 * 50}),
+                      vocabulary, torch::kCPU, "random characters");
   SparseTrainer trainer(config, task, torch::kCPU);
   const TrainingResult result = trainer.run();
   EXPECT_GT(result.test_loss, std::log(static_cast<double>(vocabulary)) - 0.05);
@@ -297,7 +297,8 @@ TEST(SparseTask, ValidationIsHeldOutOfTheTrainingDataAndTheTestSplitIsUnused) {
   SyntheticImages data = synthetic_images();
   for (int64_t i = 0; i < 160; ++i) data.train_images[i][0][0][0] = static_cast<float>(1000 + i);  // row ids
   data.test_images.fill_(-1.0);
-  VitTask task(config, data.train_images, data.train_labels, data.test_images, data.test_labels, torch::kCPU, "ids");
+  tasks::VitTask task(config, data.train_images, data.train_labels, data.test_images, data.test_labels, torch::kCPU,
+                      "ids");
   EXPECT_EQ(task.train_size(), 120);
   EXPECT_EQ(task.test_size(), 40);
   auto ids = [](const torch::Tensor& images) {
@@ -314,9 +315,9 @@ TEST(SparseTask, ValidationIsHeldOutOfTheTrainingDataAndTheTestSplitIsUnused) {
   EXPECT_EQ(held_ids.size(), 40u);
   for (float id : held_ids) EXPECT_EQ(train_ids.count(id), 0u) << "a held-out image is also trained on";
   config.data.validation_size = 160;
-  EXPECT_THROW(
-      VitTask(config, data.train_images, data.train_labels, data.test_images, data.test_labels, torch::kCPU, "ids"),
-      config::ConfigError);
+  EXPECT_THROW(tasks::VitTask(config, data.train_images, data.train_labels, data.test_images, data.test_labels,
+                              torch::kCPU, "ids"),
+               config::ConfigError);
 }
 
 TEST(SparseConfig, OptimizerDefaultsAndValidation) {

@@ -18,8 +18,8 @@ TEST(StagingBuffer, OneWakePerBatchAndEventsInOrder) {
   StagingBuffer buffer([&] { ++wakes; });
   for (int i = 0; i < 1000; ++i) buffer.scalar("loss", i, 0.0, i * 0.5);
   buffer.vector("layer_loss", 1000, 0.0, {1.0, 2.0});
-  buffer.histogram(HistogramSnapshot{"global", 1000, {0.0, 1.0}, {3}});
-  buffer.sweep(SweepResult{});
+  buffer.histogram(record::HistogramSnapshot{"global", 1000, {0.0, 1.0}, {3}});
+  buffer.sweep(record::SweepResult{});
   EXPECT_EQ(wakes, 1);
   MetricBatch batch = buffer.take();
   ASSERT_EQ(batch.scalars.size(), 1000u);

@@ -3,8 +3,8 @@
 
 #include <cstdlib>
 
-#include "core/data/tensors.h"
 #include "core/runtime.h"
+#include "core/tasks/dataset_tensors.h"
 #include "core/util/error.h"
 #include "test_support.h"
 
@@ -16,7 +16,7 @@ using descentlab::testing::fixture;
 TEST(Tensors, ImageSetBecomesScaledFloatImagesAndLongLabels) {
   const auto set = data::read_image_set(fixture("idx/images-3x4x5-idx3-ubyte").string(),
                                         fixture("idx/labels-3-idx1-ubyte").string());
-  const auto tensors = data::to_tensors(set);
+  const auto tensors = tasks::to_tensors(set);
   EXPECT_EQ(tensors.images.sizes(), (std::vector<int64_t>{3, 1, 4, 5}));
   EXPECT_EQ(tensors.images.scalar_type(), torch::kFloat32);
   EXPECT_FLOAT_EQ(tensors.images[1][0][1][0].item<float>(), static_cast<float>((37 + 5 * 11) % 256) / 255.0f);
@@ -31,7 +31,7 @@ TEST(Tensors, EncodedReviewsKeepTheirShape) {
   reviews.token_ids = {5, 6, 0, 7, 1, 1};
   reviews.lengths = {2, 3};
   reviews.labels = {1, 0};
-  const auto tensors = data::to_tensors(reviews);
+  const auto tensors = tasks::to_tensors(reviews);
   EXPECT_EQ(tensors.token_ids.sizes(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(tensors.token_ids[1][0].item<int64_t>(), 7);
   EXPECT_EQ(tensors.lengths[1].item<int64_t>(), 3);
@@ -44,7 +44,7 @@ TEST(Tensors, SpriteBatchMatchesTheGenerator) {
   options.frames = 4;
   options.height = options.width = 12;
   options.max_size = 6;
-  const auto batch = data::sprite_video_batch(options, 2, 2);
+  const auto batch = tasks::sprite_video_batch(options, 2, 2);
   EXPECT_EQ(batch.sizes(), (std::vector<int64_t>{2, 4, 12, 12}));
   const auto clip = data::generate_sprite_video(options, 3);
   EXPECT_FLOAT_EQ(batch[1][2][5][6].item<float>(), clip.at(2, 5, 6));
@@ -82,13 +82,15 @@ TEST(Runtime, ConfigureThreadsSetsTorchThreadsAndReportsTheBackEnd) {
 // and the build settings on one comma-separated line); a CPU build has neither.
 TEST(Runtime, CudaAndCudnnVersionsAreReadFromLibTorchsConfiguration) {
   const std::string cuda_config =
-      "PyTorch built with:\n  - GCC 11.2\n  - CUDA Runtime 12.8\n  - NVCC architecture flags: -gencode;arch=compute_90\n"
+      "PyTorch built with:\n  - GCC 11.2\n  - CUDA Runtime 12.8\n  - NVCC architecture flags: "
+      "-gencode;arch=compute_90\n"
       "  - CuDNN 91.0.2  (built against CUDA 12.9)\n  - Build settings: BLAS_INFO=mkl, BUILD_TYPE=Release, "
       "CUDA_VERSION=12.8, CUDNN_VERSION=9.10.2, CXX_COMPILER=/opt/rh/gcc-toolset-11/root/usr/bin/c++, \n";
   EXPECT_EQ(config_value(cuda_config, "CUDA Runtime"), "12.8");
   EXPECT_EQ(config_value(cuda_config, "CUDA_VERSION="), "12.8");
   EXPECT_EQ(config_value(cuda_config, "CUDNN_VERSION="), "9.10.2");
-  const std::string cpu_config = "PyTorch built with:\n  - GCC 12.2\n  - Build settings: BLAS_INFO=open, USE_CUDA=OFF,\n";
+  const std::string cpu_config =
+      "PyTorch built with:\n  - GCC 12.2\n  - Build settings: BLAS_INFO=open, USE_CUDA=OFF,\n";
   EXPECT_EQ(config_value(cpu_config, "CUDA Runtime"), "");
   EXPECT_EQ(config_value(cpu_config, "CUDNN_VERSION="), "");
   EXPECT_EQ(config_value("x CUDA_VERSION=11.7", "CUDA_VERSION="), "11.7");  // at the very end

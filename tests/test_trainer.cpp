@@ -7,7 +7,7 @@
 #include <limits>
 #include <optional>
 
-#include "core/store/checkpoint_tensors.h"
+#include "core/train/checkpoint_tensors.h"
 #include "core/train/trainer.h"
 #include "test_sinks.h"
 
@@ -79,11 +79,11 @@ class ToyEngine : public Trainer {
   }
   bool best_is_comparable() const override { return comparable; }
   void emit_histograms() override { ++histogram_calls_; }
-  void save_state(store::CheckpointData& data) const override {
-    data.sections["progress"]["loss_sum"] = store::to_blob(loss_sum_);
+  void save_state(record::CheckpointData& data) const override {
+    data.sections["progress"]["loss_sum"] = train::to_blob(loss_sum_);
   }
-  void restore_state(const store::CheckpointData& data, const std::string&, const std::string&) override {
-    loss_sum_.copy_(store::to_tensor(data.sections.at("progress").at("loss_sum")));
+  void restore_state(const record::CheckpointData& data, const std::string&, const std::string&) override {
+    loss_sum_.copy_(train::to_tensor(data.sections.at("progress").at("loss_sum")));
   }
   nlohmann::json summary() const override { return {{"weight", model_->weight.item<double>()}}; }
 
@@ -97,11 +97,11 @@ class ToyEngine : public Trainer {
 };
 
 // Keeps every saved checkpoint with its labels.
-struct RecordingStore : store::CheckpointStore {
-  void save_checkpoints(const std::vector<std::string>& labels, store::CheckpointData data) override {
+struct RecordingStore : record::CheckpointStore {
+  void save_checkpoints(const std::vector<std::string>& labels, record::CheckpointData data) override {
     saves.emplace_back(labels, std::move(data));
   }
-  std::vector<std::pair<std::vector<std::string>, store::CheckpointData>> saves;
+  std::vector<std::pair<std::vector<std::string>, record::CheckpointData>> saves;
 };
 
 TEST(Trainer, IntervalMetricsComeAtTheirStepsAndAtEveryEpochEnd) {

@@ -3,10 +3,10 @@
 
 #include <set>
 
-#include "core/store/checkpoint_tensors.h"
+#include "core/data/data_order.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
-#include "core/train/data_order.h"
+#include "core/train/checkpoint_tensors.h"
 #include "core/train/training_state.h"
 #include "run_file_samples.h"
 #include "test_support.h"
@@ -17,7 +17,7 @@ namespace {
 using descentlab::testing::ScratchFolder;
 
 TEST(DataOrder, EachEpochIsAPermutationAndEpochsDiffer) {
-  DataOrder order(5, 10);
+  data::DataOrder order(5, 10);
   std::vector<int64_t> first_epoch;
   for (int i = 0; i < 3; ++i) {
     const auto batch = order.next_batch(4);
@@ -28,15 +28,15 @@ TEST(DataOrder, EachEpochIsAPermutationAndEpochsDiffer) {
   const auto second = order.next_batch(10);
   EXPECT_EQ(order.epoch(), 1);
   EXPECT_NE(second, first_epoch);
-  EXPECT_EQ(epoch_permutation(5, 1, 10), second);
-  EXPECT_EQ(epoch_permutation(5, 0, 10), first_epoch);
+  EXPECT_EQ(data::epoch_permutation(5, 1, 10), second);
+  EXPECT_EQ(data::epoch_permutation(5, 0, 10), first_epoch);
 }
 
 TEST(DataOrder, RestoreContinuesMidEpoch) {
-  DataOrder original(9, 17);
+  data::DataOrder original(9, 17);
   original.next_batch(5);
   original.next_batch(5);
-  DataOrder resumed(0, 17);
+  data::DataOrder resumed(0, 17);
   resumed.restore(original.seed(), original.epoch(), original.position());
   for (int i = 0; i < 6; ++i) EXPECT_EQ(resumed.next_batch(5), original.next_batch(5));
   EXPECT_THROW(resumed.restore(9, 0, 18), Error);
@@ -59,7 +59,7 @@ TORCH_MODULE(Tiny);
 struct TinyRun {
   Tiny model;
   torch::optim::AdamW optimizer;
-  DataOrder order;
+  data::DataOrder order;
   std::vector<float> losses;
 
   explicit TinyRun(int64_t init_seed)
@@ -133,9 +133,9 @@ TEST(TrainingState, AdamMomentsAreStoredReadablyUnderParameterNames) {
   const auto& adamw = static_cast<const torch::optim::AdamWParamState&>(
       *moments.begin()->second);  // any one parameter's state: all have step 4
   EXPECT_EQ(adamw.step(), 4);
-  const torch::Tensor step = store::to_tensor(optimizer.at("hidden.weight.step"));
+  const torch::Tensor step = train::to_tensor(optimizer.at("hidden.weight.step"));
   EXPECT_EQ(step.item<int64_t>(), 4);
-  EXPECT_EQ(store::to_tensor(optimizer.at("hidden.weight.exp_avg")).sizes(), run.model->hidden->weight.sizes());
+  EXPECT_EQ(train::to_tensor(optimizer.at("hidden.weight.exp_avg")).sizes(), run.model->hidden->weight.sizes());
   EXPECT_TRUE(optimizer.count("out.bias.exp_avg_sq"));
 }
 

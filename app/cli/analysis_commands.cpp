@@ -14,9 +14,9 @@
 #include "core/config/experiment_config.h"
 #include "core/data/catalog.h"
 #include "core/eval/robustness.h"
-#include "core/store/checkpoint_tensors.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
+#include "core/train/checkpoint_tensors.h"
 #include "core/train/layerwise_trainer.h"
 
 namespace descentlab::cli {
@@ -44,7 +44,7 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 // Mean and standard deviation over seeds, and the per-layer loss mean, for each gamma.
-nlohmann::json sweep_table(const train::SweepResult& sweep) {
+nlohmann::json sweep_table(const record::SweepResult& sweep) {
   const size_t seeds = sweep.seeds.size();
   nlohmann::json rows = nlohmann::json::array();
   for (size_t g = 0; g < sweep.gamma.size(); ++g) {
@@ -92,7 +92,7 @@ int run_sweep_command(const SweepCommandOptions& options) {
   const config::ExperimentConfig& config = saved.config;
   const torch::Device device = train::resolve_device(config.train.device);
   torch::manual_seed(config.train.seed);
-  auto task = train::make_task(config, data::default_data_root(), device);
+  auto task = tasks::make_task(config, data::default_data_root(), device);
   load_saved_model(saved, *task->module(), options.run, options.checkpoint);
 
   eval::SweepOptions sweep_options;
@@ -105,7 +105,7 @@ int run_sweep_command(const SweepCommandOptions& options) {
     sweep_options.noise = noise;
     std::fprintf(stderr, "sweeping %s noise over %zu strengths x %lld seeds...\n", noise.c_str(),
                  sweep_options.gamma.size(), static_cast<long long>(sweep_options.seeds));
-    const train::SweepResult sweep = eval::run_sweep(*task, sweep_options);
+    const record::SweepResult sweep = eval::run_sweep(*task, sweep_options);
     writer->sweep(sweep);
     tables[noise] = sweep_table(sweep);
     if (!options.json) print_sweep_table(tables[noise]);

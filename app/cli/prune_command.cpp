@@ -13,9 +13,9 @@
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
 #include "core/data/catalog.h"
-#include "core/store/checkpoint_tensors.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
+#include "core/train/checkpoint_tensors.h"
 #include "core/train/sparse_trainer.h"
 
 namespace descentlab::cli {
@@ -63,7 +63,7 @@ int run_prune(const PruneOptions& options) {
   }
   const torch::Device device = train::resolve_device(config.train.device);
   torch::manual_seed(config.train.seed);
-  auto task = train::make_sparse_task(config, data::default_data_root(), device);
+  auto task = tasks::make_sparse_task(config, data::default_data_root(), device);
   load_saved_model(saved, *task->module(), options.run, options.checkpoint);
   optim::PruneSelection selection;
   if (config.sparsity.exclude_embeddings_and_readout)
@@ -75,7 +75,7 @@ int run_prune(const PruneOptions& options) {
   const auto dense =
       train::one_shot_prune(*task, {0.0}, selection, scope, std::max<int64_t>(config.train.batch_size, 128));
 
-  train::SweepResult sweep;
+  record::SweepResult sweep;
   sweep.name = "oneshot_pruning";
   sweep.noise = "magnitude_pruning_" + optim::to_string(scope);
   sweep.metric_name = task->metric_name();

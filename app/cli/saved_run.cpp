@@ -2,8 +2,8 @@
 
 #include <torch/torch.h>
 
-#include "core/store/checkpoint_tensors.h"
 #include "core/store/run_reader.h"
+#include "core/train/checkpoint_tensors.h"
 
 namespace descentlab::cli {
 
@@ -24,7 +24,7 @@ void load_saved_model(const SavedRun& run, torch::nn::Module& module, const std:
     throw store::RunFileError(store::RunFileError::Kind::MissingObject, path, "/checkpoints/" + label + "/model",
                               "missing");
   }
-  store::load_module_state(module, model->second, path, "/checkpoints/" + label + "/model");
+  train::load_module_state(module, model->second, path, "/checkpoints/" + label + "/model");
 }
 
 }  // namespace descentlab::cli

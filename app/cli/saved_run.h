@@ -13,7 +13,7 @@ namespace descentlab::cli {
 
 struct SavedRun {
   config::ExperimentConfig config;
-  store::CheckpointData checkpoint;
+  record::CheckpointData checkpoint;
 };
 
 // Reads the configuration and checkpoint `label`; a non-empty `device` overrides the configured one.

@@ -59,7 +59,7 @@ std::string clock_text(double seconds) {
 
 // Prints progress: a rewritten line on a terminal, one line per epoch otherwise. Writes to stderr, so stdout
 // carries only the JSON summary.
-class ProgressPrinter : public train::MetricSink {
+class ProgressPrinter : public record::MetricSink {
  public:
   explicit ProgressPrinter(int64_t epochs) : epochs_(epochs), terminal_(::isatty(STDERR_FILENO) != 0) {}
 
@@ -92,8 +92,8 @@ class ProgressPrinter : public train::MetricSink {
     }
   }
   void vector(const std::string&, int64_t, double, const std::vector<double>&) override {}
-  void histogram(const train::HistogramSnapshot&) override {}
-  void sweep(const train::SweepResult&) override {}
+  void histogram(const record::HistogramSnapshot&) override {}
+  void sweep(const record::SweepResult&) override {}
 
  private:
   int64_t total_steps_ = 0, epochs_, first_step_ = 0;

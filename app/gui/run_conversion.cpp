@@ -40,7 +40,7 @@ QMap<QString, QString> flatten_config(const nlohmann::json& document) {
   return out;
 }
 
-void apply_sweep(widgets::RunData& run, const train::SweepResult& sweep) {
+void apply_sweep(widgets::RunData& run, const record::SweepResult& sweep) {
   widgets::SweepTrack track;
   track.noise = QString::fromStdString(sweep.noise);
   track.metric = QString::fromStdString(sweep.metric_name);

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "core/train/metric_sink.h"
+#include "core/record/events.h"
 #include "core/train/staging_buffer.h"
 
 #include <QMap>
@@ -21,7 +21,7 @@ namespace descentlab::gui {
 QMap<QString, QString> flatten_config(const nlohmann::json& document);
 
 void apply_batch(widgets::RunData& run, const train::MetricBatch& batch);
-void apply_sweep(widgets::RunData& run, const train::SweepResult& sweep);
+void apply_sweep(widgets::RunData& run, const record::SweepResult& sweep);
 
 // Reads a run file (metrics, histograms, sweeps, config) into a new RunData; throws the store's RunFileError (or a
 // config error) naming the file and object when it is not a readable DescentLab run file.

@@ -68,13 +68,13 @@ std::vector<double> parse_gamma_grid(const std::string& text) {
 namespace {
 
 // Per-layer per-sample losses and the final prediction for one perturbed batch.
-torch::Tensor perturbed_losses(train::LayerwiseTask& task, const train::Batch& clean, const std::string& noise,
-                               double gamma, at::Generator& generator, torch::Tensor& prediction, train::Batch& used) {
-  auto* text = dynamic_cast<train::TextTask*>(&task);
+torch::Tensor perturbed_losses(tasks::LayerwiseTask& task, const tasks::Batch& clean, const std::string& noise,
+                               double gamma, at::Generator& generator, torch::Tensor& prediction, tasks::Batch& used) {
+  auto* text = dynamic_cast<tasks::TextTask*>(&task);
   used = clean;
   if (text && noise == "discrete") {
     used.input = substitute_tokens(clean.input, gamma, text->vocabulary_size(), generator);
-    return train::per_sample_layer_losses(task, used, &prediction);
+    return tasks::per_sample_layer_losses(task, used, &prediction);
   }
   if (text) {
     auto& model = text->text_model();
@@ -94,17 +94,17 @@ torch::Tensor perturbed_losses(train::LayerwiseTask& task, const train::Batch& c
 
 }  // namespace
 
-train::SweepResult run_sweep(train::LayerwiseTask& task, const SweepOptions& options) {
+record::SweepResult run_sweep(tasks::LayerwiseTask& task, const SweepOptions& options) {
   torch::NoGradGuard no_grad;
   auto& module = *task.module();
   module.eval();
-  auto* video = dynamic_cast<train::VideoTask*>(&task);
+  auto* video = dynamic_cast<tasks::VideoTask*>(&task);
   if (video && options.noise != "video") throw Error("video models take --noise video");
   if (!video && options.noise == "video") throw Error("--noise video applies to video models only");
   const int64_t total = options.limit > 0 ? std::min(options.limit, task.test_size()) : task.test_size();
   const int64_t layers = task.model().layers() + 1;
 
-  train::SweepResult sweep;
+  record::SweepResult sweep;
   sweep.name = options.noise;
   sweep.noise = options.noise;
   sweep.metric_name = task.metric_name();
@@ -125,10 +125,10 @@ train::SweepResult run_sweep(train::LayerwiseTask& task, const SweepOptions& opt
         const int64_t count = std::min(options.batch_size, total - start);
         torch::Tensor prediction;
         torch::Tensor losses;
-        train::Batch used;
+        tasks::Batch used;
         if (video) {
           used = video->noisy_test_batch(start, count, sweep.gamma[g], seed + static_cast<uint64_t>(start));
-          losses = train::per_sample_layer_losses(task, used, &prediction);
+          losses = tasks::per_sample_layer_losses(task, used, &prediction);
         } else {
           losses = perturbed_losses(task, task.test_batch(start, count), options.noise, sweep.gamma[g], generator,
                                     prediction, used);

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/train/layerwise_task.h"
-#include "core/train/metric_sink.h"
+#include "core/record/events.h"
+#include "core/tasks/layerwise_task.h"
 
 namespace descentlab::eval {
 
@@ -34,6 +34,6 @@ struct SweepOptions {
   int64_t batch_size = 128;
 };
 
-train::SweepResult run_sweep(train::LayerwiseTask& task, const SweepOptions& options);
+record::SweepResult run_sweep(tasks::LayerwiseTask& task, const SweepOptions& options);
 
 }  // namespace descentlab::eval

@@ -25,8 +25,8 @@ std::vector<int64_t> count(const torch::Tensor& magnitudes, const torch::Tensor&
 
 }  // namespace
 
-std::vector<train::HistogramSnapshot> weight_histograms(const torch::nn::Module& model, int64_t step,
-                                                        const std::vector<double>& edges) {
+std::vector<record::HistogramSnapshot> weight_histograms(const torch::nn::Module& model, int64_t step,
+                                                         const std::vector<double>& edges) {
   torch::NoGradGuard no_grad;
   const size_t bins = edges.size() - 1;
   std::map<std::string, std::vector<torch::Tensor>> groups;
@@ -42,7 +42,7 @@ std::vector<train::HistogramSnapshot> weight_histograms(const torch::nn::Module&
   // bucketize against the inner edges: bin 0 = below edges[1], bin B-1 = at or above edges[B-1].
   const torch::Tensor inner =
       torch::tensor(std::vector<double>(edges.begin() + 1, edges.end() - 1), torch::kFloat64).to(device);
-  std::vector<train::HistogramSnapshot> snapshots;
+  std::vector<record::HistogramSnapshot> snapshots;
   for (const auto& [name, tensors] : groups) {
     snapshots.push_back({name, step, edges, count(torch::cat(tensors), inner, bins)});
   }

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "core/train/metric_sink.h"
+#include "core/record/events.h"
 
 namespace descentlab::eval {
 
@@ -16,8 +16,8 @@ std::vector<double> log_spaced_edges(double low = 1e-8, double high = 10.0, int6
 
 // Histograms of the tensors with dim >= 2 (weights, not biases or norms): "global" and one per block
 // ("blocks.0", "blocks.1", ...) when the model has blocks.
-std::vector<train::HistogramSnapshot> weight_histograms(const torch::nn::Module& model, int64_t step,
-                                                        const std::vector<double>& edges);
+std::vector<record::HistogramSnapshot> weight_histograms(const torch::nn::Module& model, int64_t step,
+                                                         const std::vector<double>& edges);
 
 // The share of weights (tensors with dim >= 2, as in the "global" histogram) with |w| < each threshold; exact
 // zeros count as below every threshold.

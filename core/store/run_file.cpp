@@ -1,6 +1,5 @@
 #include "core/store/run_file.h"
 
-#include <chrono>
 #include <ctime>
 #include <filesystem>
 
@@ -9,12 +8,6 @@
 
 namespace descentlab::store {
 
-int64_t TensorBlob::numel() const {
-  int64_t count = 1;
-  for (int64_t dim : shape) count *= dim;
-  return count;
-}
-
 std::string utc_timestamp() {
   const std::time_t now = std::time(nullptr);
   std::tm parts{};
@@ -22,10 +15,6 @@ std::string utc_timestamp() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
   return text;
-}
-
-double wall_clock_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 namespace format {
@@ -204,7 +193,7 @@ void write_histogram_rows(H5::Group& histograms, const std::string& name, const 
   hdf5::append_rows(group, "counts", H5::PredType::NATIVE_INT64, counts.data(), steps.size(), edges.size() - 1);
 }
 
-void write_sweep(H5::Group& sweeps, const train::SweepResult& sweep) {
+void write_sweep(H5::Group& sweeps, const record::SweepResult& sweep) {
   if (hdf5::link_exists(sweeps.getId(), sweep.name)) sweeps.unlink(sweep.name);
   H5::Group group = sweeps.createGroup(sweep.name);
   hdf5::set_string_attribute(group, "noise", sweep.noise);
@@ -221,7 +210,7 @@ void write_sweep(H5::Group& sweeps, const train::SweepResult& sweep) {
   }
 }
 
-void write_checkpoint(H5::Group& checkpoints, const std::string& label, const CheckpointData& checkpoint,
+void write_checkpoint(H5::Group& checkpoints, const std::string& label, const record::CheckpointData& checkpoint,
                       const std::string& path) {
   if (hdf5::link_exists(checkpoints.getId(), label)) checkpoints.unlink(label);
   H5::Group group = checkpoints.createGroup(label);

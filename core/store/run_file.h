@@ -1,13 +1,14 @@
 #pragma once
 // The run file: one HDF5 file per run holding its configuration, metric series, weight histograms, robustness
 // sweeps and checkpoints. Layout in docs/run-file.md; readable with h5py without DescentLab.
-// This header needs neither LibTorch nor Qt: tensors travel as TensorBlob (see checkpoint_tensors.h for torch).
+// This header needs neither LibTorch nor Qt: tensors travel as record::TensorBlob (core/record/checkpoint.h).
 
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/record/checkpoint.h"
 #include "core/util/error.h"
 
 namespace descentlab::store {
@@ -65,33 +66,6 @@ struct HistogramSeries {
   size_t bins() const { return bin_edges.empty() ? 0 : bin_edges.size() - 1; }
 };
 
-// A tensor without LibTorch: dtype name as torch spells it ("float32", "int64", "uint8", "bool", ...), shape, and
-// the raw bytes in host order (little-endian here), C-contiguous.
-struct TensorBlob {
-  std::string dtype;
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
-  int64_t numel() const;
-};
-
-struct CheckpointData {
-  int64_t step = 0;
-  int64_t epoch = 0;
-  std::string created;            // ISO 8601 UTC; filled by the writer when empty
-  std::string extra_json = "{}";  // optimizer options (HORST/HAM), data-order state, anything small
-  // Sections, e.g. "model", "optimizer", "dual", "rng"; each maps tensor names (LibTorch parameter names such as
-  // "blocks.3.attn.in_proj_weight") to tensors.
-  std::map<std::string, std::map<std::string, TensorBlob>> sections;
-};
-
-// Where a trainer's checkpoints go (RunWriter implements it).
-class CheckpointStore {
- public:
-  virtual ~CheckpointStore() = default;
-  // Saves one captured state under every label ("best", "latest", ...); returns once it is durable.
-  virtual void save_checkpoints(const std::vector<std::string>& labels, CheckpointData checkpoint) = 0;
-};
-
 struct CheckpointInfo {
   std::string label;
   int64_t step = 0;
@@ -101,7 +75,5 @@ struct CheckpointInfo {
 
 // UTC now as "YYYY-MM-DDTHH:MM:SSZ".
 std::string utc_timestamp();
-// Seconds since the Unix epoch, for metric wall times.
-double wall_clock_seconds();
 
 }  // namespace descentlab::store

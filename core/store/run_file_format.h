@@ -6,8 +6,8 @@
 
 #include <string>
 
+#include "core/record/events.h"
 #include "core/store/run_file.h"
-#include "core/train/metric_sink.h"
 
 namespace descentlab::store::format {
 
@@ -37,8 +37,8 @@ void write_metric_rows(H5::Group& metrics, const std::string& name, int64_t widt
                        const std::vector<double>& wall_times, const std::vector<double>& values);
 void write_histogram_rows(H5::Group& histograms, const std::string& name, const std::vector<double>& edges,
                           const std::vector<int64_t>& steps, const std::vector<int64_t>& counts);
-void write_sweep(H5::Group& sweeps, const train::SweepResult& sweep);
-void write_checkpoint(H5::Group& checkpoints, const std::string& label, const CheckpointData& checkpoint,
+void write_sweep(H5::Group& sweeps, const record::SweepResult& sweep);
+void write_checkpoint(H5::Group& checkpoints, const std::string& label, const record::CheckpointData& checkpoint,
                       const std::string& path);
 
 // Converts an HDF5 library exception to a RunFileError naming the file and object.

@@ -113,11 +113,11 @@ std::vector<std::string> RunReader::sweep_names() const {
   return guarded(path_, "/sweeps", [&] { return hdf5::child_names(file_->handle.openGroup(format::kSweeps)); });
 }
 
-train::SweepResult RunReader::sweep(const std::string& name) const {
+record::SweepResult RunReader::sweep(const std::string& name) const {
   const std::string object = "/sweeps/" + name;
   return guarded(path_, object, [&] {
     const H5::Group group = open_child_group(file_->handle, path_, format::kSweeps, name);
-    train::SweepResult sweep;
+    record::SweepResult sweep;
     sweep.name = name;
     sweep.noise = hdf5::string_attribute(group, "noise");
     sweep.metric_name = hdf5::string_attribute(group, "metric_name");
@@ -155,11 +155,11 @@ bool RunReader::has_checkpoint(const std::string& label) const {
                  [&] { return hdf5::link_exists(file_->handle.openGroup(format::kCheckpoints).getId(), label); });
 }
 
-CheckpointData RunReader::checkpoint(const std::string& label) const {
+record::CheckpointData RunReader::checkpoint(const std::string& label) const {
   const std::string object = "/checkpoints/" + label;
   return guarded(path_, object, [&] {
     const H5::Group group = open_child_group(file_->handle, path_, format::kCheckpoints, label);
-    CheckpointData checkpoint;
+    record::CheckpointData checkpoint;
     checkpoint.step = hdf5::int_attribute(group, "step");
     checkpoint.epoch = hdf5::int_attribute(group, "epoch");
     checkpoint.created = hdf5::string_attribute(group, "created");
@@ -170,7 +170,7 @@ CheckpointData RunReader::checkpoint(const std::string& label) const {
       for (const auto& tensor_name : hdf5::child_names(section)) {
         const std::string tensor_object = object + "/" + section_name + "/" + tensor_name;
         const H5::DataSet dataset = section.openDataSet(tensor_name);
-        TensorBlob blob;
+        record::TensorBlob blob;
         blob.dtype = hdf5::has_attribute(dataset, "dtype") ? hdf5::string_attribute(dataset, "dtype") : "";
         const H5::PredType& type = format::hdf5_type_of(blob.dtype, path_, tensor_object);
         for (hsize_t dim : hdf5::dataset_shape(dataset)) blob.shape.push_back(static_cast<int64_t>(dim));

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/record/events.h"
 #include "core/store/run_file.h"
-#include "core/train/metric_sink.h"
 
 namespace descentlab::store {
 
@@ -30,11 +30,11 @@ class RunReader {
   HistogramSeries histogram(const std::string& name) const;
 
   std::vector<std::string> sweep_names() const;
-  train::SweepResult sweep(const std::string& name) const;
+  record::SweepResult sweep(const std::string& name) const;
 
   std::vector<CheckpointInfo> checkpoints() const;
   bool has_checkpoint(const std::string& label) const;
-  CheckpointData checkpoint(const std::string& label) const;
+  record::CheckpointData checkpoint(const std::string& label) const;
 
  private:
   struct File;

@@ -31,8 +31,8 @@ struct RunWriter::Pending {
   };
   std::map<std::string, Rows> metrics;
   std::map<std::string, Snapshots> histograms;
-  std::map<std::string, train::SweepResult> sweeps;
-  std::map<std::string, CheckpointData> checkpoints;
+  std::map<std::string, record::SweepResult> sweeps;
+  std::map<std::string, record::CheckpointData> checkpoints;
   std::optional<int64_t> truncate_after;
 
   bool empty() const {
@@ -77,8 +77,8 @@ std::string parent_folder(const std::string& path) {
 // Copies every object of `source` into a new file `destination`, leaving out the checkpoints and sweeps that are
 // about to be replaced, so that their space is not carried along.
 void rebuild_without(const std::string& source, const std::string& destination, const RunHeader& header,
-                     const std::map<std::string, CheckpointData>& replaced_checkpoints,
-                     const std::map<std::string, train::SweepResult>& replaced_sweeps) {
+                     const std::map<std::string, record::CheckpointData>& replaced_checkpoints,
+                     const std::map<std::string, record::SweepResult>& replaced_sweeps) {
   H5::H5File from(source, H5F_ACC_RDONLY);
   H5::H5File to(destination, H5F_ACC_TRUNC);
   format::write_header(to, header);
@@ -245,7 +245,7 @@ void RunWriter::vector(const std::string& name, int64_t step, double wall_time, 
   rows.values.insert(rows.values.end(), values.begin(), values.end());
 }
 
-void RunWriter::histogram(const train::HistogramSnapshot& snapshot) {
+void RunWriter::histogram(const record::HistogramSnapshot& snapshot) {
   format::validate_name("histogram", snapshot.name, path_);
   const std::string object = "/histograms/" + snapshot.name;
   if (snapshot.bin_edges.size() < 2 || snapshot.counts.size() + 1 != snapshot.bin_edges.size()) {
@@ -266,7 +266,7 @@ void RunWriter::histogram(const train::HistogramSnapshot& snapshot) {
   snapshots.counts.insert(snapshots.counts.end(), snapshot.counts.begin(), snapshot.counts.end());
 }
 
-void RunWriter::sweep(const train::SweepResult& sweep) {
+void RunWriter::sweep(const record::SweepResult& sweep) {
   format::validate_name("sweep", sweep.name, path_);
   const size_t cells = sweep.gamma.size() * sweep.seeds.size();
   if (sweep.metric.size() != cells || sweep.layer_loss.size() != cells * static_cast<size_t>(sweep.layers)) {
@@ -282,7 +282,7 @@ void RunWriter::sweep(const train::SweepResult& sweep) {
 
 namespace {
 
-void validate_checkpoint(const std::string& label, const CheckpointData& checkpoint, const std::string& path) {
+void validate_checkpoint(const std::string& label, const record::CheckpointData& checkpoint, const std::string& path) {
   format::validate_name("checkpoint", label, path);
   for (const auto& [section, tensors] : checkpoint.sections) {
     format::validate_name("checkpoint section", section, path);
@@ -300,7 +300,7 @@ void validate_checkpoint(const std::string& label, const CheckpointData& checkpo
 
 }  // namespace
 
-void RunWriter::save_checkpoint(const std::string& label, CheckpointData checkpoint, bool wait) {
+void RunWriter::save_checkpoint(const std::string& label, record::CheckpointData checkpoint, bool wait) {
   validate_checkpoint(label, checkpoint, path_);
   if (checkpoint.created.empty()) checkpoint.created = utc_timestamp();
   {
@@ -314,7 +314,7 @@ void RunWriter::save_checkpoint(const std::string& label, CheckpointData checkpo
   }
 }
 
-void RunWriter::save_checkpoints(const std::vector<std::string>& labels, CheckpointData checkpoint) {
+void RunWriter::save_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint) {
   if (labels.empty()) return;
   for (const auto& label : labels) validate_checkpoint(label, checkpoint, path_);
   if (checkpoint.created.empty()) checkpoint.created = utc_timestamp();

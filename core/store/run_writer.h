@@ -17,8 +17,8 @@
 #include <string>
 #include <thread>
 
+#include "core/record/events.h"
 #include "core/store/run_file.h"
-#include "core/train/metric_sink.h"
 
 namespace descentlab::store {
 
@@ -27,7 +27,7 @@ struct RunWriterOptions {
   bool overwrite = false;               // create(): replace an existing file instead of refusing
 };
 
-class RunWriter : public train::MetricSink, public CheckpointStore {
+class RunWriter : public record::MetricSink, public record::CheckpointStore {
  public:
   // Starts a new run file. Refuses to replace an existing file unless options.overwrite.
   static std::unique_ptr<RunWriter> create(const std::string& path, const RunHeader& header,
@@ -41,17 +41,18 @@ class RunWriter : public train::MetricSink, public CheckpointStore {
 
   void scalar(const std::string& name, int64_t step, double wall_time, double value) override;
   void vector(const std::string& name, int64_t step, double wall_time, const std::vector<double>& values) override;
-  void histogram(const train::HistogramSnapshot& snapshot) override;
-  void sweep(const train::SweepResult& sweep) override;
+  void histogram(const record::HistogramSnapshot& snapshot) override;
+  void sweep(const record::SweepResult& sweep) override;
   // Commits everything pending now and returns when it is on disk. Throws RunFileError if the commit failed
   // (nothing is lost: the data stays pending and the next commit retries it).
   void flush() override;
 
   // Queues a checkpoint under `label` ("latest", "best", or a user name), replacing any earlier one of that label.
   // With wait = true it returns once the checkpoint is durable.
-  void save_checkpoint(const std::string& label, CheckpointData checkpoint, bool wait = true);
-  // CheckpointStore: the same checkpoint under each label, queued together (the last save waits for the commit).
-  void save_checkpoints(const std::vector<std::string>& labels, CheckpointData checkpoint) override;
+  void save_checkpoint(const std::string& label, record::CheckpointData checkpoint, bool wait = true);
+  // record::CheckpointStore: the same checkpoint under each label, queued together (the last save waits for the
+  // commit).
+  void save_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint) override;
 
   // Drops metric rows and histogram snapshots with step > `step` (used when resuming from a checkpoint taken
   // before the last metrics). Committed at once.

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/train/metric_sink.h"
+#include "core/record/events.h"
 
 namespace descentlab::train {
 
@@ -56,15 +56,15 @@ class TrainingControl {
 
 // A sink that stops the run once a reported step reaches `limit` (0: no limit), like a user pressing Stop: the
 // trainer honours it before the next batch and keeps its state as "latest", so the run can be resumed.
-class StepBudget : public MetricSink {
+class StepBudget : public record::MetricSink {
  public:
   StepBudget(TrainingControl& control, int64_t limit) : control_(control), limit_(limit) {}
   void scalar(const std::string&, int64_t step, double, double) override {
     if (limit_ > 0 && step >= limit_) control_.stop();
   }
   void vector(const std::string&, int64_t, double, const std::vector<double>&) override {}
-  void histogram(const HistogramSnapshot&) override {}
-  void sweep(const SweepResult&) override {}
+  void histogram(const record::HistogramSnapshot&) override {}
+  void sweep(const record::SweepResult&) override {}
 
  private:
   TrainingControl& control_;

@@ -1,7 +1,8 @@
 #pragma once
 // Pieces of a training step that keep the device busy: nothing here reads a value back to the host, so a CUDA
-// step is queued without waiting for the one before it (metrics accumulate on the device and are read at metric
-// intervals; ../shared/ARCHITECTURE.md). HostSyncProbe (host_sync_probe.h) checks that the loops keep to it.
+// step is queued without waiting for the one before it (the batches' transfer: core/tasks/device_transfer.h) (metrics
+// accumulate on the device and are read at metric intervals; ../shared/ARCHITECTURE.md). HostSyncProbe
+// (host_sync_probe.h) checks that the loops keep to it.
 
 #include <torch/types.h>
 
@@ -13,12 +14,5 @@ namespace descentlab::train {
 // torch::nn::utils::clip_grad_norm_ (norm of the per-tensor norms, coefficient max_norm / (norm + 1e-6) clamped
 // at 1), without the host read of the norm that LibTorch's version ends with (one sync per step on a GPU).
 void clip_gradient_norm(const std::vector<torch::Tensor>& parameters, double max_norm);
-
-// A host tensor on `device` for the step that follows: as it is on the CPU; on a GPU copied from page-locked
-// memory without blocking the host (a plain copy from pageable memory waits for the device to drain first).
-torch::Tensor to_device_async(const torch::Tensor& host, const torch::Device& device);
-
-// Sample indices as an int64 tensor on `device` (see to_device_async).
-torch::Tensor indices_on(const std::vector<int64_t>& indices, const torch::Device& device);
 
 }  // namespace descentlab::train

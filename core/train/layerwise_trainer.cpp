@@ -2,7 +2,8 @@
 
 #include <torch/torch.h>
 
-#include "core/store/checkpoint_tensors.h"
+#include "core/store/run_file.h"
+#include "core/train/checkpoint_tensors.h"
 #include "core/train/device_step.h"
 #include "core/train/layerwise_math.h"
 
@@ -38,7 +39,7 @@ int64_t held_out_count(const config::ExperimentConfig& config, int64_t samples) 
   return held_out ? std::min<int64_t>(config.constraints.constraint_batch, samples / 2) : 0;
 }
 
-int64_t trainable_count(const config::ExperimentConfig& config, const LayerwiseTask& task) {
+int64_t trainable_count(const config::ExperimentConfig& config, const tasks::LayerwiseTask& task) {
   const int64_t trainable = task.train_size() - held_out_count(config, task.train_size());
   if (trainable < 1) throw TrainingError("the training set is empty");
   return trainable;
@@ -46,7 +47,7 @@ int64_t trainable_count(const config::ExperimentConfig& config, const LayerwiseT
 
 }  // namespace
 
-LayerwiseTrainer::LayerwiseTrainer(config::ExperimentConfig config, LayerwiseTask& task, torch::Device device)
+LayerwiseTrainer::LayerwiseTrainer(config::ExperimentConfig config, tasks::LayerwiseTask& task, torch::Device device)
     : Trainer(config, device, trainable_count(config, task)), task_(task) {
   const int64_t samples = task_.train_size();
   const int64_t trainable = samples - held_out_count(config_, samples);
@@ -90,8 +91,8 @@ void LayerwiseTrainer::train_step(const std::vector<int64_t>& order_indices, int
   }
   std::vector<int64_t> indices = order_indices;
   for (auto& index : indices) index = s.trainable[static_cast<size_t>(index)];
-  const Batch batch = task_.train_batch(indices);
-  const torch::Tensor f = per_sample_layer_losses(task_, batch).mean(1);
+  const tasks::Batch batch = task_.train_batch(indices);
+  const torch::Tensor f = tasks::per_sample_layer_losses(task_, batch).mean(1);
   torch::Tensor objective;
   torch::Tensor slack;
   if (c.enabled) {
@@ -143,8 +144,8 @@ void LayerwiseTrainer::end_epoch(int64_t epoch) {
   torch::NoGradGuard no_grad;
   auto& model = module();
   model.eval();
-  const Batch batch = task_.train_batch(state_->held_out);
-  const torch::Tensor f = per_sample_layer_losses(task_, batch).mean(1);
+  const tasks::Batch batch = task_.train_batch(state_->held_out);
+  const torch::Tensor f = tasks::per_sample_layer_losses(task_, batch).mean(1);
   model.train();
   const torch::Tensor alphas = torch::full_like(state_->lambda, alpha_of(order().epoch()));
   const torch::Tensor slack = constraint_slack(f.to(torch::kFloat32), alphas, false);
@@ -164,9 +165,9 @@ Evaluation LayerwiseTrainer::evaluate() {
   torch::Tensor metric_sum = torch::zeros({}, loss_sum.options());
   for (int64_t start = 0; start < total; start += batch_size) {
     const int64_t count = std::min(batch_size, total - start);
-    const Batch batch = task_.test_batch(start, count);
+    const tasks::Batch batch = task_.test_batch(start, count);
     torch::Tensor prediction;
-    const torch::Tensor losses = per_sample_layer_losses(task_, batch, &prediction).to(torch::kFloat64);
+    const torch::Tensor losses = tasks::per_sample_layer_losses(task_, batch, &prediction).to(torch::kFloat64);
     loss_sum += losses.sum(1);
     descending_sum += descending_frequency(losses) * static_cast<double>(count);
     metric_sum += task_.metric_terms(prediction, batch).sum();
@@ -187,34 +188,34 @@ EpochTest LayerwiseTrainer::evaluate_epoch() {
   return {state_->last_test.metric, state_->last_test.loss};
 }
 
-void LayerwiseTrainer::save_state(store::CheckpointData& data) const {
-  data.sections["dual"]["lambda"] = store::to_blob(state_->lambda);
-  data.sections["dual"]["resilient_slack"] = store::to_blob(state_->resilient_slack);
-  data.sections["progress"]["loss_sum"] = store::to_blob(state_->loss_sum);
-  data.sections["progress"]["slack_sum"] = store::to_blob(state_->slack_sum);
-  data.sections["progress"]["lagrangian_sum"] = store::to_blob(state_->lagrangian_sum);
+void LayerwiseTrainer::save_state(record::CheckpointData& data) const {
+  data.sections["dual"]["lambda"] = train::to_blob(state_->lambda);
+  data.sections["dual"]["resilient_slack"] = train::to_blob(state_->resilient_slack);
+  data.sections["progress"]["loss_sum"] = train::to_blob(state_->loss_sum);
+  data.sections["progress"]["slack_sum"] = train::to_blob(state_->slack_sum);
+  data.sections["progress"]["lagrangian_sum"] = train::to_blob(state_->lagrangian_sum);
 }
 
-void LayerwiseTrainer::restore_state(const store::CheckpointData& checkpoint, const std::string& path,
+void LayerwiseTrainer::restore_state(const record::CheckpointData& checkpoint, const std::string& path,
                                      const std::string& label) {
   const auto dual = checkpoint.sections.find("dual");
   if (dual == checkpoint.sections.end() || !dual->second.count("lambda") || !dual->second.count("resilient_slack")) {
     throw store::RunFileError(store::RunFileError::Kind::MissingObject, path, "/checkpoints/" + label + "/dual",
                               "the dual variables are missing");
   }
-  const torch::Tensor lambda = store::to_tensor(dual->second.at("lambda"));
+  const torch::Tensor lambda = train::to_tensor(dual->second.at("lambda"));
   if (lambda.sizes() != state_->lambda.sizes()) {
     throw store::RunFileError(store::RunFileError::Kind::ShapeMismatch, path, "/checkpoints/" + label + "/dual/lambda",
                               "does not match the model's layers");
   }
   state_->lambda.copy_(lambda);
-  state_->resilient_slack.copy_(store::to_tensor(dual->second.at("resilient_slack")));
+  state_->resilient_slack.copy_(train::to_tensor(dual->second.at("resilient_slack")));
   const auto progress = checkpoint.sections.find("progress");
   if (progress == checkpoint.sections.end()) return;
   const auto restore = [&](const char* name, torch::Tensor& into) {
     const auto found = progress->second.find(name);
     if (found == progress->second.end()) return;
-    const torch::Tensor value = store::to_tensor(found->second);
+    const torch::Tensor value = train::to_tensor(found->second);
     if (value.sizes() == into.sizes()) into.copy_(value);
   };
   restore("loss_sum", state_->loss_sum);

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/config/experiment_config.h"
-#include "core/train/layerwise_task.h"
+#include "core/tasks/layerwise_task.h"
 #include "core/train/trainer.h"
 
 namespace descentlab::train {
@@ -23,7 +23,7 @@ struct Evaluation {
 
 class LayerwiseTrainer : public Trainer {
  public:
-  LayerwiseTrainer(config::ExperimentConfig config, LayerwiseTask& task, torch::Device device);
+  LayerwiseTrainer(config::ExperimentConfig config, tasks::LayerwiseTask& task, torch::Device device);
   ~LayerwiseTrainer() override;
 
   Evaluation evaluate();
@@ -39,14 +39,14 @@ class LayerwiseTrainer : public Trainer {
   void report_interval(int64_t steps, int64_t epoch) override;
   void end_epoch(int64_t epoch) override;
   EpochTest evaluate_epoch() override;
-  void save_state(store::CheckpointData& checkpoint) const override;
-  void restore_state(const store::CheckpointData& checkpoint, const std::string& path,
+  void save_state(record::CheckpointData& checkpoint) const override;
+  void restore_state(const record::CheckpointData& checkpoint, const std::string& path,
                      const std::string& label) override;
   nlohmann::json summary() const override;
   double alpha_of(int64_t epoch) const;
   bool dual_active(int64_t epoch) const;
 
-  LayerwiseTask& task_;
+  tasks::LayerwiseTask& task_;
   std::unique_ptr<State> state_;
 };
 

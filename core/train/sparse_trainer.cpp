@@ -5,7 +5,8 @@
 #include "core/config/json_reader.h"
 #include "core/eval/weight_histograms.h"
 #include "core/optim/mirror_adamw.h"
-#include "core/store/checkpoint_tensors.h"
+#include "core/store/run_file.h"
+#include "core/train/checkpoint_tensors.h"
 #include "core/train/device_step.h"
 
 namespace descentlab::train {
@@ -49,15 +50,15 @@ AcdcPhase phase_from_code(int64_t code) {
   return code == 1 ? AcdcPhase::compressed : (code == 2 ? AcdcPhase::decompressed : AcdcPhase::dense);
 }
 
-void store_masks(store::CheckpointData& data, const std::string& section, const optim::MaskSet& masks,
+void store_masks(record::CheckpointData& data, const std::string& section, const optim::MaskSet& masks,
                  const std::vector<optim::PrunableTensor>& prunable) {
   for (size_t i = 0; i < masks.keep.size(); ++i) {
-    data.sections[section][prunable[i].name] = store::to_blob(masks.keep[i].to(torch::kUInt8));
+    data.sections[section][prunable[i].name] = train::to_blob(masks.keep[i].to(torch::kUInt8));
   }
 }
 
 // Reads masks saved by store_masks; empty when the section is absent. Shapes are checked against the tensors.
-optim::MaskSet load_masks(const store::CheckpointData& checkpoint, const std::string& section,
+optim::MaskSet load_masks(const record::CheckpointData& checkpoint, const std::string& section,
                           const std::vector<optim::PrunableTensor>& prunable, const std::string& path,
                           const std::string& label, torch::Device device) {
   optim::MaskSet masks;
@@ -69,7 +70,7 @@ optim::MaskSet load_masks(const store::CheckpointData& checkpoint, const std::st
     if (blob == found->second.end()) {
       throw store::RunFileError(store::RunFileError::Kind::MissingObject, path, object, "the mask is missing");
     }
-    torch::Tensor keep = store::to_tensor(blob->second).to(torch::kBool);
+    torch::Tensor keep = train::to_tensor(blob->second).to(torch::kBool);
     if (keep.sizes() != tensor.parameter.sizes()) {
       throw store::RunFileError(store::RunFileError::Kind::ShapeMismatch, path, object,
                                 "does not match the parameter's shape " + c10::str(tensor.parameter.sizes()));
@@ -85,14 +86,14 @@ optim::MaskSet load_masks(const store::CheckpointData& checkpoint, const std::st
 
 namespace {
 
-int64_t training_samples(const SparseTask& task) {
+int64_t training_samples(const tasks::SparseTask& task) {
   if (task.train_size() < 1) throw TrainingError("the training set is empty");
   return task.train_size();
 }
 
 }  // namespace
 
-SparseTrainer::SparseTrainer(config::ExperimentConfig config, SparseTask& task, torch::Device device)
+SparseTrainer::SparseTrainer(config::ExperimentConfig config, tasks::SparseTask& task, torch::Device device)
     : Trainer(std::move(config), device, training_samples(task)), task_(task) {
   state_ = std::make_unique<State>(task_.module()->parameters(), config_);
   optim::PruneSelection selection;
@@ -157,15 +158,15 @@ void SparseTrainer::enter_phase(AcdcPhase phase) {
   s.phase = phase;
 }
 
-void SparseTrainer::save_state(store::CheckpointData& data) const {
+void SparseTrainer::save_state(record::CheckpointData& data) const {
   const State& s = *state_;
-  data.sections["progress"]["loss_sum"] = store::to_blob(s.loss_sum);
+  data.sections["progress"]["loss_sum"] = train::to_blob(s.loss_sum);
   data.sections["acdc"]["phase"] =
-      store::to_blob(torch::tensor(static_cast<int64_t>(phase_code(s.phase)), torch::kInt64));
+      train::to_blob(torch::tensor(static_cast<int64_t>(phase_code(s.phase)), torch::kInt64));
   store_masks(data, "masks", s.masks, s.prunable);
   store_masks(data, "previous_masks", s.previous_masks, s.prunable);
   for (size_t i = 0; i < s.last_snapshot.size(); ++i) {
-    data.sections["compression_snapshot"][s.prunable[i].name] = store::to_blob(s.last_snapshot[i]);
+    data.sections["compression_snapshot"][s.prunable[i].name] = train::to_blob(s.last_snapshot[i]);
   }
 }
 
@@ -175,18 +176,18 @@ void SparseTrainer::describe_checkpoint(nlohmann::json& extra) const {
   }
 }
 
-void SparseTrainer::restore_state(const store::CheckpointData& checkpoint, const std::string& path,
+void SparseTrainer::restore_state(const record::CheckpointData& checkpoint, const std::string& path,
                                   const std::string& label) {
   State& s = *state_;
-  const auto section = [&](const char* name) -> const std::map<std::string, store::TensorBlob>* {
+  const auto section = [&](const char* name) -> const std::map<std::string, record::TensorBlob>* {
     const auto found = checkpoint.sections.find(name);
     return found == checkpoint.sections.end() ? nullptr : &found->second;
   };
   if (const auto* progress = section("progress")) {
-    if (progress->count("loss_sum")) s.loss_sum.copy_(store::to_tensor(progress->at("loss_sum")).reshape({}));
+    if (progress->count("loss_sum")) s.loss_sum.copy_(train::to_tensor(progress->at("loss_sum")).reshape({}));
   }
   if (const auto* acdc = section("acdc")) {
-    if (acdc->count("phase")) s.phase = phase_from_code(store::to_tensor(acdc->at("phase")).item<int64_t>());
+    if (acdc->count("phase")) s.phase = phase_from_code(train::to_tensor(acdc->at("phase")).item<int64_t>());
   }
   s.masks = load_masks(checkpoint, "masks", s.prunable, path, label, device_);
   s.previous_masks = load_masks(checkpoint, "previous_masks", s.prunable, path, label, device_);
@@ -198,7 +199,7 @@ void SparseTrainer::restore_state(const store::CheckpointData& checkpoint, const
   if (const auto* snapshot = section("compression_snapshot")) {
     for (const auto& tensor : s.prunable) {
       if (snapshot->count(tensor.name))
-        s.last_snapshot.push_back(store::to_tensor(snapshot->at(tensor.name)).to(device_));
+        s.last_snapshot.push_back(train::to_tensor(snapshot->at(tensor.name)).to(device_));
     }
     if (s.last_snapshot.size() != s.prunable.size()) s.last_snapshot.clear();
   }
@@ -206,7 +207,7 @@ void SparseTrainer::restore_state(const store::CheckpointData& checkpoint, const
 
 namespace {
 
-SparseEvaluation evaluate_task(SparseTask& task, int64_t batch_size) {
+SparseEvaluation evaluate_task(tasks::SparseTask& task, int64_t batch_size) {
   torch::NoGradGuard no_grad;
   auto& module = *task.module();
   const bool was_training = module.is_training();
@@ -216,7 +217,7 @@ SparseEvaluation evaluate_task(SparseTask& task, int64_t batch_size) {
   int64_t terms = 0, samples = 0;
   for (int64_t start = 0; start < total; start += batch_size) {
     const int64_t count = std::min(batch_size, total - start);
-    const Batch batch = task.test_batch(start, count);
+    const tasks::Batch batch = task.test_batch(start, count);
     const torch::Tensor logits = task.forward(batch.input);
     auto [sum, n] = task.metric_terms(logits, batch);
     const torch::Tensor loss = task.loss(logits, batch).to(torch::kFloat64) * static_cast<double>(count);
@@ -247,7 +248,7 @@ void SparseTrainer::before_batch(int64_t epoch) {
 
 void SparseTrainer::train_step(const std::vector<int64_t>& indices, int64_t) {
   State& s = *state_;
-  const Batch batch = task_.train_batch(indices);
+  const tasks::Batch batch = task_.train_batch(indices);
   const torch::Tensor loss = task_.loss(task_.forward(batch.input), batch);
   s.optimizer->zero_grad();
   loss.backward();
@@ -288,7 +289,7 @@ nlohmann::json SparseTrainer::summary() const {
             {"share", eval::near_zero_shares(model, eval::default_near_zero_thresholds())}}}};
 }
 
-std::vector<OneShotRow> one_shot_prune(SparseTask& task, const std::vector<double>& sparsities,
+std::vector<OneShotRow> one_shot_prune(tasks::SparseTask& task, const std::vector<double>& sparsities,
                                        const optim::PruneSelection& selection, optim::MaskScope scope,
                                        int64_t batch_size) {
   const std::vector<optim::PrunableTensor> prunable = optim::select_prunable(*task.module(), selection);

@@ -17,8 +17,8 @@
 
 #include "core/config/experiment_config.h"
 #include "core/optim/pruning.h"
+#include "core/tasks/sparse_task.h"
 #include "core/train/acdc_schedule.h"
-#include "core/train/sparse_task.h"
 #include "core/train/trainer.h"
 
 namespace descentlab::train {
@@ -34,7 +34,7 @@ struct SparseEvaluation {
 
 class SparseTrainer : public Trainer {
  public:
-  SparseTrainer(config::ExperimentConfig config, SparseTask& task, torch::Device device);
+  SparseTrainer(config::ExperimentConfig config, tasks::SparseTask& task, torch::Device device);
   ~SparseTrainer() override;
 
   SparseEvaluation evaluate();
@@ -56,14 +56,14 @@ class SparseTrainer : public Trainer {
   EpochTest evaluate_epoch() override;
   bool best_is_comparable() const override;
   void emit_histograms() override;
-  void save_state(store::CheckpointData& checkpoint) const override;
-  void restore_state(const store::CheckpointData& checkpoint, const std::string& path,
+  void save_state(record::CheckpointData& checkpoint) const override;
+  void restore_state(const record::CheckpointData& checkpoint, const std::string& path,
                      const std::string& label) override;
   void describe_checkpoint(nlohmann::json& extra) const override;
   nlohmann::json summary() const override;
   void enter_phase(AcdcPhase phase);
 
-  SparseTask& task_;
+  tasks::SparseTask& task_;
   std::unique_ptr<State> state_;
 };
 
@@ -74,7 +74,7 @@ struct OneShotRow {
   double achieved = 0.0;  // exact-zero share of the prunable weights after pruning
   SparseEvaluation evaluation;
 };
-std::vector<OneShotRow> one_shot_prune(SparseTask& task, const std::vector<double>& sparsities,
+std::vector<OneShotRow> one_shot_prune(tasks::SparseTask& task, const std::vector<double>& sparsities,
                                        const optim::PruneSelection& selection, optim::MaskScope scope,
                                        int64_t batch_size);
 

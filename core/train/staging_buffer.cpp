@@ -25,11 +25,11 @@ void StagingBuffer::vector(const std::string& name, int64_t step, double wall_ti
   append([&](MetricBatch& batch) { batch.vectors.push_back({name, step, wall_time, values}); });
 }
 
-void StagingBuffer::histogram(const HistogramSnapshot& snapshot) {
+void StagingBuffer::histogram(const record::HistogramSnapshot& snapshot) {
   append([&](MetricBatch& batch) { batch.histograms.push_back(snapshot); });
 }
 
-void StagingBuffer::sweep(const SweepResult& sweep) {
+void StagingBuffer::sweep(const record::SweepResult& sweep) {
   append([&](MetricBatch& batch) { batch.sweeps.push_back(sweep); });
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// The hand-over from a training thread to a GUI (ARCHITECTURE.md, "data flow"): a MetricSink that appends events
-// to a batch under a mutex held only to move data, and wakes the consumer at most once per batch. The consumer
+// The hand-over from a training thread to a GUI (ARCHITECTURE.md, "data flow"): a record::MetricSink that appends
+// events to a batch under a mutex held only to move data, and wakes the consumer at most once per batch. The consumer
 // (the GUI thread, on a 30-40 ms coalescing timer) takes the whole batch with one swap. No LibTorch, no Qt: the
 // app wires `wake` to a queued signal.
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/train/metric_sink.h"
+#include "core/record/events.h"
 
 namespace descentlab::train {
 
@@ -31,14 +31,14 @@ struct VectorEvent {
 struct MetricBatch {
   std::vector<ScalarEvent> scalars;
   std::vector<VectorEvent> vectors;
-  std::vector<HistogramSnapshot> histograms;
-  std::vector<SweepResult> sweeps;
+  std::vector<record::HistogramSnapshot> histograms;
+  std::vector<record::SweepResult> sweeps;
 
   bool empty() const { return scalars.empty() && vectors.empty() && histograms.empty() && sweeps.empty(); }
   size_t size() const { return scalars.size() + vectors.size() + histograms.size() + sweeps.size(); }
 };
 
-class StagingBuffer : public MetricSink {
+class StagingBuffer : public record::MetricSink {
  public:
   // `wake` is called (on the producing thread, outside the lock) when an event lands in an empty buffer whose
   // consumer has not been woken since its last take(): one wake per batch, however many events it holds.
@@ -46,8 +46,8 @@ class StagingBuffer : public MetricSink {
 
   void scalar(const std::string& name, int64_t step, double wall_time, double value) override;
   void vector(const std::string& name, int64_t step, double wall_time, const std::vector<double>& values) override;
-  void histogram(const HistogramSnapshot& snapshot) override;
-  void sweep(const SweepResult& sweep) override;
+  void histogram(const record::HistogramSnapshot& snapshot) override;
+  void sweep(const record::SweepResult& sweep) override;
 
   // Everything received since the last take(), leaving the buffer empty.
   MetricBatch take();

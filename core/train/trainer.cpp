@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "core/eval/weight_histograms.h"
-#include "core/store/checkpoint_tensors.h"
+#include "core/train/checkpoint_tensors.h"
 #include "core/train/training_state.h"
 #include "core/util/number_text.h"
 
@@ -24,7 +24,7 @@ torch::Device resolve_device(const std::string& name) {
 
 // The samples and wall time of the metric interval in progress (throughput).
 struct Trainer::Interval {
-  double started = wall_clock_seconds();
+  double started = record::wall_clock_seconds();
   int64_t samples = 0;
 };
 
@@ -53,8 +53,8 @@ void Trainer::require_finite(double value, const std::string& what, const std::s
 
 void Trainer::checkpoint(const std::vector<std::string>& labels) {
   if (!checkpoints_ || labels.empty()) return;
-  store::CheckpointData data = capture_training_state(module(), optimizer(), order_, step_, order_.epoch());
-  data.sections["progress"]["accumulated"] = store::to_blob(torch::scalar_tensor(accumulated_, torch::kInt64));
+  record::CheckpointData data = capture_training_state(module(), optimizer(), order_, step_, order_.epoch());
+  data.sections["progress"]["accumulated"] = train::to_blob(torch::scalar_tensor(accumulated_, torch::kInt64));
   save_state(data);
   nlohmann::json extra = {{"experiment", config_.name},
                           {"optimizer", optimizer_name()},
@@ -66,13 +66,13 @@ void Trainer::checkpoint(const std::vector<std::string>& labels) {
   checkpoints_->save_checkpoints(labels, std::move(data));
 }
 
-void Trainer::resume_from(const store::CheckpointData& checkpoint, const std::string& path, const std::string& label) {
+void Trainer::resume_from(const record::CheckpointData& checkpoint, const std::string& path, const std::string& label) {
   restore_training_state(checkpoint, module(), optimizer(), order_, path, label);
   restore_state(checkpoint, path, label);
   accumulated_ = 0;
   const auto progress = checkpoint.sections.find("progress");
   if (progress != checkpoint.sections.end() && progress->second.count("accumulated")) {
-    const torch::Tensor accumulated = store::to_tensor(progress->second.at("accumulated"));
+    const torch::Tensor accumulated = train::to_tensor(progress->second.at("accumulated"));
     if (accumulated.numel() == 1) accumulated_ = accumulated.item<int64_t>();
   }
   step_ = checkpoint.step;
@@ -128,7 +128,7 @@ bool Trainer::train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& in
     interval.samples += static_cast<int64_t>(indices.size());
     if (step_ % t.metric_interval == 0 || b + 1 == batches_per_epoch) {
       report_interval(accumulated_, epoch);  // reads the device: the interval's time includes its queued work
-      const double elapsed = wall_clock_seconds() - interval.started;
+      const double elapsed = record::wall_clock_seconds() - interval.started;
       scalar("lr", t.lr);
       scalar("epoch", static_cast<double>(epoch) + static_cast<double>(b + 1) / static_cast<double>(batches_per_epoch));
       scalar("throughput", elapsed > 0 ? static_cast<double>(interval.samples) / elapsed : 0.0);

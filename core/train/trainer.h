@@ -16,11 +16,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/experiment_config.h"
-#include "core/store/run_file.h"
+#include "core/data/data_order.h"
+#include "core/record/checkpoint.h"
+#include "core/record/events.h"
 #include "core/train/control.h"
-#include "core/train/data_order.h"
-#include "core/train/metric_sink.h"
 #include "core/train/training_result.h"
+#include "core/util/error.h"
 
 namespace torch::nn {
 class Module;
@@ -48,13 +49,13 @@ class Trainer {
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  void add_sink(MetricSink* sink) { sinks_.add(sink); }
+  void add_sink(record::MetricSink* sink) { sinks_.add(sink); }
   void set_control(TrainingControl* control) { control_ = control; }
-  void set_checkpoint_store(store::CheckpointStore* store) { checkpoints_ = store; }
+  void set_checkpoint_store(record::CheckpointStore* store) { checkpoints_ = store; }
 
   // Restores the whole training state (training_state.h, the loop's progress, then the engine's own) from a
   // checkpoint read from `path` (named in errors).
-  void resume_from(const store::CheckpointData& checkpoint, const std::string& path, const std::string& label);
+  void resume_from(const record::CheckpointData& checkpoint, const std::string& path, const std::string& label);
   // Trains until the configured epochs are done or the control stops the run.
   TrainingResult run();
 
@@ -91,8 +92,8 @@ class Trainer {
   // Weight histograms (and what an engine adds to them) at the current step.
   virtual void emit_histograms();
   // The engine's own checkpoint sections and `extra` fields, and restoring them.
-  virtual void save_state(store::CheckpointData& checkpoint) const = 0;
-  virtual void restore_state(const store::CheckpointData& checkpoint, const std::string& path,
+  virtual void save_state(record::CheckpointData& checkpoint) const = 0;
+  virtual void restore_state(const record::CheckpointData& checkpoint, const std::string& path,
                              const std::string& label) = 0;
   virtual void describe_checkpoint(nlohmann::json& extra) const { (void)extra; }
   // The engine's fields of the run's summary (TrainingResult::extra).
@@ -101,12 +102,12 @@ class Trainer {
   // ---- what the loop gives an engine
   void scalar(const std::string& name, double value) { sinks_.scalar(name, step_, value); }
   void vector(const std::string& name, const std::vector<double>& values) { sinks_.vector(name, step_, values); }
-  void histograms(const std::vector<HistogramSnapshot>& snapshots) { sinks_.histograms(snapshots); }
+  void histograms(const std::vector<record::HistogramSnapshot>& snapshots) { sinks_.histograms(snapshots); }
   // Stops the run with a TrainingError ("the <what> became nan at step N <hint>; the last good state is the
   // checkpoint \"latest\"") when `value` is not finite; everything emitted so far is flushed first.
   void require_finite(double value, const std::string& what, const std::string& hint);
-  DataOrder& order() { return order_; }
-  const DataOrder& order() const { return order_; }
+  data::DataOrder& order() { return order_; }
+  const data::DataOrder& order() const { return order_; }
   const std::vector<double>& histogram_edges() const { return histogram_edges_; }
 
   config::ExperimentConfig config_;
@@ -118,11 +119,11 @@ class Trainer {
   void finish_epoch(int64_t epoch, TrainingResult& result);
   void checkpoint(const std::vector<std::string>& labels);
 
-  DataOrder order_;
+  data::DataOrder order_;
   std::vector<double> histogram_edges_;
-  SinkList sinks_;
+  record::SinkList sinks_;
   TrainingControl* control_ = nullptr;
-  store::CheckpointStore* checkpoints_ = nullptr;
+  record::CheckpointStore* checkpoints_ = nullptr;
   int64_t step_ = 0;
   int64_t accumulated_ = 0;  // steps in the interval sums since the last metric read (checkpointed)
   double best_metric_ = 0.0;

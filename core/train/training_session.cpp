@@ -21,7 +21,7 @@ std::unique_ptr<store::RunWriter> open_run(Trainer& trainer, const config::Exper
   writer_options.overwrite = options.overwrite;
   writer_options.flush_interval_seconds = options.flush_interval_seconds;
   if (resuming) {
-    const store::CheckpointData state = store::RunReader(options.run_path).checkpoint("latest");
+    const record::CheckpointData state = store::RunReader(options.run_path).checkpoint("latest");
     auto writer = store::RunWriter::open(options.run_path, writer_options);
     trainer.resume_from(state, options.run_path, "latest");
     writer->truncate_after(state.step);
@@ -38,8 +38,8 @@ std::unique_ptr<store::RunWriter> open_run(Trainer& trainer, const config::Exper
 
 // The engine a config asks for, with its task (data read, model made).
 struct Engine {
-  std::unique_ptr<LayerwiseTask> layerwise_task;
-  std::unique_ptr<SparseTask> sparse_task;
+  std::unique_ptr<tasks::LayerwiseTask> layerwise_task;
+  std::unique_ptr<tasks::SparseTask> sparse_task;
   std::unique_ptr<Trainer> trainer;
   std::string description;
 };
@@ -47,12 +47,12 @@ struct Engine {
 Engine make_engine(const config::ExperimentConfig& config, const torch::Device& device) {
   Engine engine;
   if (config.is_layerwise()) {
-    engine.layerwise_task = make_task(config, data::default_data_root(), device);
+    engine.layerwise_task = tasks::make_task(config, data::default_data_root(), device);
     engine.trainer = std::make_unique<LayerwiseTrainer>(config, *engine.layerwise_task, device);
     engine.description = config.name + ": " + engine.layerwise_task->describe();
     return engine;
   }
-  engine.sparse_task = make_sparse_task(config, data::default_data_root(), device);
+  engine.sparse_task = tasks::make_sparse_task(config, data::default_data_root(), device);
   engine.trainer = std::make_unique<SparseTrainer>(config, *engine.sparse_task, device);
   const std::string sparsity = config.sparsity.method == "none"
                                    ? "none (dense)"

@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/experiment_config.h"
+#include "core/record/events.h"
 #include "core/train/control.h"
-#include "core/train/metric_sink.h"
 #include "core/train/training_result.h"
 
 namespace descentlab::train {
@@ -53,7 +53,7 @@ class TrainingSession {
   std::string device_name() const;
 
   // Sinks and the start callback must be set before run()/start(); they are called on the training thread.
-  void add_sink(MetricSink* sink) { extra_sinks_.push_back(sink); }
+  void add_sink(record::MetricSink* sink) { extra_sinks_.push_back(sink); }
   void on_start(std::function<void(const SessionStart&)> callback) { on_start_ = std::move(callback); }
 
   // Trains on the calling thread until done or stopped; throws descentlab errors (config, data, NaN, run file).
@@ -77,7 +77,7 @@ class TrainingSession {
   config::ExperimentConfig config_;
   SessionOptions options_;
   bool resuming_ = false;
-  std::vector<MetricSink*> extra_sinks_;
+  std::vector<record::MetricSink*> extra_sinks_;
   std::function<void(const SessionStart&)> on_start_;
   std::string device_name_;
   mutable std::mutex device_name_mutex_;

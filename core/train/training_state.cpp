@@ -7,7 +7,8 @@
 #include <mutex>
 
 #include "core/optim/state_key.h"
-#include "core/store/checkpoint_tensors.h"
+#include "core/store/run_file.h"
+#include "core/train/checkpoint_tensors.h"
 
 namespace descentlab::train {
 namespace {
@@ -16,8 +17,8 @@ using store::RunFileError;
 
 // section and name are C strings: with std::string parameters, GCC 14's -Wdangling-reference takes the returned
 // reference for one into the temporaries made from the literals at the call sites.
-const store::TensorBlob& require(const store::CheckpointData& checkpoint, const char* section, const char* name,
-                                 const std::string& path, const std::string& label) {
+const record::TensorBlob& require(const record::CheckpointData& checkpoint, const char* section, const char* name,
+                                  const std::string& path, const std::string& label) {
   const std::string object = "/checkpoints/" + label + "/" + section + "/" + name;
   const auto found_section = checkpoint.sections.find(section);
   if (found_section == checkpoint.sections.end() || !found_section->second.count(name)) {
@@ -31,18 +32,18 @@ using optim::state_key;
 
 template <typename ParamState>
 bool export_moments(const torch::optim::OptimizerParamState& state, const std::string& name,
-                    std::map<std::string, store::TensorBlob>& out) {
+                    std::map<std::string, record::TensorBlob>& out) {
   const auto* typed = dynamic_cast<const ParamState*>(&state);
   if (!typed) return false;
-  out[name + ".exp_avg"] = store::to_blob(typed->exp_avg());
-  out[name + ".exp_avg_sq"] = store::to_blob(typed->exp_avg_sq());
-  out[name + ".step"] = store::to_blob(torch::tensor(static_cast<int64_t>(typed->step()), torch::kInt64));
+  out[name + ".exp_avg"] = train::to_blob(typed->exp_avg());
+  out[name + ".exp_avg_sq"] = train::to_blob(typed->exp_avg_sq());
+  out[name + ".step"] = train::to_blob(torch::tensor(static_cast<int64_t>(typed->step()), torch::kInt64));
   return true;
 }
 
 // Adam/AdamW first and second moments and step counts under the parameter names.
 void export_readable_optimizer_state(const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
-                                     std::map<std::string, store::TensorBlob>& out) {
+                                     std::map<std::string, record::TensorBlob>& out) {
   const auto& states = optimizer.state();
   for (const auto& item : model.named_parameters(true)) {
     const auto found = states.find(state_key(states, item.value()));
@@ -55,12 +56,12 @@ void export_readable_optimizer_state(const torch::nn::Module& model, const torch
 
 }  // namespace
 
-store::CheckpointData capture_training_state(const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
-                                             const DataOrder& order, int64_t step, int64_t epoch) {
-  store::CheckpointData checkpoint;
+record::CheckpointData capture_training_state(const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
+                                              const data::DataOrder& order, int64_t step, int64_t epoch) {
+  record::CheckpointData checkpoint;
   checkpoint.step = step;
   checkpoint.epoch = epoch;
-  checkpoint.sections["model"] = store::module_state(model);
+  checkpoint.sections["model"] = train::module_state(model);
 
   torch::serialize::OutputArchive archive;
   optimizer.save(archive);
@@ -69,7 +70,7 @@ store::CheckpointData capture_training_state(const torch::nn::Module& model, con
     bytes.append(static_cast<const char*>(data), size);
     return size;
   });
-  store::TensorBlob optimizer_blob;
+  record::TensorBlob optimizer_blob;
   optimizer_blob.dtype = "uint8";
   optimizer_blob.shape = {static_cast<int64_t>(bytes.size())};
   optimizer_blob.bytes.assign(bytes.begin(), bytes.end());
@@ -82,16 +83,16 @@ store::CheckpointData capture_training_state(const torch::nn::Module& model, con
     std::lock_guard<std::mutex> lock(generator.mutex());
     rng_state = generator.get_state();
   }
-  checkpoint.sections["rng"]["cpu"] = store::to_blob(rng_state);
+  checkpoint.sections["rng"]["cpu"] = train::to_blob(rng_state);
 
   const torch::Tensor cursor =
       torch::tensor({static_cast<int64_t>(order.seed()), order.epoch(), order.position()}, torch::kInt64);
-  checkpoint.sections["data"]["order"] = store::to_blob(cursor);
+  checkpoint.sections["data"]["order"] = train::to_blob(cursor);
   return checkpoint;
 }
 
-void restore_training_state(const store::CheckpointData& checkpoint, torch::nn::Module& model,
-                            torch::optim::Optimizer& optimizer, DataOrder& order, const std::string& path,
+void restore_training_state(const record::CheckpointData& checkpoint, torch::nn::Module& model,
+                            torch::optim::Optimizer& optimizer, data::DataOrder& order, const std::string& path,
                             const std::string& label) {
   const auto& optimizer_blob = require(checkpoint, "optimizer", "torch_archive", path, label);
   const auto& rng_blob = require(checkpoint, "rng", "cpu", path, label);
@@ -99,13 +100,13 @@ void restore_training_state(const store::CheckpointData& checkpoint, torch::nn::
   if (checkpoint.sections.find("model") == checkpoint.sections.end()) {
     throw RunFileError(RunFileError::Kind::MissingObject, path, "/checkpoints/" + label + "/model", "missing");
   }
-  const torch::Tensor cursor = store::to_tensor(order_blob);
+  const torch::Tensor cursor = train::to_tensor(order_blob);
   if (cursor.numel() != 3 || cursor.scalar_type() != torch::kInt64) {
     throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/data/order",
                        "expected 3 int64 values: seed, epoch, position");
   }
   // Checks model shapes first; nothing is changed if they do not fit.
-  store::load_module_state(model, checkpoint.sections.at("model"), path, "/checkpoints/" + label + "/model");
+  train::load_module_state(model, checkpoint.sections.at("model"), path, "/checkpoints/" + label + "/model");
 
   torch::serialize::InputArchive archive;
   try {
@@ -121,7 +122,7 @@ void restore_training_state(const store::CheckpointData& checkpoint, torch::nn::
   auto generator = at::detail::getDefaultCPUGenerator();
   {
     std::lock_guard<std::mutex> lock(generator.mutex());
-    generator.set_state(store::to_tensor(rng_blob));
+    generator.set_state(train::to_tensor(rng_blob));
   }
   const auto values = cursor.accessor<int64_t, 1>();
   order.restore(static_cast<uint64_t>(values[0]), values[1], values[2]);

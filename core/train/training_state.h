@@ -15,18 +15,18 @@
 
 #include <string>
 
-#include "core/store/run_file.h"
-#include "core/train/data_order.h"
+#include "core/data/data_order.h"
+#include "core/record/checkpoint.h"
 
 namespace descentlab::train {
 
-store::CheckpointData capture_training_state(const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
-                                             const DataOrder& order, int64_t step, int64_t epoch);
+record::CheckpointData capture_training_state(const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
+                                              const data::DataOrder& order, int64_t step, int64_t epoch);
 
 // Restores model, optimizer, CPU generator and data order from `checkpoint` (read from `path`; named in errors).
 // The model is checked strictly (store::load_module_state) before anything changes.
-void restore_training_state(const store::CheckpointData& checkpoint, torch::nn::Module& model,
-                            torch::optim::Optimizer& optimizer, DataOrder& order, const std::string& path,
+void restore_training_state(const record::CheckpointData& checkpoint, torch::nn::Module& model,
+                            torch::optim::Optimizer& optimizer, data::DataOrder& order, const std::string& path,
                             const std::string& label);
 
 }  // namespace descentlab::train

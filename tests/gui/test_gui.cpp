@@ -149,14 +149,14 @@ TEST_F(LabTest, AWorkerPausesResumesAndStopsWithinOneBatch) {
   options.overwrite = true;
   train::TrainingSession session(config, options);
   // The step of every loss event, recorded on the training thread.
-  struct StepProbe : train::MetricSink {
+  struct StepProbe : record::MetricSink {
     std::atomic<int64_t> step{0};
     void scalar(const std::string& name, int64_t at, double, double) override {
       if (name == "loss") step.store(at);
     }
     void vector(const std::string&, int64_t, double, const std::vector<double>&) override {}
-    void histogram(const train::HistogramSnapshot&) override {}
-    void sweep(const train::SweepResult&) override {}
+    void histogram(const record::HistogramSnapshot&) override {}
+    void sweep(const record::SweepResult&) override {}
   } probe;
   session.add_sink(&probe);
   std::atomic<bool> done{false};

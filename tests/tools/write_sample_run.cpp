@@ -6,8 +6,8 @@
 #include <iostream>
 
 #include "../run_file_samples.h"
-#include "core/store/checkpoint_tensors.h"
 #include "core/store/run_writer.h"
+#include "core/train/checkpoint_tensors.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -29,8 +29,8 @@ int main(int argc, char** argv) {
     writer->sweep(testing::sample_sweep());
     torch::manual_seed(0);
     torch::nn::Sequential model(torch::nn::Linear(4, 3), torch::nn::ReLU(), torch::nn::Linear(3, 2));
-    store::CheckpointData checkpoint = testing::sample_checkpoint(100);
-    checkpoint.sections["model"] = store::module_state(*model);
+    record::CheckpointData checkpoint = testing::sample_checkpoint(100);
+    checkpoint.sections["model"] = train::module_state(*model);
     writer->save_checkpoint("latest", checkpoint);
     writer->save_checkpoint("best", testing::sample_checkpoint(80));
   } catch (const std::exception& error) {

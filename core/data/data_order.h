@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace descentlab::train {
+namespace descentlab::data {
 
 // A permutation of 0..size-1 for `epoch`, the same on every machine (SplitMix64 Fisher-Yates).
 std::vector<int64_t> epoch_permutation(uint64_t seed, int64_t epoch, int64_t size);
@@ -35,4 +35,4 @@ class DataOrder {
   std::vector<int64_t> permutation_;
 };
 
-}  // namespace descentlab::train
+}  // namespace descentlab::data

@@ -1,14 +1,15 @@
 #pragma once
-// What a trainer emits while it runs. Plain data, no LibTorch and no Qt, so the run file (core/store), the GUI
-// bridge (app/) and tests can all receive it. A trainer holds a list of sinks and calls each one; a sink must
-// return quickly (buffer, then write elsewhere).
+// The plain-data layer at the bottom of core (docs/architecture.md): what a trainer emits while it runs. No
+// LibTorch and no Qt, so the run file (core/store), the evaluation, the trainers, the GUI's conversion (app/) and
+// tests all use these types. A trainer holds a list of sinks and calls each one; a sink must return quickly
+// (buffer, then write elsewhere).
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace descentlab::train {
+namespace descentlab::record {
 
 // A weight-magnitude histogram at one step: counts of |w| in fixed bins.
 struct HistogramSnapshot {
@@ -75,4 +76,4 @@ class SinkList {
   std::vector<MetricSink*> sinks_;
 };
 
-}  // namespace descentlab::train
+}  // namespace descentlab::record

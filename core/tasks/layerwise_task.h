@@ -12,7 +12,7 @@
 #include "core/data/reviews.h"
 #include "core/models/unrolled_transformer.h"
 
-namespace descentlab::train {
+namespace descentlab::tasks {
 
 struct Batch {
   torch::Tensor input;   // token ids [B, length] or noisy clips [B, T, H, W]
@@ -30,7 +30,7 @@ class LayerwiseTask {
   virtual Batch test_batch(int64_t start, int64_t count) = 0;
   virtual torch::Tensor per_sample_loss(const torch::Tensor& prediction, const Batch& batch) = 0;  // [B]
   virtual std::string metric_name() const = 0;  // "accuracy" or "rmse"
-  virtual bool higher_is_better() const = 0;     // accuracy: yes; RMSE: no
+  virtual bool higher_is_better() const = 0;    // accuracy: yes; RMSE: no
   // Per-sample terms whose mean gives the metric: correct (0/1), or the squared error per sample.
   virtual torch::Tensor metric_terms(const torch::Tensor& prediction, const Batch& batch) = 0;
   virtual double finish_metric(double mean_term) const = 0;
@@ -103,4 +103,4 @@ class VideoTask : public LayerwiseTask {
 std::unique_ptr<LayerwiseTask> make_task(const config::ExperimentConfig& config, const std::string& data_root,
                                          torch::Device device);
 
-}  // namespace descentlab::train
+}  // namespace descentlab::tasks

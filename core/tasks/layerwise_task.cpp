@@ -1,17 +1,17 @@
-#include "core/train/layerwise_task.h"
+#include "core/tasks/layerwise_task.h"
 
 #include <torch/torch.h>
 
 #include <cmath>
 
 #include "core/data/catalog.h"
+#include "core/data/data_order.h"
 #include "core/data/sprites.h"
-#include "core/data/tensors.h"
-#include "core/train/data_order.h"
-#include "core/train/device_step.h"
+#include "core/tasks/dataset_tensors.h"
+#include "core/tasks/device_transfer.h"
 #include "core/util/error.h"
 
-namespace descentlab::train {
+namespace descentlab::tasks {
 
 torch::Tensor per_sample_layer_losses(LayerwiseTask& task, const Batch& batch, torch::Tensor* final_prediction) {
   auto& model = task.model();
@@ -44,13 +44,13 @@ TextTask::TextTask(const config::ExperimentConfig& config, const std::vector<dat
       reviews, data::ReviewSplitOptions{config.data.train_limit, config.data.test_limit, config.data.split_seed});
   const auto vocabulary = data::WordVocabulary::build(split.train, config.data.vocabulary_size, config.data.min_count);
   vocabulary_size_ = vocabulary.size();
-  const auto train = data::to_tensors(data::encode_reviews(split.train, vocabulary, config.data.max_length));
-  const auto test = data::to_tensors(data::encode_reviews(split.test, vocabulary, config.data.max_length));
+  const auto train = tasks::to_tensors(data::encode_reviews(split.train, vocabulary, config.data.max_length));
+  const auto test = tasks::to_tensors(data::encode_reviews(split.test, vocabulary, config.data.max_length));
   train_tokens_ = train.token_ids.to(device);
   train_labels_ = train.labels.to(device);
   // The test split is stored negatives first; a fixed shuffle makes any prefix (sweeps with --limit, quick
   // evaluations) a fair sample of both labels.
-  const auto order = epoch_permutation(config.data.split_seed, /*epoch=*/-1, test.labels.size(0));
+  const auto order = data::epoch_permutation(config.data.split_seed, /*epoch=*/-1, test.labels.size(0));
   const torch::Tensor shuffle = torch::tensor(order, torch::kInt64);
   test_tokens_ = test.token_ids.index_select(0, shuffle).to(device);
   test_labels_ = test.labels.index_select(0, shuffle).to(device);
@@ -94,9 +94,9 @@ VideoTask::VideoTask(const config::ExperimentConfig& config, torch::Device devic
   options.min_size = std::min(5.0, options.max_size);
   options.seed = config.data.split_seed;
   // Test clips come after the training clips in the same seeded stream: disjoint, and each reproducible alone.
-  train_clean_ = data::sprite_video_batch(options, 0, config.data.train_clips).to(device);
+  train_clean_ = tasks::sprite_video_batch(options, 0, config.data.train_clips).to(device);
   test_clean_ =
-      data::sprite_video_batch(options, static_cast<uint64_t>(config.data.train_clips), config.data.test_clips)
+      tasks::sprite_video_batch(options, static_cast<uint64_t>(config.data.train_clips), config.data.test_clips)
           .to(device);
   test_noisy_ = noisy_test_batch(0, test_clean_.size(0), 1.0, config.data.split_seed + 1).input;
   model_ = std::make_shared<models::VideoTransformerImpl>(transformer_options(config.model), options.frames,
@@ -151,4 +151,4 @@ std::unique_ptr<LayerwiseTask> make_task(const config::ExperimentConfig& config,
       "robustness sweeps apply to text and video runs, one-shot pruning (descentlab-cli prune) to vit and gpt runs");
 }
 
-}  // namespace descentlab::train
+}  // namespace descentlab::tasks

@@ -11,9 +11,9 @@
 
 #include "core/config/experiment_config.h"
 #include "core/models/sparse_models.h"
-#include "core/train/layerwise_task.h"
+#include "core/tasks/layerwise_task.h"
 
-namespace descentlab::train {
+namespace descentlab::tasks {
 
 class SparseTask {
  public:
@@ -94,4 +94,4 @@ class GptTask : public SparseTask {
   std::string description_;
 };
 
-}  // namespace descentlab::train
+}  // namespace descentlab::tasks

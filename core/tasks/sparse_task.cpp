@@ -1,4 +1,4 @@
-#include "core/train/sparse_task.h"
+#include "core/tasks/sparse_task.h"
 
 #include <torch/torch.h>
 
@@ -7,18 +7,18 @@
 
 #include "core/config/json_reader.h"
 #include "core/data/catalog.h"
-#include "core/data/tensors.h"
-#include "core/train/data_order.h"
-#include "core/train/device_step.h"
+#include "core/data/data_order.h"
+#include "core/tasks/dataset_tensors.h"
+#include "core/tasks/device_transfer.h"
 #include "core/util/error.h"
 
-namespace descentlab::train {
+namespace descentlab::tasks {
 namespace {
 
 // The first `limit` entries of a seeded permutation (all when limit is 0), in their original order.
 torch::Tensor subsample(int64_t size, int64_t limit, uint64_t seed) {
   if (limit <= 0 || limit >= size) return torch::arange(size);
-  std::vector<int64_t> chosen = epoch_permutation(seed, 0, size);
+  std::vector<int64_t> chosen = data::epoch_permutation(seed, 0, size);
   chosen.resize(static_cast<size_t>(limit));
   std::sort(chosen.begin(), chosen.end());
   return torch::tensor(chosen, torch::kInt64);
@@ -42,7 +42,7 @@ Split split_training_rows(const config::DataConfig& data, int64_t size, const st
                               std::to_string(data.validation_size) + " leaves no training " + what + " (there are " +
                                   std::to_string(size) + ")");
   }
-  const std::vector<int64_t> order = epoch_permutation(data.split_seed + 7, 0, size);
+  const std::vector<int64_t> order = data::epoch_permutation(data.split_seed + 7, 0, size);
   std::vector<int64_t> held(order.begin(), order.begin() + data.validation_size);
   std::vector<int64_t> rest(order.begin() + data.validation_size, order.end());
   std::sort(held.begin(), held.end());
@@ -173,9 +173,10 @@ const std::vector<std::string>& GptTask::embedding_and_readout_prefixes() const 
 std::unique_ptr<SparseTask> make_sparse_task(const config::ExperimentConfig& config, const std::string& data_root,
                                              torch::Device device) {
   if (config.task == "vit") {
-    const data::ImageTensors train =
-        data::to_tensors(data::load_image_dataset(data_root, config.data.dataset, "train"));
-    const data::ImageTensors test = data::to_tensors(data::load_image_dataset(data_root, config.data.dataset, "test"));
+    const tasks::ImageTensors train =
+        tasks::to_tensors(data::load_image_dataset(data_root, config.data.dataset, "train"));
+    const tasks::ImageTensors test =
+        tasks::to_tensors(data::load_image_dataset(data_root, config.data.dataset, "test"));
     return std::make_unique<VitTask>(config, train.images, train.labels, test.images, test.labels, device,
                                      config.data.dataset);
   }
@@ -183,11 +184,11 @@ std::unique_ptr<SparseTask> make_sparse_task(const config::ExperimentConfig& con
     const data::ChapterCorpus corpus = data::load_moby_dick(data_root);
     const data::CharSplit split = data::split_corpus(corpus.text);
     const auto vocabulary = data::CharVocabulary::build(split.train);
-    return std::make_unique<GptTask>(config, data::to_tensor(vocabulary.encode(split.train)),
-                                     data::to_tensor(vocabulary.encode(split.validation)), vocabulary.size(), device,
+    return std::make_unique<GptTask>(config, tasks::to_tensor(vocabulary.encode(split.train)),
+                                     tasks::to_tensor(vocabulary.encode(split.validation)), vocabulary.size(), device,
                                      "Moby Dick (characters)");
   }
   throw Error("task \"" + config.task + "\" is not a sparse-training task (known: vit, gpt)");
 }
 
-}  // namespace descentlab::train
+}  // namespace descentlab::tasks

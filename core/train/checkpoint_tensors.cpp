@@ -1,10 +1,15 @@
-#include "core/store/checkpoint_tensors.h"
+#include "core/train/checkpoint_tensors.h"
 
 #include <torch/torch.h>
 
 #include <cstring>
 
-namespace descentlab::store {
+#include "core/store/run_file.h"
+
+namespace descentlab::train {
+
+using store::RunFileError;
+
 namespace {
 
 struct DtypeName {
@@ -42,9 +47,9 @@ std::string shape_text(torch::IntArrayRef shape) {
 
 }  // namespace
 
-TensorBlob to_blob(const torch::Tensor& tensor) {
+record::TensorBlob to_blob(const torch::Tensor& tensor) {
   const torch::Tensor cpu = tensor.detach().to(torch::kCPU).contiguous();
-  TensorBlob blob;
+  record::TensorBlob blob;
   blob.dtype = dtype_name(cpu.scalar_type());
   blob.shape.assign(cpu.sizes().begin(), cpu.sizes().end());
   blob.bytes.resize(cpu.numel() * cpu.element_size());
@@ -52,7 +57,7 @@ TensorBlob to_blob(const torch::Tensor& tensor) {
   return blob;
 }
 
-torch::Tensor to_tensor(const TensorBlob& blob) {
+torch::Tensor to_tensor(const record::TensorBlob& blob) {
   torch::Tensor tensor = torch::empty(blob.shape, torch::TensorOptions().dtype(dtype_of(blob.dtype)));
   if (static_cast<size_t>(tensor.numel() * tensor.element_size()) != blob.bytes.size()) {
     throw RunFileError(RunFileError::Kind::Corrupt, "", "", "tensor bytes do not match its shape and dtype");
@@ -61,14 +66,14 @@ torch::Tensor to_tensor(const TensorBlob& blob) {
   return tensor;
 }
 
-std::map<std::string, TensorBlob> module_state(const torch::nn::Module& module) {
-  std::map<std::string, TensorBlob> state;
+std::map<std::string, record::TensorBlob> module_state(const torch::nn::Module& module) {
+  std::map<std::string, record::TensorBlob> state;
   for (const auto& item : module.named_parameters(/*recurse=*/true)) state[item.key()] = to_blob(item.value());
   for (const auto& item : module.named_buffers(/*recurse=*/true)) state[item.key()] = to_blob(item.value());
   return state;
 }
 
-void load_module_state(torch::nn::Module& module, const std::map<std::string, TensorBlob>& state,
+void load_module_state(torch::nn::Module& module, const std::map<std::string, record::TensorBlob>& state,
                        const std::string& path, const std::string& object_prefix) {
   std::map<std::string, torch::Tensor> targets;
   for (const auto& item : module.named_parameters(true)) targets[item.key()] = item.value();
@@ -110,4 +115,4 @@ void load_module_state(torch::nn::Module& module, const std::map<std::string, Te
   for (auto& [name, target] : targets) target.copy_(loaded[name]);
 }
 
-}  // namespace descentlab::store
+}  // namespace descentlab::train

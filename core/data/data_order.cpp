@@ -1,11 +1,11 @@
-#include "core/train/data_order.h"
+#include "core/data/data_order.h"
 
 #include <numeric>
 
 #include "core/util/error.h"
 #include "core/util/random.h"
 
-namespace descentlab::train {
+namespace descentlab::data {
 
 std::vector<int64_t> epoch_permutation(uint64_t seed, int64_t epoch, int64_t size) {
   std::vector<int64_t> order(static_cast<size_t>(size));
@@ -43,4 +43,4 @@ void DataOrder::restore(uint64_t seed, int64_t epoch, int64_t position) {
   permutation_ = epoch_permutation(seed_, epoch_, size_);
 }
 
-}  // namespace descentlab::train
+}  // namespace descentlab::data

@@ -1,0 +1,44 @@
+#pragma once
+// The plain-data layer (docs/architecture.md): a checkpoint as plain data (tensors as TensorBlob, without
+// LibTorch), and where trainers send checkpoints. The run file stores it (core/store); core/train/checkpoint_tensors.h
+// converts tensors to and from TensorBlob.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace descentlab::record {
+
+// A tensor without LibTorch: dtype name as torch spells it ("float32", "int64", "uint8", "bool", ...), shape, and
+// the raw bytes in host order (little-endian here), C-contiguous.
+struct TensorBlob {
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+  int64_t numel() const {
+    int64_t count = 1;
+    for (int64_t dim : shape) count *= dim;
+    return count;
+  }
+};
+
+struct CheckpointData {
+  int64_t step = 0;
+  int64_t epoch = 0;
+  std::string created;            // ISO 8601 UTC; filled by the writer when empty
+  std::string extra_json = "{}";  // optimizer options (HORST/HAM), data-order state, anything small
+  // Sections, e.g. "model", "optimizer", "dual", "rng"; each maps tensor names (LibTorch parameter names such as
+  // "blocks.3.attn.in_proj_weight") to tensors.
+  std::map<std::string, std::map<std::string, TensorBlob>> sections;
+};
+
+// Where a trainer's checkpoints go (the run file's writer implements it).
+class CheckpointStore {
+ public:
+  virtual ~CheckpointStore() = default;
+  // Saves one captured state under every label ("best", "latest", ...); returns once it is durable.
+  virtual void save_checkpoints(const std::vector<std::string>& labels, CheckpointData checkpoint) = 0;
+};
+
+}  // namespace descentlab::record

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Checks every #include of core/ against the table in docs/architecture.md: a folder may include itself and
+the folders listed on its row; a folder marked "no" under LibTorch includes no torch, ATen or c10 header; nothing
+in core includes Qt; widgets/ includes no LibTorch. Exit 1 with one line per violation.
+
+    python3 tests/check_layers.py [REPOSITORY]"""
+import pathlib
+import re
+import sys
+
+repo = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parent.parent)
+TORCH = re.compile(r'#\s*include\s*[<"](torch|ATen|c10)/')
+QT = re.compile(r'#\s*include\s*[<"](Q[A-Za-z]+|qcustomplot\.h)')
+CORE = re.compile(r'#\s*include\s*"core/([^"]+)"')
+
+
+def read_table():
+    rows = {}
+    text = (repo / "docs" / "architecture.md").read_text()
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or cells[0] in ("folder", "---") or not re.fullmatch(r"[a-z_]+", cells[0]):
+            continue
+        allowed = {name.strip() for name in cells[1].split(",") if name.strip()}
+        rows[cells[0]] = (allowed, cells[2] == "yes")
+    if not rows:
+        sys.exit("tests/check_layers.py: no layer table found in docs/architecture.md")
+    return rows
+
+
+def folder_of(relative):  # "core/train/x.h" -> "train"; "core/runtime.h" -> "runtime"
+    parts = pathlib.PurePosixPath(relative).parts
+    return parts[1] if len(parts) > 2 else pathlib.PurePosixPath(parts[1]).stem
+
+
+def main():
+    rows = read_table()
+    problems = []
+    sources = sorted(p for p in (repo / "core").rglob("*") if p.suffix in (".h", ".cpp", ".in"))
+    for path in sources:
+        relative = path.relative_to(repo).as_posix()
+        folder = folder_of(relative)
+        if folder not in rows:
+            problems.append(f"{relative}: folder '{folder}' is not in docs/architecture.md's table")
+            continue
+        allowed, torch_allowed = rows[folder]
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            included = CORE.search(line)
+            if included:
+                target = folder_of("core/" + included.group(1))
+                if target != folder and target not in allowed:
+                    problems.append(f"{relative}:{number}: {folder} may not include core/{included.group(1)}")
+            if TORCH.search(line) and not torch_allowed:
+                problems.append(f"{relative}:{number}: {folder} is torch-free but includes LibTorch")
+            if QT.search(line):
+                problems.append(f"{relative}:{number}: core includes Qt")
+    for path in sorted((repo / "widgets").rglob("*")):
+        if path.suffix in (".h", ".cpp"):
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if TORCH.search(line):
+                    problems.append(f"{path.relative_to(repo)}:{number}: widgets include LibTorch")
+    if problems:
+        print("\n".join(problems))
+        print(f"{len(problems)} include(s) against docs/architecture.md")
+        return 1
+    print(f"layers: {len(sources)} files of core follow docs/architecture.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
