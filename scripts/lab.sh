@@ -22,7 +22,8 @@ fail() { printf '\nERROR: %s\n' "$*" >&2; exit 1; }
 
 # Debian packages the build, the tests and the data fetch need (see README.md for what each is for). The names are
 # the same on Debian 12 (bookworm: LibTorch 1.13, Qt 6.4, HDF5 1.10, GCC 12) and Debian 13 (trixie: LibTorch 2.6,
-# Qt 6.8, HDF5 1.14, GCC 14): both install from this one list, checked on fresh machines of both by CI.
+# Qt 6.8, HDF5 1.14, GCC 14): both install from this one list (Debian 13 skips libqt6opengl6-dev, a virtual
+# package there), checked on fresh machines of both by CI.
 packages=(
   build-essential cmake pkg-config ccache git ca-certificates
   libtorch-dev libopenblas0-pthread
@@ -62,7 +63,13 @@ install_packages() {
     *) printf 'warning: this is %s, not Debian 12 or 13; package names may differ\n' "${release#other:}" ;;
   esac
   command -v apt-get >/dev/null || fail "apt-get not found: DescentLab's set-up needs Debian 12 or 13"
-  local wanted=("${packages[@]}") missing=() package
+  local wanted=() missing=() package
+  for package in "${packages[@]}"; do
+    # Debian 13's Qt 6.8 moved QOpenGLWidget's headers into qt6-base-dev; libqt6opengl6-dev is only a virtual
+    # package there, which dpkg never reports as installed (apt would be asked for it on every run).
+    [ "$release" = 13 ] && [ "$package" = libqt6opengl6-dev ] && continue
+    wanted+=("$package")
+  done
   command -v npm >/dev/null || wanted+=(npm)  # npm fetches three datasets; a Node.js install may already bring it
   for package in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
