@@ -301,12 +301,7 @@ void validate_checkpoint(const std::string& label, const record::CheckpointData&
 }  // namespace
 
 void RunWriter::save_checkpoint(const std::string& label, record::CheckpointData checkpoint, bool wait) {
-  validate_checkpoint(label, checkpoint, path_);
-  if (checkpoint.created.empty()) checkpoint.created = utc_timestamp();
-  {
-    std::lock_guard<std::mutex> lock(data_mutex_);
-    pending_->checkpoints[label] = std::move(checkpoint);
-  }
+  queue_checkpoints({label}, std::move(checkpoint));
   if (wait) {
     flush();
   } else {
@@ -316,15 +311,17 @@ void RunWriter::save_checkpoint(const std::string& label, record::CheckpointData
 
 void RunWriter::save_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint) {
   if (labels.empty()) return;
+  queue_checkpoints(labels, std::move(checkpoint));
+  flush();
+}
+
+void RunWriter::queue_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint) {
   for (const auto& label : labels) validate_checkpoint(label, checkpoint, path_);
   if (checkpoint.created.empty()) checkpoint.created = utc_timestamp();
-  {
-    // Queued under one lock, so one commit writes every label: no file ever holds "best" without "latest".
-    std::lock_guard<std::mutex> lock(data_mutex_);
-    for (size_t i = 0; i + 1 < labels.size(); ++i) pending_->checkpoints[labels[i]] = checkpoint;
-    pending_->checkpoints[labels.back()] = std::move(checkpoint);
-  }
-  flush();
+  // Queued under one lock, so one commit writes every label: no file ever holds "best" without "latest".
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  for (size_t i = 0; i + 1 < labels.size(); ++i) pending_->checkpoints[labels[i]] = checkpoint;
+  pending_->checkpoints[labels.back()] = std::move(checkpoint);
 }
 
 void RunWriter::truncate_after(int64_t step) {

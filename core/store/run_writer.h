@@ -67,6 +67,8 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   struct Pending;
   RunWriter(std::string path, const RunWriterOptions& options);
   void start_flusher();
+  // Validates the checkpoint and puts it under every label into pending_ (labels not empty).
+  void queue_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint);
   void commit();  // serialised by commit_mutex_
   [[noreturn]] void restore_and_throw(std::unique_ptr<Pending>& batch, const std::string& temporary,
                                       const std::string& message);

@@ -50,7 +50,7 @@ int64_t trainable_count(const config::ExperimentConfig& config, const tasks::Lay
 LayerwiseTrainer::LayerwiseTrainer(config::ExperimentConfig config, tasks::LayerwiseTask& task, torch::Device device)
     : Trainer(config, device, trainable_count(config, task)), task_(task) {
   const int64_t samples = task_.train_size();
-  const int64_t trainable = samples - held_out_count(config_, samples);
+  const int64_t trainable = order().dataset_size();  // the data order walks the trainable samples only
   state_ = std::make_unique<State>(task_.module()->parameters(), config_.train);
   for (int64_t i = 0; i < trainable; ++i) state_->trainable.push_back(i);
   for (int64_t i = trainable; i < samples; ++i) state_->held_out.push_back(i);
