@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks every #include of core/ against the table in docs/architecture.md: a folder may include itself and
 the folders listed on its row; a folder marked "no" under LibTorch includes no torch, ATen or c10 header; nothing
-in core includes Qt; widgets/ includes no LibTorch. Exit 1 with one line per violation.
+in core includes Qt; widgets/ includes no LibTorch and of core only core/record. Exit 1 with one line per violation.
 
     python3 tests/check_layers.py [REPOSITORY]"""
 import pathlib
@@ -59,6 +59,10 @@ def main():
             for number, line in enumerate(path.read_text().splitlines(), 1):
                 if TORCH.search(line):
                     problems.append(f"{path.relative_to(repo)}:{number}: widgets include LibTorch")
+                included = CORE.search(line)
+                if included and folder_of("core/" + included.group(1)) != "record":
+                    problems.append(f"{path.relative_to(repo)}:{number}: widgets may include only core/record, "
+                                    f"not core/{included.group(1)}")
     if problems:
         print("\n".join(problems))
         print(f"{len(problems)} include(s) against docs/architecture.md")

@@ -61,7 +61,7 @@ case "$check" in
     run=$3
     "$cli" inspect "$run" --json >"$scratch/out" 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "inspect exited $?"; }
     tr -d ' \n' <"$scratch/out" >"$scratch/flat"
-    for expected in '"format_version":1' '"preset":"test"' '"loss":{"last":0.02,"last_step":100,"rows":100,"width":1}' \
+    for expected in '"format_version":2' '"preset":"test"' '"loss":{"kind":"scalar","last":0.02,"last_step":100,"rows":100,"width":1}' \
       '"last":[0.69,0.5,0.26]' '{"created":' '"label":"best","step":80' '"label":"latest","step":100' \
       '"mean":[0.905,0.81,0.625]' '"global":{"bins":3,"last_step":100,"snapshots":4}'; do
       expect_in "$expected" "$scratch/flat"

@@ -85,10 +85,10 @@ TEST(LayerwiseMath, ResilientSlackMovesTowardLambdaOverCost) {
 }
 
 TEST(LayerwiseMath, AlphaScheduleAndDescendingFrequency) {
-  EXPECT_DOUBLE_EQ(scheduled_alpha("constant", 0.05, 0.2, 3, 5), 0.05);
-  EXPECT_DOUBLE_EQ(scheduled_alpha("linear", 0.05, 0.25, 0, 5), 0.05);
-  EXPECT_DOUBLE_EQ(scheduled_alpha("linear", 0.05, 0.25, 4, 5), 0.25);
-  EXPECT_NEAR(scheduled_alpha("linear", 0.05, 0.25, 2, 5), 0.15, 1e-12);
+  EXPECT_DOUBLE_EQ(scheduled_alpha(config::AlphaSchedule::constant, 0.05, 0.2, 3, 5), 0.05);
+  EXPECT_DOUBLE_EQ(scheduled_alpha(config::AlphaSchedule::linear, 0.05, 0.25, 0, 5), 0.05);
+  EXPECT_DOUBLE_EQ(scheduled_alpha(config::AlphaSchedule::linear, 0.05, 0.25, 4, 5), 0.25);
+  EXPECT_NEAR(scheduled_alpha(config::AlphaSchedule::linear, 0.05, 0.25, 2, 5), 0.15, 1e-12);
   // 3 layers x 4 samples: layer 1 descends for samples 0, 1, 3; layer 2 for samples 0, 3 (ties count).
   const torch::Tensor losses = torch::tensor({{1.0, 1.0, 1.0, 1.0}, {0.5, 1.0, 2.0, 0.9}, {0.4, 1.1, 2.5, 0.9}});
   const torch::Tensor frequency = descending_frequency(losses);

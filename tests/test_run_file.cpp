@@ -82,6 +82,74 @@ TEST(RunFile, ScalarAndVectorMetricsRoundTrip) {
   EXPECT_DOUBLE_EQ(layers.values[3 * 2 + 2], 0.1);  // step 3, layer 2
 }
 
+TEST(RunFile, EachSeriesStoresItsShape) {
+  ScratchFolder folder;
+  const std::string path = (folder / "shapes.h5").string();
+  {
+    auto writer = RunWriter::create(path, sample_header(), manual_flush());
+    writer->scalar("loss", 1, 1.0, 0.5);
+    writer->vector("lambda", 1, 1.0, {0.25});  // one constraint: width 1, and still per layer
+    writer->vector("near_zero_share", 1, 1.0, {0.1, 0.2, 0.3});
+    writer->scalar("a_scalar_of_a_newer_build", 1, 1.0, 2.0);
+    writer->vector("a_vector_of_a_newer_build", 1, 1.0, {3.0});
+    writer->flush();
+  }
+  H5::H5File file(path, H5F_ACC_RDONLY);
+  const auto kind = [&](const std::string& name) {
+    const H5::Attribute attribute = file.openGroup("metrics/" + name).openAttribute("kind");
+    std::string word;
+    attribute.read(attribute.getStrType(), word);
+    return word;
+  };
+  EXPECT_EQ(kind("loss"), "scalar");
+  EXPECT_EQ(kind("lambda"), "per_layer");
+  EXPECT_EQ(kind("near_zero_share"), "per_threshold");
+  EXPECT_EQ(kind("a_scalar_of_a_newer_build"), "scalar");
+  EXPECT_EQ(kind("a_vector_of_a_newer_build"), "vector");
+  const RunReader reader(path);
+  EXPECT_EQ(reader.header().format_version, 2);
+  EXPECT_EQ(reader.metric("lambda").shape, record::SeriesShape::PerLayer);
+  EXPECT_EQ(reader.metric("lambda").width, 1);
+  EXPECT_EQ(reader.metric("a_vector_of_a_newer_build").shape, record::SeriesShape::Vector);
+  EXPECT_EQ(reader.metric("a_scalar_of_a_newer_build").shape, record::SeriesShape::Scalar);
+}
+
+// tests/fixtures/run-format-v1.h5: a real one-layer constrained video run (2 epochs, 4 steps) written by the build
+// before format version 2 (commit 177fc25). Version 1 stored "scalar" for every width-1 series, so its one-layer
+// lambda, slack and test_descending_frequency look like scalars on disk; they must still read per layer.
+TEST(RunFile, VersionOneFileStillReads) {
+  const std::string fixture = descentlab::testing::fixture("run-format-v1.h5").string();
+  const RunReader reader(fixture);
+  EXPECT_EQ(reader.header().format_version, 1);
+  const auto names = reader.metric_names();
+  EXPECT_EQ(names.size(), 13u);
+  for (const char* per_layer : {"lambda", "slack", "test_descending_frequency", "layer_loss", "test_layer_loss"}) {
+    EXPECT_EQ(reader.metric(per_layer).shape, record::SeriesShape::PerLayer) << per_layer;
+  }
+  for (const char* scalar : {"loss", "test_rmse", "lr", "alpha"}) {
+    EXPECT_EQ(reader.metric(scalar).shape, record::SeriesShape::Scalar) << scalar;
+  }
+  EXPECT_EQ(reader.metric("lambda").width, 1);
+  EXPECT_EQ(reader.metric("test_layer_loss").width, 2);
+  EXPECT_EQ(reader.metric("loss").rows(), 4u);
+  ASSERT_TRUE(reader.has_checkpoint("latest"));
+  EXPECT_EQ(reader.checkpoint("latest").step, 4);
+
+  // Appending to it (a resume) takes it to this build's format; the old series keep reading.
+  ScratchFolder folder;
+  const std::string copy = (folder / "v1.h5").string();
+  fs::copy_file(fixture, copy);
+  {
+    auto writer = RunWriter::open(copy, manual_flush());
+    writer->vector("lambda", 5, 1.0, {0.5});
+    writer->flush();
+  }
+  const RunReader upgraded(copy);
+  EXPECT_EQ(upgraded.header().format_version, kFormatVersion);
+  EXPECT_EQ(upgraded.metric("lambda").rows(), 5u);
+  EXPECT_EQ(upgraded.metric("lambda").shape, record::SeriesShape::PerLayer);
+}
+
 TEST(RunFile, HistogramsRoundTrip) {
   ScratchFolder folder;
   const RunReader reader(write_complete_run(folder));

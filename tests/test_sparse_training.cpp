@@ -292,7 +292,7 @@ TEST(SparseTrainer, OneShotPruningReachesEachSparsityAndRestoresTheWeights) {
 
 TEST(SparseTask, ValidationIsHeldOutOfTheTrainingDataAndTheTestSplitIsUnused) {
   auto config = tiny_vit_config("adamw", "none");
-  config.data.evaluate_on = "validation";
+  config.data.evaluate_on = config::EvaluateOn::validation;
   config.data.validation_size = 40;
   SyntheticImages data = synthetic_images();
   for (int64_t i = 0; i < 160; ++i) data.train_images[i][0][0][0] = static_cast<float>(1000 + i);  // row ids

@@ -14,6 +14,8 @@
 #include "core/config/experiment_config.h"
 #include "core/data/catalog.h"
 #include "core/eval/robustness.h"
+#include "core/record/metrics.h"
+#include "core/record/sweep_statistics.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "core/train/checkpoint_tensors.h"
@@ -47,26 +49,11 @@ std::vector<std::string> split_list(const std::string& text) {
 nlohmann::json sweep_table(const record::SweepResult& sweep) {
   const size_t seeds = sweep.seeds.size();
   nlohmann::json rows = nlohmann::json::array();
-  for (size_t g = 0; g < sweep.gamma.size(); ++g) {
-    double mean = 0, square = 0;
-    std::vector<double> layer_mean(static_cast<size_t>(sweep.layers), 0.0);
-    for (size_t s = 0; s < seeds; ++s) {
-      const double value = sweep.metric[g * seeds + s];
-      mean += value;
-      square += value * value;
-      for (int64_t l = 0; l < sweep.layers; ++l) {
-        layer_mean[static_cast<size_t>(l)] +=
-            sweep.layer_loss[(g * seeds + s) * static_cast<size_t>(sweep.layers) + static_cast<size_t>(l)] /
-            static_cast<double>(seeds);
-      }
-    }
-    mean /= static_cast<double>(seeds);
-    const double variance =
-        seeds > 1 ? (square - static_cast<double>(seeds) * mean * mean) / static_cast<double>(seeds - 1) : 0.0;
-    rows.push_back({{"gamma", sweep.gamma[g]},
-                    {"mean", mean},
-                    {"std", std::sqrt(std::max(0.0, variance))},
-                    {"layer_loss", layer_mean}});
+  for (const auto& row : record::sweep_statistics(sweep)) {
+    rows.push_back({{"gamma", row.gamma},
+                    {"mean", row.metric.mean},
+                    {"std", row.metric.std},
+                    {"layer_loss", row.layer_loss_mean}});
   }
   return {{"noise", sweep.noise}, {"metric", sweep.metric_name}, {"seeds", seeds}, {"rows", rows}};
 }
@@ -118,13 +105,28 @@ int run_sweep_command(const SweepCommandOptions& options) {
   return 0;
 }
 
+// The series `compare` sets side by side: each run's last row.
+constexpr const char* kCompared[] = {record::metric::kTestAccuracy, record::metric::kTestRmse,
+                                     record::metric::kTestLayerLoss, record::metric::kTestDescendingFrequency,
+                                     record::metric::kLambda};
+
 nlohmann::json last_row(const store::RunReader& reader, const std::string& name) {
   const auto names = reader.metric_names();
   if (std::find(names.begin(), names.end(), name) == names.end()) return nullptr;
   const auto series = reader.metric(name);
   if (series.rows() == 0) return nullptr;
   const auto last = series.values.end() - series.width;
-  return series.width == 1 ? nlohmann::json(*last) : nlohmann::json(std::vector<double>(last, series.values.end()));
+  return series.shape == record::SeriesShape::Scalar ? nlohmann::json(*last)
+                                                     : nlohmann::json(std::vector<double>(last, series.values.end()));
+}
+
+// constraints.enabled of a stored config; false when the config has no such key (never operator[] on a const json:
+// a missing key is undefined behaviour there).
+bool constrained(const nlohmann::json& config) {
+  const auto constraints = config.is_object() ? config.find("constraints") : config.end();
+  if (constraints == config.end() || !constraints->is_object()) return false;
+  const auto enabled = constraints->find("enabled");
+  return enabled != constraints->end() && enabled->is_boolean() && enabled->get<bool>();
 }
 
 nlohmann::json run_summary(const std::string& path) {
@@ -132,12 +134,8 @@ nlohmann::json run_summary(const std::string& path) {
   const auto config = nlohmann::json::parse(reader.header().config_json, nullptr, false);
   nlohmann::json summary = {{"run", path},
                             {"experiment", config.is_object() ? config.value("name", "") : ""},
-                            {"constrained", config.is_object() ? config["constraints"].value("enabled", false) : false},
-                            {"test_layer_loss", last_row(reader, "test_layer_loss")},
-                            {"test_descending_frequency", last_row(reader, "test_descending_frequency")},
-                            {"test_accuracy", last_row(reader, "test_accuracy")},
-                            {"test_rmse", last_row(reader, "test_rmse")},
-                            {"lambda", last_row(reader, "lambda")}};
+                            {"constrained", constrained(config)}};
+  for (const char* name : kCompared) summary[name] = last_row(reader, name);
   nlohmann::json sweeps = nlohmann::json::object();
   for (const auto& name : reader.sweep_names()) sweeps[name] = sweep_table(reader.sweep(name));
   summary["sweeps"] = sweeps;
@@ -153,8 +151,8 @@ int run_compare(const std::string& a, const std::string& b, bool json) {
   }
   const auto show = [](const nlohmann::json& value) { return value.is_null() ? std::string("-") : value.dump(); };
   std::printf("%-28s %-40s %s\n", "", a.c_str(), b.c_str());
-  for (const char* key :
-       {"experiment", "test_accuracy", "test_rmse", "test_layer_loss", "test_descending_frequency", "lambda"}) {
+  std::printf("%-28s %-40s %s\n", "experiment", show(left["experiment"]).c_str(), show(right["experiment"]).c_str());
+  for (const char* key : kCompared) {
     std::printf("%-28s %-40s %s\n", key, show(left[key]).c_str(), show(right[key]).c_str());
   }
   for (const auto& [name, table] : left["sweeps"].items()) {

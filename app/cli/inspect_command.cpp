@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "app/cli/commands.h"
+#include "core/record/sweep_statistics.h"
 #include "core/store/run_reader.h"
 
 namespace descentlab::cli {
@@ -34,12 +35,14 @@ nlohmann::json summarize(const store::RunReader& reader) {
   nlohmann::json metrics = nlohmann::json::object();
   for (const auto& name : reader.metric_names()) {
     const auto series = reader.metric(name);
-    nlohmann::json entry = {{"rows", series.rows()}, {"width", series.width}};
+    nlohmann::json entry = {
+        {"rows", series.rows()}, {"width", series.width}, {"kind", record::shape_word(series.shape)}};
     if (series.rows() > 0) {
       entry["last_step"] = series.steps.back();
       const auto last = series.values.end() - series.width;
-      entry["last"] =
-          series.width == 1 ? nlohmann::json(*last) : nlohmann::json(std::vector<double>(last, series.values.end()));
+      entry["last"] = series.shape == record::SeriesShape::Scalar
+                          ? nlohmann::json(*last)
+                          : nlohmann::json(std::vector<double>(last, series.values.end()));
     }
     metrics[name] = entry;
   }
@@ -61,11 +64,8 @@ nlohmann::json summarize(const store::RunReader& reader) {
   nlohmann::json sweeps = nlohmann::json::object();
   for (const auto& name : reader.sweep_names()) {
     const auto sweep = reader.sweep(name);
-    std::vector<double> mean(sweep.gamma.size(), 0.0);
-    for (size_t g = 0; g < sweep.gamma.size(); ++g) {
-      for (size_t s = 0; s < sweep.seeds.size(); ++s) mean[g] += sweep.metric[g * sweep.seeds.size() + s];
-      if (!sweep.seeds.empty()) mean[g] /= static_cast<double>(sweep.seeds.size());
-    }
+    std::vector<double> mean;
+    for (const auto& row : record::sweep_statistics(sweep)) mean.push_back(row.metric.mean);
     sweeps[name] = {{"noise", sweep.noise}, {"metric", sweep.metric_name},
                     {"gamma", sweep.gamma}, {"seeds", sweep.seeds},
                     {"mean", mean},         {"layers", sweep.layers}};

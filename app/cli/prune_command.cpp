@@ -58,8 +58,9 @@ int run_prune(const PruneOptions& options) {
   const SavedRun saved = read_saved_run(options.run, options.checkpoint, options.device);
   const config::ExperimentConfig& config = saved.config;
   if (config.is_layerwise()) {
-    throw config::ConfigError(options.run, "task",
-                              "one-shot pruning applies to vit and gpt runs, this run is \"" + config.task + "\"");
+    throw config::ConfigError(
+        options.run, "task",
+        "one-shot pruning applies to vit and gpt runs, this run is \"" + config::word(config.task) + "\"");
   }
   const torch::Device device = train::resolve_device(config.train.device);
   torch::manual_seed(config.train.seed);

@@ -13,7 +13,7 @@ SavedRun read_saved_run(const std::string& path, const std::string& label, const
   run.config =
       config::ExperimentConfig::from_json(nlohmann::json::parse(reader.header().config_json), path + " (config)");
   run.checkpoint = reader.checkpoint(label);
-  if (!device.empty()) run.config.train.device = device;
+  if (!device.empty()) run.config.train.device = config::require_choice<config::Device>(device, "--device");
   return run;
 }
 

@@ -10,20 +10,17 @@
 namespace descentlab::gui {
 namespace {
 
-// The accepted values of the string keys, so the form offers a list instead of free text.
+// The accepted values of the closed-choice keys (from the config's own field list), so the form offers a list.
 const std::map<std::string, QStringList>& key_choices() {
-  static const std::map<std::string, QStringList> choices = {
-      {"data.dataset", {"fashion-mnist", "mnist"}},
-      {"data.evaluate_on", {"test", "validation"}},
-      {"model.readout", {"shared", "per_layer"}},
-      {"model.pooling", {"mean", "first"}},
-      {"constraints.alpha_schedule", {"constant", "linear"}},
-      {"constraints.dual_update", {"batch", "epoch"}},
-      {"optimizer.name", {"adamw", "ham", "horst"}},
-      {"sparsity.method", {"none", "acdc"}},
-      {"sparsity.scope", {"global", "per_layer"}},
-      {"sparsity.units", {"steps", "epochs"}},
-  };
+  static const std::map<std::string, QStringList> choices = [] {
+    std::map<std::string, QStringList> lists;
+    for (const auto& [key, words] : config::choice_keys()) {
+      QStringList list;
+      for (const auto& word : words) list << QString::fromStdString(word);
+      lists[key] = list;
+    }
+    return lists;
+  }();
   return choices;
 }
 

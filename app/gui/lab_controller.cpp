@@ -69,7 +69,9 @@ QString LabController::start(const widgets::ExperimentRequest& request) {
     window_.showError(QString::fromUtf8(error.what()));
     return {};
   }
-  if (!request.device.isEmpty()) config.train.device = request.device.toStdString();
+  if (!request.device.isEmpty()) {
+    config.train.device = config::require_choice<config::Device>(request.device.toStdString(), "device");
+  }
   if (!QDir().mkpath(runsDirectory_)) {
     window_.showError(QStringLiteral("cannot create the runs folder %1").arg(runsDirectory_));
     return {};

@@ -17,17 +17,6 @@ void flatten_into(const nlohmann::json& node, const std::string& prefix, QMap<QS
              node.is_string() ? QString::fromStdString(node.get<std::string>()) : QString::fromStdString(node.dump()));
 }
 
-// The engine's vector series (one value per layer or threshold): kept as vectors even when one wide.
-bool is_per_layer_series(const std::string& name) {
-  static const char* const names[] = {"layer_loss",     "test_layer_loss", "test_descending_frequency",
-                                      "lambda",         "slack",           "resilient_slack",
-                                      "near_zero_share"};
-  for (const char* known : names) {
-    if (name == known) return true;
-  }
-  return false;
-}
-
 QVector<double> to_qvector(const std::vector<double>& values) {
   return QVector<double>(values.begin(), values.end());
 }
@@ -76,15 +65,13 @@ std::unique_ptr<widgets::RunData> load_run_file(const std::string& path) {
   run->config = flatten_config(config.to_json());
   run->name = QFileInfo(run->path).completeBaseName();
   run->device = QString::fromStdString(reader.header().device);
-  run->metric = config.task == "text" || config.task == "vit" ? QStringLiteral("accuracy")
-                : config.task == "video"                      ? QStringLiteral("rmse")
-                                                              : QStringLiteral("perplexity");
+  run->metric = QString::fromLatin1(config::task_metric(config.task));
   for (const auto& name : reader.metric_names()) {
     const store::MetricSeries series = reader.metric(name);
     const QString qname = QString::fromStdString(name);
     for (size_t row = 0; row < series.rows(); ++row) {
       const auto begin = series.values.begin() + static_cast<std::ptrdiff_t>(row * series.width);
-      if (series.width == 1 && !is_per_layer_series(name)) {
+      if (series.shape == record::SeriesShape::Scalar) {
         run->addScalar(qname, series.steps[row], series.wall_times[row], *begin);
       } else {
         run->addVector(qname, series.steps[row], QVector<double>(begin, begin + series.width));

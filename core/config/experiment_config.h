@@ -1,13 +1,17 @@
 #pragma once
 // The configuration of an experiment: layerwise descent (SCIENCE.md §1) or sparse training with HORST (§2), read from
 // JSON with every key validated. Defaults are those of SCIENCE.md. One name per idea: the JSON keys are the field names
-// below.
+// below. Each section's keys, bounds and choices are listed once (experiment_config.cpp), and both from_json and
+// to_json walk that list; closed choices are enums (choices.h).
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "core/config/choices.h"
 
 namespace descentlab::config {
 
@@ -29,13 +33,13 @@ struct DataConfig {
   double noise_std = 0.3;  // σ_train of the pixel noise added to the input clip
   std::vector<int64_t> patch = {2, 4, 4};
   // vit (MNIST-format images)
-  std::string dataset = "fashion-mnist";  // mnist | fashion-mnist
-  int64_t image_patch = 7;                // square patches of image_patch x image_patch pixels
+  ImageDataset dataset = ImageDataset::fashion_mnist;
+  int64_t image_patch = 7;  // square patches of image_patch x image_patch pixels
   // gpt (Moby Dick, characters); train_limit / test_limit cap the number of windows (0: all)
   int64_t context = 64;
   // vit and gpt: evaluate on the test split, or on a validation set held out of the training data (for tuning:
   // validation_size images or windows, drawn with split_seed and never trained on)
-  std::string evaluate_on = "test";  // test | validation
+  EvaluateOn evaluate_on = EvaluateOn::test;
   int64_t validation_size = 5000;
 };
 
@@ -45,8 +49,8 @@ struct ModelConfig {
   int64_t heads = 4;
   int64_t ff_width = 128;
   double dropout = 0.1;
-  std::string readout = "shared";  // shared | per_layer
-  std::string pooling = "mean";    // mean | first (text)
+  Readout readout = Readout::shared;
+  Pooling pooling = Pooling::mean;  // text
 };
 
 struct TrainConfig {
@@ -58,27 +62,27 @@ struct TrainConfig {
   int64_t metric_interval = 10;    // steps between metric reads (no host sync in between)
   int64_t histogram_interval = 0;  // steps between weight histograms; 0: once per epoch
   uint64_t seed = 0;
-  std::string device = "auto";  // auto | cpu | cuda
+  Device device = Device::automatic;
 };
 
 struct ConstraintConfig {
-  bool enabled = false;                     // false: ERM on f_L
-  double alpha = 0.05;                      // required relative decrease per layer
-  std::string alpha_schedule = "constant";  // constant | linear (alpha -> alpha_final over the epochs)
-  double alpha_final = 0.05;
-  double dual_lr = 0.01;              // η_λ
-  std::string dual_update = "batch";  // batch | epoch (on a held-out constraint batch)
-  int64_t constraint_batch = 256;     // held-out samples for per-epoch dual steps
-  int64_t dual_warmup_epochs = 0;     // epochs with λ held at 0
-  bool stop_gradient = false;         // treat f_{l-1} as a constant inside g_l
-  bool resilient = false;             // relax with slacks u_l >= 0, cost (a/2) u^2
-  double resilient_cost = 1.0;        // a
-  double resilient_lr = 0.01;         // η_u
+  bool enabled = false;                                    // false: ERM on f_L
+  double alpha = 0.05;                                     // required relative decrease per layer
+  AlphaSchedule alpha_schedule = AlphaSchedule::constant;  // linear: alpha -> alpha_final over the epochs
+  double alpha_final = 0.05;                               // absent: alpha
+  double dual_lr = 0.01;                                   // η_λ
+  DualUpdate dual_update = DualUpdate::batch;              // epoch: on a held-out constraint batch
+  int64_t constraint_batch = 256;                          // held-out samples for per-epoch dual steps
+  int64_t dual_warmup_epochs = 0;                          // epochs with λ held at 0
+  bool stop_gradient = false;                              // treat f_{l-1} as a constant inside g_l
+  bool resilient = false;                                  // relax with slacks u_l >= 0, cost (a/2) u^2
+  double resilient_cost = 1.0;                             // a
+  double resilient_lr = 0.01;                              // η_u
 };
 
 // HORST (SCIENCE.md §2). alpha and beta default by optimizer: horst 5 / 0, ham 200 / 1e-3.
 struct OptimizerConfig {
-  std::string name = "adamw";  // adamw | ham | horst
+  OptimizerName name = OptimizerName::adamw;
   double alpha = 0.0;
   double beta = 0.0;
   double exponent_clamp = 5.0;
@@ -87,11 +91,11 @@ struct OptimizerConfig {
 
 // Sparse training: AC/DC to `target` sparsity, fractions of the run in steps or epochs (SCIENCE.md §2).
 struct SparsityConfig {
-  std::string method = "none";  // none | acdc
+  SparsityMethod method = SparsityMethod::none;
   double target = 0.9;
-  std::string scope = "global";  // global | per_layer
+  SparsityScope scope = SparsityScope::global;
   bool exclude_embeddings_and_readout = true;
-  std::string units = "steps";  // steps | epochs: where phase boundaries fall
+  PhaseUnits units = PhaseUnits::steps;  // where phase boundaries fall
   double warmup = 0.10;
   double phase = 0.05;
   double alternate_until = 0.75;
@@ -100,7 +104,7 @@ struct SparsityConfig {
 
 struct ExperimentConfig {
   std::string name = "custom";
-  std::string task = "text";  // text | video (layerwise descent) | vit | gpt (HORST)
+  Task task = Task::text;  // text, video: layerwise descent; vit, gpt: HORST
   DataConfig data;
   ModelConfig model;
   TrainConfig train;
@@ -108,12 +112,16 @@ struct ExperimentConfig {
   OptimizerConfig optimizer;
   SparsityConfig sparsity;
 
-  bool is_layerwise() const { return task == "text" || task == "video"; }
+  bool is_layerwise() const { return config::is_layerwise(task); }
 
   // Reads and validates; throws ConfigError naming `source` and the key.
   static ExperimentConfig from_json(const nlohmann::json& document, const std::string& source);
   nlohmann::json to_json() const;
 };
+
+// Every closed-choice key ("model.readout") with its words, from the same field list the reader uses: the window
+// offers these as lists.
+std::map<std::string, std::vector<std::string>> choice_keys();
 
 // Built-in presets (resources/presets/*.json, compiled in): names such as "text-erm", each with sizes "quick" and
 // "full". Throws ConfigError for an unknown name or size, listing the known ones.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/choices.h"
 #include "core/util/error.h"
 
 namespace descentlab::config {
@@ -34,6 +35,15 @@ class JsonReader {
   void read(const std::string& key, double& value, double minimum, double maximum);
   void read(const std::string& key, std::string& value, const std::vector<std::string>& allowed = {});
   void read(const std::string& key, std::vector<int64_t>& value, int64_t minimum, int64_t maximum);
+  // A closed choice (core/config/choices.h): the word must be one of E's.
+  template <typename E>
+  void read_choice(const std::string& key, E& value) {
+    std::string text = word(value);
+    read(key, text, choice_words<E>());
+    parse_choice(text, value);
+  }
+  // Whether the object holds `key` (without marking it known).
+  bool has(const std::string& key) const { return object_.contains(key); }
   // A nested object; absent gives an empty reader.
   JsonReader child(const std::string& key);
 

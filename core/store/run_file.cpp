@@ -167,12 +167,13 @@ void validate_name(const std::string& what, const std::string& name, const std::
   }
 }
 
-void write_metric_rows(H5::Group& metrics, const std::string& name, int64_t width, const std::vector<int64_t>& steps,
-                       const std::vector<double>& wall_times, const std::vector<double>& values) {
+void write_metric_rows(H5::Group& metrics, const std::string& name, record::SeriesShape shape, int64_t width,
+                       const std::vector<int64_t>& steps, const std::vector<double>& wall_times,
+                       const std::vector<double>& values) {
   const bool exists = hdf5::link_exists(metrics.getId(), name);
   H5::Group group = exists ? metrics.openGroup(name) : metrics.createGroup(name);
   if (!exists) {
-    hdf5::set_string_attribute(group, "kind", width == 1 ? "scalar" : "vector");
+    hdf5::set_string_attribute(group, "kind", record::shape_word(shape));
     hdf5::set_int_attribute(group, "width", width);
   }
   const hsize_t rows = steps.size();

@@ -9,12 +9,15 @@
 #include <vector>
 
 #include "core/record/checkpoint.h"
+#include "core/record/metrics.h"
 #include "core/util/error.h"
 
 namespace descentlab::store {
 
 inline constexpr const char* kFormatName = "descentlab-run";
-inline constexpr int64_t kFormatVersion = 1;
+// 2: each metric series' kind attribute is its shape ("scalar" | "per_layer" | "per_threshold" | "vector"); version 1
+// wrote "scalar" for every series of width 1, so a one-layer per-layer series could not be told from a scalar.
+inline constexpr int64_t kFormatVersion = 2;
 
 // Every problem with a run file: the message names the file and the HDF5 object.
 class RunFileError : public DataError {
@@ -51,10 +54,11 @@ struct RunHeader {
 
 struct MetricSeries {
   std::string name;
-  int64_t width = 1;               // 1 for scalars, layers for vectors
-  std::vector<int64_t> steps;      // rows
-  std::vector<double> wall_times;  // rows, seconds since the Unix epoch
-  std::vector<double> values;      // rows x width, row-major
+  record::SeriesShape shape = record::SeriesShape::Scalar;  // scalars are drawn against step, the rest per row
+  int64_t width = 1;                                        // 1 for scalars, layers for vectors
+  std::vector<int64_t> steps;                               // rows
+  std::vector<double> wall_times;                           // rows, seconds since the Unix epoch
+  std::vector<double> values;                               // rows x width, row-major
   size_t rows() const { return steps.size(); }
 };
 

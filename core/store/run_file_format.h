@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/record/events.h"
+#include "core/record/metrics.h"
 #include "core/store/run_file.h"
 
 namespace descentlab::store::format {
@@ -33,8 +34,9 @@ size_t element_size_of(const std::string& dtype, const std::string& path, const 
 // Names of metrics, histograms, sweeps, checkpoint labels, sections and tensors become HDF5 link names.
 void validate_name(const std::string& what, const std::string& name, const std::string& path);
 
-void write_metric_rows(H5::Group& metrics, const std::string& name, int64_t width, const std::vector<int64_t>& steps,
-                       const std::vector<double>& wall_times, const std::vector<double>& values);
+void write_metric_rows(H5::Group& metrics, const std::string& name, record::SeriesShape shape, int64_t width,
+                       const std::vector<int64_t>& steps, const std::vector<double>& wall_times,
+                       const std::vector<double>& values);
 void write_histogram_rows(H5::Group& histograms, const std::string& name, const std::vector<double>& edges,
                           const std::vector<int64_t>& steps, const std::vector<int64_t>& counts);
 void write_sweep(H5::Group& sweeps, const record::SweepResult& sweep);

@@ -46,6 +46,19 @@ void expect(bool condition, const std::string& path, const std::string& object, 
   if (!condition) throw RunFileError(Kind::Corrupt, path, object, message);
 }
 
+// A series' shape. The vocabulary decides for the names it knows (so a version-1 file's one-layer series, stored
+// as "scalar", still reads per layer); other names keep the word stored in their kind attribute.
+record::SeriesShape series_shape(const H5::Group& group, const std::string& name, const std::string& path,
+                                 const std::string& object) {
+  if (const auto* known = record::find_metric(name)) return known->shape;
+  expect(hdf5::has_attribute(group, "kind"), path, object, "missing attribute kind");
+  const std::string word = hdf5::string_attribute(group, "kind");
+  record::SeriesShape shape = record::SeriesShape::Scalar;
+  expect(record::parse_shape_word(word, shape), path, object,
+         "attribute kind is \"" + word + "\"; expected scalar, per_layer, per_threshold or vector");
+  return shape;
+}
+
 }  // namespace
 
 RunReader::RunReader(const std::string& path) : path_(path), file_(std::make_unique<File>()) {
@@ -72,6 +85,7 @@ MetricSeries RunReader::metric(const std::string& name) const {
     const H5::Group group = open_child_group(file_->handle, path_, format::kMetrics, name);
     MetricSeries series;
     series.name = name;
+    series.shape = series_shape(group, name, path_, object);
     series.steps = hdf5::read_all<int64_t>(open_dataset(group, "step", path_, object), H5::PredType::NATIVE_INT64);
     series.wall_times =
         hdf5::read_all<double>(open_dataset(group, "wall_time", path_, object), H5::PredType::NATIVE_DOUBLE);

@@ -19,6 +19,7 @@ namespace fs = std::filesystem;
 
 struct RunWriter::Pending {
   struct Rows {
+    record::SeriesShape shape = record::SeriesShape::Scalar;
     int64_t width = 1;
     std::vector<int64_t> steps;
     std::vector<double> wall_times;
@@ -43,6 +44,7 @@ struct RunWriter::Pending {
   void merge_newer(Pending&& newer) {
     for (auto& [name, rows] : newer.metrics) {
       auto& into = metrics[name];
+      into.shape = rows.shape;
       into.width = rows.width;
       into.steps.insert(into.steps.end(), rows.steps.begin(), rows.steps.end());
       into.wall_times.insert(into.wall_times.end(), rows.wall_times.begin(), rows.wall_times.end());
@@ -164,6 +166,10 @@ std::unique_ptr<RunWriter> RunWriter::open(const std::string& path, const RunWri
   try {
     H5::H5File file = format::open_validated(path, H5F_ACC_RDONLY);
     writer->header_ = format::read_header(file, path);
+    // An older file takes this build's format on its next commit: its series keep the words they were written
+    // with (version 1's "scalar" | "vector"), which version 2 still reads.
+    writer->upgrade_format_ = writer->header_.format_version < kFormatVersion;
+    writer->header_.format_version = kFormatVersion;
     const H5::Group metrics = file.openGroup(format::kMetrics);
     for (const auto& name : hdf5::child_names(metrics)) {
       writer->metric_widths_[name] = hdf5::int_attribute(metrics.openGroup(name), "width");
@@ -223,10 +229,15 @@ void RunWriter::flusher_loop() {
 }
 
 void RunWriter::scalar(const std::string& name, int64_t step, double wall_time, double value) {
-  vector(name, step, wall_time, {value});
+  append(name, record::shape_of(name, true), step, wall_time, {value});
 }
 
 void RunWriter::vector(const std::string& name, int64_t step, double wall_time, const std::vector<double>& values) {
+  append(name, record::shape_of(name, false), step, wall_time, values);
+}
+
+void RunWriter::append(const std::string& name, record::SeriesShape shape, int64_t step, double wall_time,
+                       const std::vector<double>& values) {
   format::validate_name("metric", name, path_);
   const auto width = static_cast<int64_t>(values.size());
   std::lock_guard<std::mutex> lock(data_mutex_);
@@ -239,6 +250,7 @@ void RunWriter::vector(const std::string& name, int64_t step, double wall_time, 
                        "has width " + std::to_string(known->second) + ", got a row of " + std::to_string(width));
   }
   auto& rows = pending_->metrics[name];
+  rows.shape = shape;
   rows.width = width;
   rows.steps.push_back(step);
   rows.wall_times.push_back(wall_time);
@@ -392,10 +404,14 @@ void RunWriter::commit() {
     {
       H5::H5File file(temporary, H5F_ACC_RDWR);
       if (batch->truncate_after) truncate_series(file, *batch->truncate_after);
+      if (upgrade_format_) {
+        H5::Group root = file.openGroup("/");
+        hdf5::set_int_attribute(root, "format_version", kFormatVersion);
+      }
       H5::Group metrics = file.openGroup(format::kMetrics);
       for (const auto& [name, rows] : batch->metrics) {
         if (!rows.steps.empty()) {
-          format::write_metric_rows(metrics, name, rows.width, rows.steps, rows.wall_times, rows.values);
+          format::write_metric_rows(metrics, name, rows.shape, rows.width, rows.steps, rows.wall_times, rows.values);
         }
       }
       H5::Group histograms = file.openGroup(format::kHistograms);
@@ -420,6 +436,7 @@ void RunWriter::commit() {
     restore_and_throw(batch, temporary, error.what());
   }
   file_exists_ = true;
+  upgrade_format_ = false;
   for (const auto& entry : batch->checkpoints) stored_checkpoints_.insert(entry.first);
   for (const auto& entry : batch->sweeps) stored_sweeps_.insert(entry.first);
   ++commits_;

@@ -68,6 +68,8 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   RunWriter(std::string path, const RunWriterOptions& options);
   void start_flusher();
   // Validates the checkpoint and puts it under every label into pending_ (labels not empty).
+  void append(const std::string& name, record::SeriesShape shape, int64_t step, double wall_time,
+              const std::vector<double>& values);
   void queue_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint);
   void commit();  // serialised by commit_mutex_
   [[noreturn]] void restore_and_throw(std::unique_ptr<Pending>& batch, const std::string& temporary,
@@ -81,6 +83,7 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   mutable std::mutex data_mutex_;  // guards pending_, widths_, edges_, last_error_
   std::unique_ptr<Pending> pending_;
   std::map<std::string, int64_t> metric_widths_;
+  bool upgrade_format_ = false;  // opened a file of an older format_version: the next commit writes this one
   std::map<std::string, std::vector<double>> histogram_edges_;
   std::string last_error_;
 

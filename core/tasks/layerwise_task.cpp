@@ -33,7 +33,7 @@ models::TransformerOptions transformer_options(const config::ModelConfig& model)
   options.heads = model.heads;
   options.ff_width = model.ff_width;
   options.dropout = model.dropout;
-  options.per_layer_readout = model.readout == "per_layer";
+  options.per_layer_readout = model.readout == config::Readout::per_layer;
   return options;
 }
 
@@ -55,7 +55,8 @@ TextTask::TextTask(const config::ExperimentConfig& config, const std::vector<dat
   test_tokens_ = test.token_ids.index_select(0, shuffle).to(device);
   test_labels_ = test.labels.index_select(0, shuffle).to(device);
   model_ = std::make_shared<models::TextTransformerImpl>(transformer_options(config.model), vocabulary_size_,
-                                                         config.data.max_length, 2, config.model.pooling == "first");
+                                                         config.data.max_length, 2,
+                                                         config.model.pooling == config::Pooling::first);
   model_->to(device);
 }
 
@@ -141,12 +142,12 @@ std::string VideoTask::describe() const {
 
 std::unique_ptr<LayerwiseTask> make_task(const config::ExperimentConfig& config, const std::string& data_root,
                                          torch::Device device) {
-  if (config.task == "text") {
+  if (config.task == config::Task::text) {
     return std::make_unique<TextTask>(config, data::load_imdb_reviews(data_root), device);
   }
-  if (config.task == "video") return std::make_unique<VideoTask>(config, device);
+  if (config.task == config::Task::video) return std::make_unique<VideoTask>(config, device);
   throw Error(
-      "task \"" + config.task +
+      "task \"" + config::word(config.task) +
       "\" is not a layerwise-descent task (known: text, video); "
       "robustness sweeps apply to text and video runs, one-shot pruning (descentlab-cli prune) to vit and gpt runs");
 }

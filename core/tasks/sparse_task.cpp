@@ -33,7 +33,7 @@ struct Split {
 
 Split split_training_rows(const config::DataConfig& data, int64_t size, const std::string& what) {
   Split split;
-  if (data.evaluate_on != "validation") {
+  if (data.evaluate_on != config::EvaluateOn::validation) {
     split.train_rows = subsample(size, data.train_limit, data.split_seed);
     return split;
   }
@@ -172,15 +172,13 @@ const std::vector<std::string>& GptTask::embedding_and_readout_prefixes() const 
 
 std::unique_ptr<SparseTask> make_sparse_task(const config::ExperimentConfig& config, const std::string& data_root,
                                              torch::Device device) {
-  if (config.task == "vit") {
-    const tasks::ImageTensors train =
-        tasks::to_tensors(data::load_image_dataset(data_root, config.data.dataset, "train"));
-    const tasks::ImageTensors test =
-        tasks::to_tensors(data::load_image_dataset(data_root, config.data.dataset, "test"));
-    return std::make_unique<VitTask>(config, train.images, train.labels, test.images, test.labels, device,
-                                     config.data.dataset);
+  if (config.task == config::Task::vit) {
+    const std::string dataset = config::word(config.data.dataset);
+    const tasks::ImageTensors train = tasks::to_tensors(data::load_image_dataset(data_root, dataset, "train"));
+    const tasks::ImageTensors test = tasks::to_tensors(data::load_image_dataset(data_root, dataset, "test"));
+    return std::make_unique<VitTask>(config, train.images, train.labels, test.images, test.labels, device, dataset);
   }
-  if (config.task == "gpt") {
+  if (config.task == config::Task::gpt) {
     const data::ChapterCorpus corpus = data::load_moby_dick(data_root);
     const data::CharSplit split = data::split_corpus(corpus.text);
     const auto vocabulary = data::CharVocabulary::build(split.train);
@@ -188,7 +186,7 @@ std::unique_ptr<SparseTask> make_sparse_task(const config::ExperimentConfig& con
                                      tasks::to_tensor(vocabulary.encode(split.validation)), vocabulary.size(), device,
                                      "Moby Dick (characters)");
   }
-  throw Error("task \"" + config.task + "\" is not a sparse-training task (known: vit, gpt)");
+  throw Error("task \"" + config::word(config.task) + "\" is not a sparse-training task (known: vit, gpt)");
 }
 
 }  // namespace descentlab::tasks

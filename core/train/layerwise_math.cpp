@@ -28,8 +28,8 @@ void resilient_step(torch::Tensor& resilient_slack, const torch::Tensor& lambda,
   resilient_slack.sub_(lr * (cost * resilient_slack - lambda)).clamp_min_(0.0);
 }
 
-double scheduled_alpha(const std::string& schedule, double alpha, double alpha_final, int64_t epoch, int64_t epochs) {
-  if (schedule != "linear" || epochs <= 1) return alpha;
+double scheduled_alpha(config::AlphaSchedule schedule, double alpha, double alpha_final, int64_t epoch, int64_t epochs) {
+  if (schedule != config::AlphaSchedule::linear || epochs <= 1) return alpha;
   const double progress = static_cast<double>(epoch) / static_cast<double>(epochs - 1);
   return alpha + (alpha_final - alpha) * progress;
 }

@@ -6,6 +6,8 @@
 
 #include <torch/types.h>
 
+#include "core/config/choices.h"
+
 namespace descentlab::train {
 
 // f: [L + 1] layer losses (with autograd); alpha: [L]. With stop_gradient the previous layer's loss is a constant
@@ -20,7 +22,7 @@ void dual_step(torch::Tensor& lambda, const torch::Tensor& slack, const torch::T
 void resilient_step(torch::Tensor& resilient_slack, const torch::Tensor& lambda, double cost, double lr);
 
 // α for an epoch: constant, or linear from `alpha` (first epoch) to `alpha_final` (last epoch).
-double scheduled_alpha(const std::string& schedule, double alpha, double alpha_final, int64_t epoch, int64_t epochs);
+double scheduled_alpha(config::AlphaSchedule schedule, double alpha, double alpha_final, int64_t epoch, int64_t epochs);
 
 // Per-sample layer losses [L + 1, B] -> share of samples with loss_l <= loss_{l-1}, for l = 1..L ([L]).
 torch::Tensor descending_frequency(const torch::Tensor& per_sample_layer_losses);

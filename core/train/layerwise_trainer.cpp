@@ -2,12 +2,14 @@
 
 #include <torch/torch.h>
 
+#include "core/record/metrics.h"
 #include "core/store/run_file.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/device_step.h"
 #include "core/train/layerwise_math.h"
 
 namespace descentlab::train {
+namespace metric = record::metric;
 
 struct LayerwiseTrainer::State {
   torch::optim::AdamW optimizer;
@@ -35,7 +37,7 @@ std::vector<double> to_vector(const torch::Tensor& tensor) {
 
 // Samples kept out of training for the per-epoch dual step (constraints.dual_update = "epoch").
 int64_t held_out_count(const config::ExperimentConfig& config, int64_t samples) {
-  const bool held_out = config.constraints.enabled && config.constraints.dual_update == "epoch";
+  const bool held_out = config.constraints.enabled && config.constraints.dual_update == config::DualUpdate::epoch;
   return held_out ? std::min<int64_t>(config.constraints.constraint_batch, samples / 2) : 0;
 }
 
@@ -105,7 +107,7 @@ void LayerwiseTrainer::train_step(const std::vector<int64_t>& order_indices, int
   objective.backward();
   if (config_.train.grad_clip > 0) clip_gradient_norm(module().parameters(), config_.train.grad_clip);
   s.optimizer.step();
-  if (dual_active(epoch) && c.dual_update == "batch") {
+  if (dual_active(epoch) && c.dual_update == config::DualUpdate::batch) {
     dual_step(s.lambda, slack, c.resilient ? s.resilient_slack : torch::Tensor(), c.dual_lr);
     if (c.resilient) resilient_step(s.resilient_slack, s.lambda, c.resilient_cost, c.resilient_lr);
   }
@@ -123,14 +125,14 @@ void LayerwiseTrainer::report_interval(int64_t steps, int64_t epoch) {
   for (size_t l = 0; l < layer_loss.size(); ++l) {
     require_finite(layer_loss[l], "loss of layer " + std::to_string(l), "(try a smaller lr or grad_clip)");
   }
-  scalar("loss", layer_loss.back());
-  scalar("lagrangian", s.lagrangian_sum.item<double>() / steps_double);
-  vector("layer_loss", layer_loss);
+  scalar(metric::kLoss, layer_loss.back());
+  scalar(metric::kLagrangian, s.lagrangian_sum.item<double>() / steps_double);
+  vector(metric::kLayerLoss, layer_loss);
   if (c.enabled) {
-    vector("slack", to_vector(s.slack_sum / steps_double));
-    vector("lambda", to_vector(s.lambda));
-    if (c.resilient) vector("resilient_slack", to_vector(s.resilient_slack));
-    scalar("alpha", alpha_of(epoch));
+    vector(metric::kSlack, to_vector(s.slack_sum / steps_double));
+    vector(metric::kLambda, to_vector(s.lambda));
+    if (c.resilient) vector(metric::kResilientSlack, to_vector(s.resilient_slack));
+    scalar(metric::kAlpha, alpha_of(epoch));
   }
   s.loss_sum.zero_();
   s.slack_sum.zero_();
@@ -139,7 +141,7 @@ void LayerwiseTrainer::report_interval(int64_t steps, int64_t epoch) {
 
 void LayerwiseTrainer::end_epoch(int64_t epoch) {
   const auto& c = config_.constraints;
-  if (!dual_active(epoch) || c.dual_update != "epoch") return;
+  if (!dual_active(epoch) || c.dual_update != config::DualUpdate::epoch) return;
   // The dual step on the held-out samples, at the α of the epoch the data order is in.
   torch::NoGradGuard no_grad;
   auto& model = module();
@@ -183,8 +185,8 @@ Evaluation LayerwiseTrainer::evaluate() {
 
 EpochTest LayerwiseTrainer::evaluate_epoch() {
   state_->last_test = evaluate();
-  vector("test_layer_loss", state_->last_test.layer_loss);
-  vector("test_descending_frequency", state_->last_test.descending_frequency);
+  vector(metric::kTestLayerLoss, state_->last_test.layer_loss);
+  vector(metric::kTestDescendingFrequency, state_->last_test.descending_frequency);
   return {state_->last_test.metric, state_->last_test.loss};
 }
 

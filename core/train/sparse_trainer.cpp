@@ -5,24 +5,36 @@
 #include "core/config/json_reader.h"
 #include "core/eval/weight_histograms.h"
 #include "core/optim/mirror_adamw.h"
+#include "core/record/metrics.h"
 #include "core/store/run_file.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/device_step.h"
 
 namespace descentlab::train {
+namespace metric = record::metric;
+namespace {
+
+optim::MaskScope mask_scope(config::SparsityScope scope) {
+  return scope == config::SparsityScope::global ? optim::MaskScope::global : optim::MaskScope::per_tensor;
+}
+
+}  // namespace
 
 std::unique_ptr<torch::optim::AdamW> make_optimizer(std::vector<torch::Tensor> parameters,
                                                     const config::ExperimentConfig& config) {
   const auto adamw = torch::optim::AdamWOptions(config.train.lr).weight_decay(config.train.weight_decay);
-  if (config.optimizer.name == "adamw") return std::make_unique<torch::optim::AdamW>(std::move(parameters), adamw);
+  if (config.optimizer.name == config::OptimizerName::adamw)
+    return std::make_unique<torch::optim::AdamW>(std::move(parameters), adamw);
   optim::MirrorOptions mirror;
   mirror.alpha = config.optimizer.alpha;
   mirror.beta = config.optimizer.beta;
   mirror.exponent_clamp = config.optimizer.exponent_clamp;
   mirror.min_dim = config.optimizer.min_dim;
-  if (config.optimizer.name == "horst") return std::make_unique<optim::Horst>(std::move(parameters), adamw, mirror);
-  if (config.optimizer.name == "ham") return std::make_unique<optim::Ham>(std::move(parameters), adamw, mirror);
-  throw config::ConfigError("optimizer", "name", "unknown optimizer \"" + config.optimizer.name + "\"");
+  if (config.optimizer.name == config::OptimizerName::horst)
+    return std::make_unique<optim::Horst>(std::move(parameters), adamw, mirror);
+  if (config.optimizer.name == config::OptimizerName::ham)
+    return std::make_unique<optim::Ham>(std::move(parameters), adamw, mirror);
+  throw config::ConfigError("optimizer", "name", "unknown optimizer \"" + config::word(config.optimizer.name) + "\"");
 }
 
 struct SparseTrainer::State {
@@ -100,14 +112,14 @@ SparseTrainer::SparseTrainer(config::ExperimentConfig config, tasks::SparseTask&
   if (config_.sparsity.exclude_embeddings_and_readout)
     selection.excluded_prefixes = task_.embedding_and_readout_prefixes();
   state_->prunable = optim::select_prunable(*task_.module(), selection);
-  if (config_.sparsity.method == "acdc") {
+  if (config_.sparsity.method == config::SparsityMethod::acdc) {
     if (state_->prunable.empty()) throw TrainingError("AC/DC: the model has no prunable weights under this selection");
     AcdcFractions fractions;
     fractions.warmup = config_.sparsity.warmup;
     fractions.phase = config_.sparsity.phase;
     fractions.alternate_until = config_.sparsity.alternate_until;
     fractions.decompressed_until = config_.sparsity.decompressed_until;
-    const int64_t units = config_.sparsity.units == "epochs" ? config_.train.epochs : total_steps();
+    const int64_t units = config_.sparsity.units == config::PhaseUnits::epochs ? config_.train.epochs : total_steps();
     state_->schedule = std::make_unique<AcdcSchedule>(units, fractions);
   }
   state_->loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
@@ -134,19 +146,18 @@ AcdcPhase SparseTrainer::phase() const {
 
 void SparseTrainer::emit_histograms() {
   Trainer::emit_histograms();
-  vector("near_zero_share", eval::near_zero_shares(module(), eval::default_near_zero_thresholds()));
+  vector(metric::kNearZeroShare, eval::near_zero_shares(module(), eval::default_near_zero_thresholds()));
 }
 
 void SparseTrainer::enter_phase(AcdcPhase phase) {
   State& s = *state_;
   if (phase == AcdcPhase::compressed) {
-    s.masks =
-        optim::magnitude_masks(s.prunable, config_.sparsity.target, optim::parse_mask_scope(config_.sparsity.scope));
+    s.masks = optim::magnitude_masks(s.prunable, config_.sparsity.target, mask_scope(config_.sparsity.scope));
     const std::vector<torch::Tensor> now = optim::snapshot(s.prunable);
     if (!s.previous_masks.empty())
-      scalar("mask_churn", static_cast<double>(optim::mask_hamming_distance(s.previous_masks, s.masks)));
+      scalar(metric::kMaskChurn, static_cast<double>(optim::mask_hamming_distance(s.previous_masks, s.masks)));
     if (!s.last_snapshot.empty())
-      scalar("sign_flips", static_cast<double>(optim::count_sign_flips(s.last_snapshot, now)));
+      scalar(metric::kSignFlips, static_cast<double>(optim::count_sign_flips(s.last_snapshot, now)));
     optim::apply_masks(s.prunable, s.masks);
     s.last_snapshot = now;
   } else if (phase == AcdcPhase::decompressed && s.phase == AcdcPhase::compressed) {
@@ -242,7 +253,8 @@ SparseEvaluation SparseTrainer::evaluate() {
 
 void SparseTrainer::before_batch(int64_t epoch) {
   if (!state_->schedule) return;
-  const AcdcPhase phase = state_->schedule->phase_at(config_.sparsity.units == "epochs" ? epoch : step());
+  const AcdcPhase phase =
+      state_->schedule->phase_at(config_.sparsity.units == config::PhaseUnits::epochs ? epoch : step());
   if (phase != state_->phase) enter_phase(phase);
 }
 
@@ -262,10 +274,10 @@ void SparseTrainer::train_step(const std::vector<int64_t>& indices, int64_t) {
 void SparseTrainer::report_interval(int64_t steps, int64_t) {
   State& s = *state_;
   const double mean_loss = s.loss_sum.item<double>() / static_cast<double>(steps);
-  require_finite(mean_loss, "training loss", "with " + config_.optimizer.name + " (try a smaller lr or alpha)");
-  scalar("loss", mean_loss);
-  if (!s.prunable.empty()) scalar("sparsity", optim::count_zeros(s.prunable).share());
-  if (s.schedule) scalar("acdc_phase", phase_code(s.phase));
+  require_finite(mean_loss, "training loss", "with " + optimizer_name() + " (try a smaller lr or alpha)");
+  scalar(metric::kLoss, mean_loss);
+  if (!s.prunable.empty()) scalar(metric::kSparsity, optim::count_zeros(s.prunable).share());
+  if (s.schedule) scalar(metric::kAcdcPhase, phase_code(s.phase));
   s.loss_sum.zero_();
 }
 
@@ -282,7 +294,7 @@ bool SparseTrainer::best_is_comparable() const {
 nlohmann::json SparseTrainer::summary() const {
   const State& s = *state_;
   auto& model = *task_.module();
-  return {{"optimizer", config_.optimizer.name},
+  return {{"optimizer", optimizer_name()},
           {"sparsity", s.prunable.empty() ? 0.0 : optim::count_zeros(s.prunable).share()},
           {"near_zero_share",
            {{"thresholds", eval::default_near_zero_thresholds()},

@@ -49,7 +49,7 @@ class SparseTrainer : public Trainer {
  private:
   struct State;
   torch::nn::Module& module() override;
-  std::string optimizer_name() const override { return config_.optimizer.name; }
+  std::string optimizer_name() const override { return config::word(config_.optimizer.name); }
   void before_batch(int64_t epoch) override;
   void train_step(const std::vector<int64_t>& indices, int64_t epoch) override;
   void report_interval(int64_t steps, int64_t epoch) override;

@@ -6,11 +6,13 @@
 #include <cmath>
 
 #include "core/eval/weight_histograms.h"
+#include "core/record/metrics.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/training_state.h"
 #include "core/util/number_text.h"
 
 namespace descentlab::train {
+namespace metric = record::metric;
 
 torch::Device resolve_device(const std::string& name) {
   if (name == "cpu") return torch::kCPU;
@@ -20,6 +22,10 @@ torch::Device resolve_device(const std::string& name) {
   }
   if (name == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
   throw Error("unknown device \"" + name + "\" (known: auto, cpu, cuda)");
+}
+
+torch::Device resolve_device(config::Device device) {
+  return resolve_device(config::word(device));
 }
 
 // The samples and wall time of the metric interval in progress (throughput).
@@ -129,9 +135,10 @@ bool Trainer::train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& in
     if (step_ % t.metric_interval == 0 || b + 1 == batches_per_epoch) {
       report_interval(accumulated_, epoch);  // reads the device: the interval's time includes its queued work
       const double elapsed = record::wall_clock_seconds() - interval.started;
-      scalar("lr", t.lr);
-      scalar("epoch", static_cast<double>(epoch) + static_cast<double>(b + 1) / static_cast<double>(batches_per_epoch));
-      scalar("throughput", elapsed > 0 ? static_cast<double>(interval.samples) / elapsed : 0.0);
+      scalar(metric::kLearningRate, t.lr);
+      scalar(metric::kEpoch,
+             static_cast<double>(epoch) + static_cast<double>(b + 1) / static_cast<double>(batches_per_epoch));
+      scalar(metric::kThroughput, elapsed > 0 ? static_cast<double>(interval.samples) / elapsed : 0.0);
       accumulated_ = 0;
       interval = Interval{};
     }
@@ -144,8 +151,8 @@ bool Trainer::train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& in
 void Trainer::finish_epoch(int64_t epoch, TrainingResult& result) {
   end_epoch(epoch);
   const EpochTest test = evaluate_epoch();
-  scalar("test_loss", test.loss);
-  scalar("test_" + metric_name(), test.metric);
+  scalar(metric::kTestLoss, test.loss);
+  scalar(record::test_series(metric_name()), test.metric);
   // Histograms at every epoch end too, unless this step just had them.
   const int64_t every = config_.train.histogram_interval;
   if (every == 0 || step_ % every != 0) emit_histograms();

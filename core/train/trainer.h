@@ -132,5 +132,6 @@ class Trainer {
 
 // "auto" -> CUDA when available, else CPU; "cuda" without CUDA is a clear error.
 torch::Device resolve_device(const std::string& name);
+torch::Device resolve_device(config::Device device);
 
 }  // namespace descentlab::train

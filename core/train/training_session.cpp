@@ -54,10 +54,10 @@ Engine make_engine(const config::ExperimentConfig& config, const torch::Device& 
   }
   engine.sparse_task = tasks::make_sparse_task(config, data::default_data_root(), device);
   engine.trainer = std::make_unique<SparseTrainer>(config, *engine.sparse_task, device);
-  const std::string sparsity = config.sparsity.method == "none"
+  const std::string sparsity = config.sparsity.method == config::SparsityMethod::none
                                    ? "none (dense)"
-                                   : config.sparsity.method + " to " + std::to_string(config.sparsity.target);
-  engine.description = config.name + ": " + engine.sparse_task->describe() + "; optimizer " + config.optimizer.name +
+                                   : config::word(config.sparsity.method) + " to " + std::to_string(config.sparsity.target);
+  engine.description = config.name + ": " + engine.sparse_task->describe() + "; optimizer " + config::word(config.optimizer.name) +
                        ", sparsity " + sparsity;
   return engine;
 }

@@ -48,7 +48,9 @@ class TrainingSession {
   const config::ExperimentConfig& config() const { return config_; }
   const std::string& run_path() const { return options_.run_path; }
   // Overrides the configured device ("auto", "cpu", "cuda") before the run starts.
-  void set_device(const std::string& name) { config_.train.device = name; }
+  void set_device(const std::string& name) {
+    config_.train.device = config::require_choice<config::Device>(name, "device");
+  }
   // The device the run uses ("cpu", "cuda:0"), known once run() has started; empty before.
   std::string device_name() const;
 

@@ -11,7 +11,7 @@ import numpy as np
 def main(path):
     with h5py.File(path, "r") as run:
         assert run.attrs["format"] == "descentlab-run", run.attrs["format"]
-        assert int(run.attrs["format_version"]) == 1
+        assert int(run.attrs["format_version"]) == 2
         config = json.loads(run.attrs["config"])
         assert config["preset"] == "test" and config["layers"] == 3, config
         assert set(run.keys()) == {"metrics", "histograms", "sweeps", "checkpoints"}, set(run.keys())
@@ -24,7 +24,7 @@ def main(path):
         assert np.isclose(loss["wall_time"][0], 1.8e9 + 1)
 
         layers = run["metrics/layer_loss"]
-        assert layers.attrs["kind"] == "vector" and layers["value"].shape == (100, 3), layers["value"].shape
+        assert layers.attrs["kind"] == "per_layer" and layers["value"].shape == (100, 3), layers["value"].shape
         assert np.isclose(layers["value"][1, 2], 0.75)
 
         histogram = run["histograms/global"]

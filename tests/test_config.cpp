@@ -1,0 +1,157 @@
+// The experiment config's one field list (read and write), its closed choices, the metric vocabulary and the sweep
+// statistics shared by the CLI and the window.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/config/experiment_config.h"
+#include "core/config/json_reader.h"
+#include "core/record/metrics.h"
+#include "core/record/sweep_statistics.h"
+
+namespace descentlab {
+namespace {
+
+using config::ExperimentConfig;
+
+std::string error_of(const nlohmann::json& document) {
+  try {
+    ExperimentConfig::from_json(document, "test.json");
+  } catch (const config::ConfigError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(Config, EveryPresetRoundTripsThroughItsJson) {
+  for (const auto& name : config::preset_names()) {
+    for (const char* size : {"quick", "full"}) {
+      const ExperimentConfig read = ExperimentConfig::from_json(config::preset_document(name, size), name);
+      const nlohmann::json written = read.to_json();
+      EXPECT_EQ(ExperimentConfig::from_json(written, name).to_json(), written) << name << " " << size;
+      // Every key of the preset is in the written config with the preset's value.
+      nlohmann::json preset = config::preset_document(name, size);
+      nlohmann::json merged = written;
+      merged.merge_patch(preset);
+      EXPECT_EQ(merged, written) << name << " " << size;
+    }
+  }
+}
+
+TEST(Config, WrittenConfigHasEverySectionAndChoiceAsWords) {
+  const nlohmann::json written = ExperimentConfig().to_json();
+  for (const char* section : {"data", "model", "train", "constraints", "optimizer", "sparsity"}) {
+    EXPECT_TRUE(written.contains(section)) << section;
+  }
+  EXPECT_EQ(written["task"], "text");
+  EXPECT_EQ(written["train"]["device"], "auto");
+  EXPECT_EQ(written["data"]["dataset"], "fashion-mnist");
+  EXPECT_EQ(written["model"]["readout"], "shared");
+  EXPECT_EQ(written["constraints"]["dual_update"], "batch");
+  EXPECT_EQ(written["data"]["split_seed"], 0u);
+  EXPECT_EQ(written["data"]["patch"], nlohmann::json::array({2, 4, 4}));
+}
+
+TEST(Config, ChoicesAreParsedOnceIntoEnums) {
+  const auto config = ExperimentConfig::from_json(
+      {{"task", "video"},
+       {"model", {{"readout", "per_layer"}}},
+       {"constraints", {{"enabled", true}, {"dual_update", "epoch"}, {"alpha_schedule", "linear"}}},
+       {"train", {{"device", "cpu"}}}},
+      "test.json");
+  EXPECT_EQ(config.task, config::Task::video);
+  EXPECT_EQ(config.model.readout, config::Readout::per_layer);
+  EXPECT_EQ(config.constraints.dual_update, config::DualUpdate::epoch);
+  EXPECT_EQ(config.constraints.alpha_schedule, config::AlphaSchedule::linear);
+  EXPECT_EQ(config.train.device, config::Device::cpu);
+  EXPECT_TRUE(config.is_layerwise());
+  const auto vit = ExperimentConfig::from_json(
+      {{"task", "vit"}, {"data", {{"dataset", "mnist"}}}, {"sparsity", {{"method", "acdc"}, {"units", "epochs"}}}},
+      "test.json");
+  EXPECT_EQ(vit.data.dataset, config::ImageDataset::mnist);
+  EXPECT_EQ(vit.sparsity.method, config::SparsityMethod::acdc);
+  EXPECT_EQ(vit.sparsity.units, config::PhaseUnits::epochs);
+  EXPECT_FALSE(vit.is_layerwise());
+}
+
+TEST(Config, AWrongChoiceNamesTheKeyTheValueAndTheWords) {
+  const std::string message = error_of({{"model", {{"readout", "perlayer"}}}});
+  EXPECT_NE(message.find("test.json"), std::string::npos) << message;
+  EXPECT_NE(message.find("model.readout"), std::string::npos) << message;
+  EXPECT_NE(message.find("\"perlayer\""), std::string::npos) << message;
+  EXPECT_NE(message.find("shared, per_layer"), std::string::npos) << message;
+  EXPECT_NE(error_of({{"task", "audio"}}).find("text, video, vit, gpt"), std::string::npos);
+  EXPECT_NE(error_of({{"train", {{"devcie", "cpu"}}}}).find("train.devcie"), std::string::npos);
+  EXPECT_NE(error_of({{"model", {{"width", 10}, {"heads", 4}}}}).find("model.heads"), std::string::npos);
+  EXPECT_THROW(config::require_choice<config::Device>("gpu", "--device"), Error);
+}
+
+TEST(Config, DefaultsThatFollowOtherKeys) {
+  const auto constraints = ExperimentConfig::from_json({{"constraints", {{"alpha", 0.2}}}}, "test.json");
+  EXPECT_DOUBLE_EQ(constraints.constraints.alpha_final, 0.2);  // absent alpha_final: alpha
+  const auto explicit_final =
+      ExperimentConfig::from_json({{"constraints", {{"alpha", 0.2}, {"alpha_final", 0.4}}}}, "test.json");
+  EXPECT_DOUBLE_EQ(explicit_final.constraints.alpha_final, 0.4);
+  const auto horst = ExperimentConfig::from_json({{"task", "vit"}, {"optimizer", {{"name", "horst"}}}}, "test.json");
+  EXPECT_DOUBLE_EQ(horst.optimizer.alpha, 5.0);
+  EXPECT_DOUBLE_EQ(horst.optimizer.beta, 0.0);
+  const auto ham = ExperimentConfig::from_json({{"task", "gpt"}, {"optimizer", {{"name", "ham"}, {"alpha", 50}}}},
+                                               "test.json");
+  EXPECT_DOUBLE_EQ(ham.optimizer.alpha, 50.0);
+  EXPECT_DOUBLE_EQ(ham.optimizer.beta, 1e-3);
+}
+
+TEST(Config, ChoiceKeysListEveryClosedChoiceForTheWindow) {
+  const auto keys = config::choice_keys();
+  EXPECT_EQ(keys.size(), 12u);  // task and eleven in the sections
+  EXPECT_EQ(keys.at("data.dataset"), (std::vector<std::string>{"fashion-mnist", "mnist"}));
+  EXPECT_EQ(keys.at("optimizer.name"), (std::vector<std::string>{"adamw", "ham", "horst"}));
+  EXPECT_EQ(keys.at("train.device"), (std::vector<std::string>{"auto", "cpu", "cuda"}));
+  EXPECT_EQ(keys.at("task"), (std::vector<std::string>{"text", "video", "vit", "gpt"}));
+}
+
+TEST(MetricVocabulary, KnowsEveryEngineSeriesOnce) {
+  for (size_t i = 0; i < std::size(record::kMetricVocabulary); ++i) {
+    for (size_t j = i + 1; j < std::size(record::kMetricVocabulary); ++j) {
+      EXPECT_NE(record::kMetricVocabulary[i].name, record::kMetricVocabulary[j].name);
+    }
+    EXPECT_FALSE(record::kMetricVocabulary[i].display.empty());
+    EXPECT_FALSE(record::kMetricVocabulary[i].meaning.empty());
+  }
+  for (auto task : {config::Task::text, config::Task::video, config::Task::vit, config::Task::gpt}) {
+    const auto* info = record::find_metric(record::test_series(config::task_metric(task)));
+    ASSERT_NE(info, nullptr) << config::word(task);
+    EXPECT_NE(info->better, record::Direction::Neither);
+  }
+  EXPECT_EQ(record::find_metric("lambda")->shape, record::SeriesShape::PerLayer);
+  EXPECT_EQ(record::display_name("loss"), "training loss");
+  EXPECT_EQ(record::display_name("something_new"), "something new");
+  record::SeriesShape shape{};
+  EXPECT_TRUE(record::parse_shape_word("per_threshold", shape));
+  EXPECT_EQ(shape, record::SeriesShape::PerThreshold);
+  EXPECT_FALSE(record::parse_shape_word("matrix", shape));
+}
+
+TEST(SweepStatistics, MeanAndSampleStandardDeviationPerStrength) {
+  record::SweepResult sweep;
+  sweep.gamma = {0.0, 1.0};
+  sweep.seeds = {0, 1, 2, 3};
+  sweep.metric = {1, 2, 3, 4, 0.9, 0.9, 0.9, 0.9};
+  sweep.layers = 2;
+  sweep.layer_loss = {1, 2, 1, 2, 1, 2, 1, 2, 0, 4, 2, 4, 4, 4, 2, 4};
+  const auto rows = record::sweep_statistics(sweep);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(rows[0].metric.mean, 2.5);
+  EXPECT_NEAR(rows[0].metric.std, std::sqrt(5.0 / 3.0), 1e-15);
+  EXPECT_NEAR(rows[1].metric.mean, 0.9, 1e-15);
+  // The sum-of-squares formula gives sqrt of a tiny negative or positive number here; deviations give 0.
+  EXPECT_LT(rows[1].metric.std, 1e-15);
+  EXPECT_EQ(rows[0].layer_loss_mean, (std::vector<double>{1.0, 2.0}));
+  EXPECT_EQ(rows[1].layer_loss_mean, (std::vector<double>{2.0, 4.0}));
+  const double one = 0.7;
+  EXPECT_EQ(record::seed_statistics(&one, 1).std, 0.0);
+  EXPECT_EQ(record::seed_statistics(&one, 1).mean, 0.7);
+}
+
+}  // namespace
+}  // namespace descentlab
