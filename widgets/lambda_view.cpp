@@ -1,0 +1,97 @@
+#include "widgets/lambda_view.h"
+
+#include <qcustomplot.h>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QTextStream>
+
+#include "widgets/lab_model.h"
+#include "widgets/plot_helpers.h"
+#include "widgets/run_data.h"
+
+namespace descentlab::widgets {
+
+LambdaView::LambdaView(LabModel* model, QWidget* parent)
+    : PlotView(model, QStringLiteral("Lagrange multipliers"), parent) {
+  series_ = new QComboBox(this);
+  series_->addItem(QStringLiteral("λ_l (multipliers)"), QStringLiteral("lambda"));
+  series_->addItem(QStringLiteral("g_l (training slack)"), QStringLiteral("slack"));
+  series_->addItem(QStringLiteral("u_l (resilient relaxation)"), QStringLiteral("resilient_slack"));
+  tools()->addWidget(series_);
+  addExportButton();
+  styleAxisRect(plot()->axisRect(), QStringLiteral("step"), QStringLiteral("λ_l"));
+  setupLegend(plot());
+  connect(series_, &QComboBox::currentIndexChanged, this, [this] { refresh(true); });
+}
+
+void LambdaView::setSeries(const QString& name) {
+  selectData(series_, name);
+}
+
+void LambdaView::rebuild() {
+  plot()->clearPlottables();
+  plot()->clearItems();
+  const QString name = series_->currentData().toString();
+  plot()->yAxis->setLabel(series_->currentText());
+  RunData* focus = model()->focusRun();
+  if (focus && !focus->vectors.contains(name)) {
+    focus = nullptr;
+    for (auto* run : model()->runs()) {
+      if (run->vectors.contains(name)) {
+        focus = run;
+        break;
+      }
+    }
+  }
+  if (!focus) {
+    placeholder(plot(), plot()->axisRect(),
+                name == QStringLiteral("resilient_slack")
+                    ? QStringLiteral("No resilient constrained run\n(constraints.resilient = true)")
+                    : QStringLiteral("No constrained layerwise run yet\n(text-constrained, video-constrained)"));
+    return;
+  }
+  const auto& track = focus->vectors[name];
+  QCPColorGradient gradient(QCPColorGradient::gpSpectrum);
+  for (int layer = 0; layer < track.width; ++layer) {
+    QVector<double> values;
+    values.reserve(track.rows.size());
+    for (const auto& row : track.rows) values.push_back(layer < row.size() ? row[layer] : qQNaN());
+    auto* graph = plot()->addGraph();
+    graph->setData(track.steps, values, true);
+    const double position = track.width > 1 ? static_cast<double>(layer) / (track.width - 1) : 0.0;
+    graph->setPen(QPen(QColor(gradient.color(position * 0.85, QCPRange(0, 1))), 1.8));
+    graph->setName(QStringLiteral("layer %1").arg(layer + 1));
+  }
+  if (name == QStringLiteral("slack")) {
+    auto* zero = new QCPItemStraightLine(plot());
+    zero->point1->setCoords(0, 0);
+    zero->point2->setCoords(1, 0);
+    zero->setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
+  }
+  auto* caption = new QCPItemText(plot());
+  caption->position->setType(QCPItemPosition::ptAxisRectRatio);
+  caption->position->setCoords(0.99, 0.02);
+  caption->setPositionAlignment(Qt::AlignTop | Qt::AlignRight);
+  caption->setText(focus->name);
+  caption->setColor(focus->colour);
+}
+
+QString LambdaView::csv() const {
+  QString text;
+  QTextStream out(&text);
+  out << "run,series,step,layer,value\n";
+  const QString name = series_->currentData().toString();
+  for (auto* run : model()->runs()) {
+    const auto it = run->vectors.constFind(name);
+    if (it == run->vectors.cend()) continue;
+    for (int row = 0; row < it->rows.size(); ++row) {
+      for (int layer = 0; layer < it->rows[row].size(); ++layer) {
+        out << csvField(run->name) << ',' << name << ',' << static_cast<qint64>(it->steps[row]) << ',' << layer + 1
+            << ',' << QString::number(it->rows[row][layer], 'g', 9) << '\n';
+      }
+    }
+  }
+  return text;
+}
+
+}  // namespace descentlab::widgets

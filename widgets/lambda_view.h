@@ -1,0 +1,26 @@
+#pragma once
+
+#include "widgets/plot_view.h"
+
+class QComboBox;
+
+namespace descentlab::widgets {
+
+// Lagrange multipliers λ_l (or the slack g_l, or the resilient relaxation u_l) of the focus run against step,
+// one line per layer.
+class LambdaView : public PlotView {
+  Q_OBJECT
+
+ public:
+  explicit LambdaView(LabModel* model, QWidget* parent = nullptr);
+  QString csv() const override;
+  void setSeries(const QString& name);
+
+ protected:
+  void rebuild() override;
+
+ private:
+  QComboBox* series_ = nullptr;
+};
+
+}  // namespace descentlab::widgets

@@ -1,0 +1,171 @@
+#include "widgets/layer_loss_view.h"
+
+#include <qcustomplot.h>
+#include <QCheckBox>
+#include <QHBoxLayout>
+#include <QTextStream>
+
+#include <algorithm>
+#include <cmath>
+
+#include "widgets/lab_model.h"
+#include "widgets/plot_helpers.h"
+#include "widgets/run_data.h"
+
+namespace descentlab::widgets {
+namespace {
+
+QColor faded(const QColor& colour, double amount) {  // amount 0: the colour; 1: white
+  return QColor::fromRgbF(colour.redF() + (1 - colour.redF()) * amount,
+                          colour.greenF() + (1 - colour.greenF()) * amount,
+                          colour.blueF() + (1 - colour.blueF()) * amount);
+}
+
+}  // namespace
+
+LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
+    : PlotView(model, QStringLiteral("Per-layer loss"), parent) {
+  allEvaluations_ = new QCheckBox(QStringLiteral("every evaluation"), this);
+  allEvaluations_->setChecked(true);
+  allEvaluations_->setToolTip(QStringLiteral("Show every evaluation of the focus run, early (light) to late (dark)"));
+  logY_ = new QCheckBox(QStringLiteral("log y"), this);
+  tools()->addWidget(allEvaluations_);
+  tools()->addWidget(logY_);
+  addExportButton();
+  connect(allEvaluations_, &QCheckBox::toggled, this, [this] { refresh(true); });
+  connect(logY_, &QCheckBox::toggled, this, [this](bool on) {
+    plot()->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    plot()->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
+                                : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    refresh(true);
+  });
+
+  styleAxisRect(plot()->axisRect(), QStringLiteral("layer l"), QStringLiteral("test loss f_l"));
+  bars_ = new QCPAxisRect(plot());
+  plot()->plotLayout()->addElement(1, 0, bars_);
+  plot()->plotLayout()->setRowStretchFactor(0, 2.0);
+  plot()->plotLayout()->setRowStretchFactor(1, 1.0);
+  styleAxisRect(bars_, QStringLiteral("layer l"), QStringLiteral("descending share"));
+  // Both rows share the layer axis and the left margin, so the layers line up.
+  auto* margins = new QCPMarginGroup(plot());
+  plot()->axisRect(0)->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
+  bars_->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
+  connect(plot()->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), bars_->axis(QCPAxis::atBottom),
+          qOverload<const QCPRange&>(&QCPAxis::setRange));
+  for (auto* rect : {plot()->axisRect(0), bars_}) {
+    QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
+    ticker->setTickStep(1.0);
+    ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    rect->axis(QCPAxis::atBottom)->setTicker(ticker);
+  }
+  bars_->axis(QCPAxis::atLeft)->setRange(0, 1.05);
+  bars_->axis(QCPAxis::atLeft)->ticker()->setTickCount(3);
+  setupLegend(plot());
+}
+
+void LayerLossView::rebuild() {
+  plot()->clearPlottables();
+  plot()->clearItems();
+  RunData* focus = model()->focusRun();
+  if (focus && !focus->vectors.contains(QStringLiteral("test_layer_loss"))) focus = nullptr;
+  QVector<RunData*> layerwise;
+  for (auto* run : model()->runs()) {
+    if (run->vectors.contains(QStringLiteral("test_layer_loss"))) layerwise.push_back(run);
+  }
+  if (!focus && !layerwise.isEmpty()) focus = layerwise.front();
+  if (layerwise.isEmpty()) {
+    placeholder(plot(), plot()->axisRect(0),
+                QStringLiteral("No layerwise-descent run yet\n(presets text-* and video-*)"));
+    return;
+  }
+  const bool logY = logY_->isChecked();
+  auto clean = [logY](QVector<double> values) {
+    if (logY) {
+      for (auto& value : values) value = value > 0 ? value : qQNaN();
+    }
+    return values;
+  };
+  QVector<double> breakX, breakY;
+  auto layerAxis = [](int width) {
+    QVector<double> x;
+    for (int layer = 0; layer < width; ++layer) x.push_back(layer);
+    return x;
+  };
+  // The focus run's history, light to dark.
+  const auto& history = focus->vectors[QStringLiteral("test_layer_loss")];
+  const int evaluations = static_cast<int>(history.rows.size());
+  if (allEvaluations_->isChecked()) {
+    for (int row = 0; row + 1 < evaluations; ++row) {
+      auto* graph = plot()->addGraph();
+      graph->setData(layerAxis(history.width), clean(history.rows[row]), true);
+      const double age = evaluations > 1 ? 1.0 - static_cast<double>(row) / (evaluations - 1) : 0.0;
+      graph->setPen(QPen(faded(focus->colour, 0.25 + 0.6 * age), 1.2));
+      graph->removeFromLegend();
+    }
+  }
+  // The newest curve of every layerwise run; the focus run's solid and bold, the others dashed.
+  for (auto* run : layerwise) {
+    const auto& track = run->vectors[QStringLiteral("test_layer_loss")];
+    const auto& newest = track.rows.back();
+    auto* graph = plot()->addGraph();
+    graph->setData(layerAxis(track.width), clean(newest), true);
+    const bool isFocus = run == focus;
+    graph->setPen(QPen(run->colour, isFocus ? 3.0 : 2.0, isFocus ? Qt::SolidLine : Qt::DashLine));
+    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run->colour, Qt::white, 6));
+    graph->setName(run->name);
+    for (int layer = 1; layer < newest.size(); ++layer) {
+      if (newest[layer] > newest[layer - 1]) {
+        breakX.push_back(layer);
+        breakY.push_back(newest[layer]);
+      }
+    }
+  }
+  auto* breaks = plot()->addGraph();
+  breaks->setLineStyle(QCPGraph::lsNone);
+  breaks->setScatterStyle(
+      QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, QColor(200, 0, 0), QColor(200, 0, 0), 11));
+  breaks->setData(breakX, breakY);
+  breaks->setName(QStringLiteral("descent breaks"));
+  if (breakX.isEmpty()) breaks->removeFromLegend();
+
+  // Descending share per layer, newest evaluation, bars side by side.
+  auto* group = new QCPBarsGroup(plot());
+  const double width = 0.8 / std::max<int>(1, static_cast<int>(layerwise.size()));
+  for (auto* run : layerwise) {
+    const auto it = run->vectors.constFind(QStringLiteral("test_descending_frequency"));
+    if (it == run->vectors.cend() || it->rows.isEmpty()) continue;
+    auto* bars = new QCPBars(bars_->axis(QCPAxis::atBottom), bars_->axis(QCPAxis::atLeft));
+    bars->setWidth(width);
+    bars->setPen(QPen(run->colour.darker(120)));
+    bars->setBrush(run->colour);
+    bars->setData(layerAxis(it->width), it->rows.back(), true);
+    bars->setBarsGroup(group);
+    bars->removeFromLegend();
+  }
+}
+
+QString LayerLossView::readout(QCPAxisRect* rect, double x, double y) const {
+  if (rect == bars_) return QStringLiteral("layer %1   descending share %2").arg(std::lround(x)).arg(y, 0, 'f', 3);
+  return QStringLiteral("layer %1   f_l %2").arg(std::lround(x)).arg(y, 0, 'g', 5);
+}
+
+QString LayerLossView::csv() const {
+  QString text;
+  QTextStream out(&text);
+  out << "run,series,step,layer,value\n";
+  for (auto* run : model()->runs()) {
+    for (const QString& series : {QStringLiteral("test_layer_loss"), QStringLiteral("test_descending_frequency")}) {
+      const auto it = run->vectors.constFind(series);
+      if (it == run->vectors.cend()) continue;
+      for (int row = 0; row < it->rows.size(); ++row) {
+        for (int layer = 0; layer < it->rows[row].size(); ++layer) {
+          out << csvField(run->name) << ',' << series << ',' << static_cast<qint64>(it->steps[row]) << ',' << layer
+              << ',' << QString::number(it->rows[row][layer], 'g', 9) << '\n';
+        }
+      }
+    }
+  }
+  return text;
+}
+
+}  // namespace descentlab::widgets

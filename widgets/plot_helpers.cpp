@@ -1,0 +1,59 @@
+#include "widgets/plot_helpers.h"
+
+#include <qcustomplot.h>
+#include <QComboBox>
+
+namespace descentlab::widgets {
+
+void placeholder(QCustomPlot* plot, QCPAxisRect* rect, const QString& text) {
+  auto* item = new QCPItemText(plot);
+  item->setClipToAxisRect(false);
+  item->position->setType(QCPItemPosition::ptAxisRectRatio);
+  item->position->setAxisRect(rect);
+  item->position->setCoords(0.5, 0.5);
+  item->setText(text);
+  item->setColor(QColor(120, 120, 120));
+  item->setTextAlignment(Qt::AlignCenter);
+}
+
+void setupLegend(QCustomPlot* plot) {
+  plot->legend->setVisible(true);
+  plot->legend->setBrush(Qt::NoBrush);
+  plot->legend->setBorderPen(Qt::NoPen);
+  QFont legendFont = plot->font();
+  legendFont.setPointSizeF(legendFont.pointSizeF() * 0.9);
+  plot->legend->setFont(legendFont);
+  plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+  plot->legend->setWrap(2);
+  plot->legend->setMargins(QMargins(4, 3, 4, 0));
+  plot->axisRect(0)->insetLayout()->take(plot->legend);
+  plot->plotLayout()->insertRow(0);
+  plot->plotLayout()->addElement(0, 0, plot->legend);
+  plot->plotLayout()->setRowStretchFactor(0, 0.001);
+  plot->plotLayout()->setRowSpacing(0);
+}
+
+QStringList itemDataList(const QComboBox* box) {
+  QStringList data;
+  for (int i = 0; i < box->count(); ++i) data << box->itemData(i).toString();
+  return data;
+}
+
+bool selectData(QComboBox* box, const QString& value) {
+  const int index = box->findData(value);
+  if (index < 0) return false;
+  box->setCurrentIndex(index);
+  return true;
+}
+
+QComboBox* keepChoice(QComboBox* box, const QStringList& items, const QString& fallback) {
+  const QString current = box->currentData().toString().isEmpty() ? fallback : box->currentData().toString();
+  if (itemDataList(box) == items) return box;
+  const QSignalBlocker blocker(box);
+  box->clear();
+  for (const auto& item : items) box->addItem(item, item);
+  if (!selectData(box, current)) box->setCurrentIndex(0);
+  return box;
+}
+
+}  // namespace descentlab::widgets

@@ -1,0 +1,30 @@
+#pragma once
+// Helpers the live views share (their .cpp files only): the empty-plot hint, the legend row, and keeping a combo
+// box's choice while its entries change.
+
+#include <QString>
+#include <QStringList>
+
+class QComboBox;
+class QCPAxisRect;
+class QCustomPlot;
+
+namespace descentlab::widgets {
+
+// A grey hint in the middle of an empty axis rect.
+void placeholder(QCustomPlot* plot, QCPAxisRect* rect, const QString& text);
+
+// The legend in its own row above the plots, filled left to right: it never hides data, however small the dock.
+void setupLegend(QCustomPlot* plot);
+
+// The data of every entry of `box`, in order.
+QStringList itemDataList(const QComboBox* box);
+
+// Selects the entry whose data is `value`; returns false, leaving the selection as it was, when there is none.
+bool selectData(QComboBox* box, const QString& value);
+
+// Fills `box` with `items` (each its own data) unless it holds exactly those already; the choice stays (or becomes
+// `fallback` when there was none), else the first entry.
+QComboBox* keepChoice(QComboBox* box, const QStringList& items, const QString& fallback);
+
+}  // namespace descentlab::widgets
