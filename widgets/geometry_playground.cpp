@@ -1,6 +1,5 @@
 #include "widgets/geometry_playground.h"
 
-#include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 #include <QFileDialog>
 #include <QGuiApplication>
@@ -30,29 +29,6 @@ ImVec4 toVec4(ImU32 colour) {
   return ImGui::ColorConvertU32ToFloat4(colour);
 }
 
-// Qt keys ImGui needs, mapped to small indices of io.KeysDown.
-int keyIndex(int qtKey) {
-  switch (qtKey) {
-    case Qt::Key_Tab: return 1;
-    case Qt::Key_Left: return 2;
-    case Qt::Key_Right: return 3;
-    case Qt::Key_Up: return 4;
-    case Qt::Key_Down: return 5;
-    case Qt::Key_Home: return 6;
-    case Qt::Key_End: return 7;
-    case Qt::Key_Delete: return 8;
-    case Qt::Key_Backspace: return 9;
-    case Qt::Key_Return: return 10;
-    case Qt::Key_Enter: return 10;
-    case Qt::Key_Escape: return 11;
-    case Qt::Key_A: return 12;
-    case Qt::Key_C: return 13;
-    case Qt::Key_V: return 14;
-    case Qt::Key_X: return 15;
-    default: return -1;
-  }
-}
-
 }  // namespace
 
 bool PlaygroundSettings::operator==(const PlaygroundSettings& other) const {
@@ -77,11 +53,9 @@ GeometryPlayground::GeometryPlayground(const PlaygroundBackend& backend, QWidget
 }
 
 GeometryPlayground::~GeometryPlayground() {
-  if (context_) {
+  if (imgui_.ready()) {
     makeCurrent();
-    ImGui::SetCurrentContext(context_);
-    ImGui_ImplOpenGL3_Shutdown();
-    ImGui::DestroyContext(context_);
+    imgui_.shutdown();
     doneCurrent();
   }
 }
@@ -118,37 +92,11 @@ void GeometryPlayground::hideEvent(QHideEvent* event) {
 }
 
 void GeometryPlayground::initializeGL() {
-  context_ = ImGui::CreateContext();
-  ImGui::SetCurrentContext(context_);
-  ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;
-  io.KeyMap[ImGuiKey_Tab] = 1;
-  io.KeyMap[ImGuiKey_LeftArrow] = 2;
-  io.KeyMap[ImGuiKey_RightArrow] = 3;
-  io.KeyMap[ImGuiKey_UpArrow] = 4;
-  io.KeyMap[ImGuiKey_DownArrow] = 5;
-  io.KeyMap[ImGuiKey_Home] = 6;
-  io.KeyMap[ImGuiKey_End] = 7;
-  io.KeyMap[ImGuiKey_Delete] = 8;
-  io.KeyMap[ImGuiKey_Backspace] = 9;
-  io.KeyMap[ImGuiKey_Enter] = 10;
-  io.KeyMap[ImGuiKey_Escape] = 11;
-  io.KeyMap[ImGuiKey_A] = 12;
-  io.KeyMap[ImGuiKey_C] = 13;
-  io.KeyMap[ImGuiKey_V] = 14;
-  io.KeyMap[ImGuiKey_X] = 15;
+  imgui_.init(13.0f, static_cast<float>(devicePixelRatioF()));
   ImGui::StyleColorsLight();
   ImGuiStyle& style = ImGui::GetStyle();
   style.WindowRounding = 0;
   style.FrameRounding = 3;
-  // High DPI: ImGui lays out in logical pixels (DisplaySize) and draws at the device's (DisplayFramebufferScale); the
-  // font is rasterised at the device's resolution and drawn at its logical size, so text stays sharp at 2x.
-  const float ratio = static_cast<float>(devicePixelRatioF());
-  ImFontConfig font;
-  font.SizePixels = 13.0f * ratio;
-  io.Fonts->AddFontDefault(&font);
-  io.FontGlobalScale = 1.0f / ratio;
-  ImGui_ImplOpenGL3_Init("#version 330 core");
 }
 
 void GeometryPlayground::resizeGL(int, int) {
@@ -156,90 +104,45 @@ void GeometryPlayground::resizeGL(int, int) {
 }
 
 void GeometryPlayground::mouseMoveEvent(QMouseEvent* event) {
-  if (!context_) return;
-  ImGui::SetCurrentContext(context_);
-  ImGui::GetIO().MousePos =
-      ImVec2(static_cast<float>(event->position().x()), static_cast<float>(event->position().y()));
-  requestFrames();
-}
-
-// A button event into ImGui: the position, and the button's new state.
-void GeometryPlayground::forwardButton(QMouseEvent* event, bool pressed) {
-  if (!context_) return;
-  ImGui::SetCurrentContext(context_);
-  ImGuiIO& io = ImGui::GetIO();
-  io.MousePos = ImVec2(static_cast<float>(event->position().x()), static_cast<float>(event->position().y()));
-  if (event->button() == Qt::LeftButton) io.MouseDown[0] = pressed;
-  if (event->button() == Qt::RightButton) io.MouseDown[1] = pressed;
-  if (event->button() == Qt::MiddleButton) io.MouseDown[2] = pressed;
-  requestFrames();
+  if (imgui_.mouseMove(*event)) requestFrames();
 }
 
 void GeometryPlayground::mousePressEvent(QMouseEvent* event) {
-  forwardButton(event, true);
+  if (imgui_.mouseButton(*event, true)) requestFrames();
 }
 void GeometryPlayground::mouseReleaseEvent(QMouseEvent* event) {
-  forwardButton(event, false);
+  if (imgui_.mouseButton(*event, false)) requestFrames();
 }
 
 void GeometryPlayground::wheelEvent(QWheelEvent* event) {
-  if (!context_) return;
-  ImGui::SetCurrentContext(context_);
-  ImGui::GetIO().MouseWheel += static_cast<float>(event->angleDelta().y()) / 120.0f;
-  requestFrames();
-}
-
-// A key event into ImGui: its key (when ImGui uses it), the modifiers, and on a press its text.
-void GeometryPlayground::forwardKey(QKeyEvent* event, bool pressed) {
-  if (!context_) return;
-  ImGui::SetCurrentContext(context_);
-  ImGuiIO& io = ImGui::GetIO();
-  const int index = keyIndex(event->key());
-  if (index >= 0) io.KeysDown[index] = pressed;
-  io.KeyCtrl = (event->modifiers() & Qt::ControlModifier) != 0;
-  io.KeyShift = (event->modifiers() & Qt::ShiftModifier) != 0;
-  io.KeyAlt = (event->modifiers() & Qt::AltModifier) != 0;
-  if (pressed) {
-    for (const QChar character : event->text()) {
-      if (character.isPrint()) io.AddInputCharacterUTF16(character.unicode());
-    }
-  }
-  requestFrames();
+  if (imgui_.wheel(*event)) requestFrames();
 }
 
 void GeometryPlayground::keyPressEvent(QKeyEvent* event) {
-  forwardKey(event, true);
+  if (imgui_.key(*event, true)) requestFrames();
 }
 void GeometryPlayground::keyReleaseEvent(QKeyEvent* event) {
-  forwardKey(event, false);
+  if (imgui_.key(*event, false)) requestFrames();
 }
 
 void GeometryPlayground::paintGL() {
-  if (!context_) return;
+  if (!imgui_.ready()) return;
   QElapsedTimer paintClock;
   paintClock.start();
-  ImGui::SetCurrentContext(context_);
-  ImGuiIO& io = ImGui::GetIO();
   const float ratio = static_cast<float>(devicePixelRatioF());
-  io.DisplaySize = ImVec2(static_cast<float>(width()), static_cast<float>(height()));
-  io.DisplayFramebufferScale = ImVec2(ratio, ratio);
   const double now = static_cast<double>(clock_.nsecsElapsed()) / 1e9;
-  io.DeltaTime = static_cast<float>(std::max(1e-4, now - lastPaintSeconds_));
+  imgui_.newFrame(width(), height(), ratio, static_cast<float>(std::max(1e-4, now - lastPaintSeconds_)));
   lastPaintSeconds_ = now;
-  ImGui_ImplOpenGL3_NewFrame();
-  ImGui::NewFrame();
   buildFrame();
-  ImGui::Render();
   auto* functions = context()->functions();
   functions->glViewport(0, 0, static_cast<int>(width() * ratio), static_cast<int>(height() * ratio));
   // White from the clear (a memset), not from filled rectangles: software OpenGL pays per covered pixel, and a
   // full-window background plus the canvas fill made every frame two passes over the whole window.
   functions->glClearColor(1.0f, 1.0f, 1.0f, 1.0f);
   functions->glClear(GL_COLOR_BUFFER_BIT);
-  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  imgui_.render();
   ++frames_;
   paintNs_ += static_cast<double>(paintClock.nsecsElapsed());
-  io.MouseWheel = 0;
   lastFrameMs_ = clock_.elapsed();
   if (--pendingFrames_ > 0 && isVisible()) frameTimer_.start(8);
 }

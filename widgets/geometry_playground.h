@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-struct ImGuiContext;
+#include "widgets/imgui_qt_bridge.h"
 
 namespace descentlab::widgets {
 
@@ -88,8 +88,6 @@ class GeometryPlayground : public QOpenGLWidget {
   void hideEvent(QHideEvent* event) override;
 
  private:
-  void forwardKey(QKeyEvent* event, bool pressed);
-  void forwardButton(QMouseEvent* event, bool pressed);
   void buildFrame();
   void drawControls();
   void drawPlane();
@@ -98,7 +96,7 @@ class GeometryPlayground : public QOpenGLWidget {
   void simulateIfChanged();
 
   const PlaygroundBackend& backend_;
-  ImGuiContext* context_ = nullptr;
+  ImGuiQtBridge imgui_;
   QTimer frameTimer_;
   QElapsedTimer clock_;
   int pendingFrames_ = 0;
