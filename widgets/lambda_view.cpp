@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QTextStream>
 
+#include "core/record/metrics.h"
 #include "widgets/lab_model.h"
 #include "widgets/plot_helpers.h"
 #include "widgets/run_data.h"
@@ -14,9 +15,9 @@ namespace descentlab::widgets {
 LambdaView::LambdaView(LabModel* model, QWidget* parent)
     : PlotView(model, QStringLiteral("Lagrange multipliers"), parent) {
   series_ = new QComboBox(this);
-  series_->addItem(QStringLiteral("λ_l (multipliers)"), QStringLiteral("lambda"));
-  series_->addItem(QStringLiteral("g_l (training slack)"), QStringLiteral("slack"));
-  series_->addItem(QStringLiteral("u_l (resilient relaxation)"), QStringLiteral("resilient_slack"));
+  series_->addItem(QStringLiteral("λ_l (multipliers)"), QLatin1String(record::metric::kLambda));
+  series_->addItem(QStringLiteral("g_l (training slack)"), QLatin1String(record::metric::kSlack));
+  series_->addItem(QStringLiteral("u_l (resilient relaxation)"), QLatin1String(record::metric::kResilientSlack));
   tools()->addWidget(series_);
   addExportButton();
   styleAxisRect(plot()->axisRect(), QStringLiteral("step"), QStringLiteral("λ_l"));
@@ -45,7 +46,7 @@ void LambdaView::rebuild() {
   }
   if (!focus) {
     placeholder(plot(), plot()->axisRect(),
-                name == QStringLiteral("resilient_slack")
+                name == QLatin1String(record::metric::kResilientSlack)
                     ? QStringLiteral("No resilient constrained run\n(constraints.resilient = true)")
                     : QStringLiteral("No constrained layerwise run yet\n(text-constrained, video-constrained)"));
     return;
@@ -62,7 +63,7 @@ void LambdaView::rebuild() {
     graph->setPen(QPen(QColor(gradient.color(position * 0.85, QCPRange(0, 1))), 1.8));
     graph->setName(QStringLiteral("layer %1").arg(layer + 1));
   }
-  if (name == QStringLiteral("slack")) {
+  if (name == QLatin1String(record::metric::kSlack)) {
     auto* zero = new QCPItemStraightLine(plot());
     zero->point1->setCoords(0, 0);
     zero->point2->setCoords(1, 0);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/record/metrics.h"
 #include "widgets/lab_model.h"
 #include "widgets/plot_helpers.h"
 #include "widgets/run_data.h"
@@ -67,10 +68,10 @@ void LayerLossView::rebuild() {
   plot()->clearPlottables();
   plot()->clearItems();
   RunData* focus = model()->focusRun();
-  if (focus && !focus->vectors.contains(QStringLiteral("test_layer_loss"))) focus = nullptr;
+  if (focus && !focus->vectors.contains(QLatin1String(record::metric::kTestLayerLoss))) focus = nullptr;
   QVector<RunData*> layerwise;
   for (auto* run : model()->runs()) {
-    if (run->vectors.contains(QStringLiteral("test_layer_loss"))) layerwise.push_back(run);
+    if (run->vectors.contains(QLatin1String(record::metric::kTestLayerLoss))) layerwise.push_back(run);
   }
   if (!focus && !layerwise.isEmpty()) focus = layerwise.front();
   if (layerwise.isEmpty()) {
@@ -92,7 +93,7 @@ void LayerLossView::rebuild() {
     return x;
   };
   // The focus run's history, light to dark.
-  const auto& history = focus->vectors[QStringLiteral("test_layer_loss")];
+  const auto& history = focus->vectors[QLatin1String(record::metric::kTestLayerLoss)];
   const int evaluations = static_cast<int>(history.rows.size());
   if (allEvaluations_->isChecked()) {
     for (int row = 0; row + 1 < evaluations; ++row) {
@@ -105,7 +106,7 @@ void LayerLossView::rebuild() {
   }
   // The newest curve of every layerwise run; the focus run's solid and bold, the others dashed.
   for (auto* run : layerwise) {
-    const auto& track = run->vectors[QStringLiteral("test_layer_loss")];
+    const auto& track = run->vectors[QLatin1String(record::metric::kTestLayerLoss)];
     const auto& newest = track.rows.back();
     auto* graph = plot()->addGraph();
     graph->setData(layerAxis(track.width), clean(newest), true);
@@ -132,7 +133,7 @@ void LayerLossView::rebuild() {
   auto* group = new QCPBarsGroup(plot());
   const double width = 0.8 / std::max<int>(1, static_cast<int>(layerwise.size()));
   for (auto* run : layerwise) {
-    const auto it = run->vectors.constFind(QStringLiteral("test_descending_frequency"));
+    const auto it = run->vectors.constFind(QLatin1String(record::metric::kTestDescendingFrequency));
     if (it == run->vectors.cend() || it->rows.isEmpty()) continue;
     auto* bars = new QCPBars(bars_->axis(QCPAxis::atBottom), bars_->axis(QCPAxis::atLeft));
     bars->setWidth(width);
@@ -154,7 +155,8 @@ QString LayerLossView::csv() const {
   QTextStream out(&text);
   out << "run,series,step,layer,value\n";
   for (auto* run : model()->runs()) {
-    for (const QString& series : {QStringLiteral("test_layer_loss"), QStringLiteral("test_descending_frequency")}) {
+    for (const QString& series :
+         {QLatin1String(record::metric::kTestLayerLoss), QLatin1String(record::metric::kTestDescendingFrequency)}) {
       const auto it = run->vectors.constFind(series);
       if (it == run->vectors.cend()) continue;
       for (int row = 0; row < it->rows.size(); ++row) {

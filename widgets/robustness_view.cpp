@@ -10,6 +10,7 @@
 
 #include <cmath>
 
+#include "core/record/sweep_statistics.h"
 #include "widgets/lab_model.h"
 #include "widgets/plot_helpers.h"
 #include "widgets/run_data.h"
@@ -65,17 +66,12 @@ void RobustnessView::rebuild() {
     metric = it->metric;
     QVector<double> mean, low, high;
     for (int g = 0; g < it->gamma.size(); ++g) {
-      double sum = 0, squares = 0;
-      for (int s = 0; s < it->seeds; ++s) sum += it->values[g * it->seeds + s];
-      const double average = sum / it->seeds;
-      for (int s = 0; s < it->seeds; ++s) {
-        const double deviation = it->values[g * it->seeds + s] - average;
-        squares += deviation * deviation;
-      }
-      const double spread = it->seeds > 1 ? std::sqrt(squares / (it->seeds - 1)) : 0.0;
-      mean.push_back(average);
-      low.push_back(average - spread);
-      high.push_back(average + spread);
+      // The same statistics as `descentlab-cli sweep` and `compare` (core/record/sweep_statistics.h).
+      const auto statistics =
+          record::seed_statistics(it->values.constData() + g * it->seeds, static_cast<size_t>(it->seeds));
+      mean.push_back(statistics.mean);
+      low.push_back(statistics.mean - statistics.std);
+      high.push_back(statistics.mean + statistics.std);
     }
     QColor band = run->colour;
     band.setAlpha(50);

@@ -11,6 +11,7 @@
 
 #include <cmath>
 
+#include "core/record/metrics.h"
 #include "widgets/lab_model.h"
 #include "widgets/plot_helpers.h"
 #include "widgets/run_data.h"
@@ -18,10 +19,15 @@
 namespace descentlab::widgets {
 namespace {
 
+// Words for a series, with its unit, from the metric vocabulary (core/record/metrics.h).
 QString metricLabel(const QString& name) {
-  if (name == QStringLiteral("loss")) return QStringLiteral("training loss");
-  if (name.startsWith(QStringLiteral("test_"))) return QStringLiteral("test ") + name.mid(5).replace('_', ' ');
-  return QString(name).replace('_', ' ');
+  const std::string key = name.toStdString();
+  QString words = QString::fromStdString(record::display_name(key));
+  if (const auto* info = record::find_metric(key); info && !info->unit.empty()) {
+    words +=
+        QStringLiteral(" (%1)").arg(QString::fromUtf8(info->unit.data(), static_cast<qsizetype>(info->unit.size())));
+  }
+  return words;
 }
 
 }  // namespace
@@ -97,7 +103,14 @@ void TrainingCurvesView::updateMetricChoices() {
   if (itemDataList(metric_) != sorted) {
     metric_->clear();
     for (const auto& name : sorted) {
-      metric_->addItem(name == QStringLiteral("@test") ? QStringLiteral("test metric") : name, name);
+      metric_->addItem(name == QStringLiteral("@test") ? QStringLiteral("test metric") : metricLabel(name), name);
+      if (const auto* info = record::find_metric(name.toStdString())) {
+        metric_->setItemData(
+            metric_->count() - 1,
+            QStringLiteral("%1: %2").arg(
+                name, QString::fromUtf8(info->meaning.data(), static_cast<qsizetype>(info->meaning.size()))),
+            Qt::ToolTipRole);
+      }
     }
   }
   selectData(metric_, wanted_);

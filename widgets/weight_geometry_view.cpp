@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/record/metrics.h"
 #include "widgets/lab_model.h"
 #include "widgets/plot_helpers.h"
 #include "widgets/run_data.h"
@@ -118,11 +119,11 @@ void WeightGeometryView::rebuild() {
     QString line = QStringLiteral("<span style='color:%1'>&#9632;</span> <b>%2</b> step %3")
                        .arg(run->colour.name(), run->name.toHtmlEscaped())
                        .arg(static_cast<qint64>(it->steps.back()));
-    if (run->scalars.contains(QStringLiteral("sparsity"))) {
+    if (run->scalars.contains(QLatin1String(record::metric::kSparsity))) {
       line += QStringLiteral(" sparsity %1 %")
-                  .arg(100.0 * run->scalars[QStringLiteral("sparsity")].values.back(), 0, 'f', 1);
+                  .arg(100.0 * run->scalars[QLatin1String(record::metric::kSparsity)].values.back(), 0, 'f', 1);
     }
-    const auto share = run->vectors.constFind(QStringLiteral("near_zero_share"));
+    const auto share = run->vectors.constFind(QLatin1String(record::metric::kNearZeroShare));
     if (share != run->vectors.cend() && !share->rows.isEmpty() && share->rows.back().size() >= 2) {
       line += QStringLiteral(" · |w| &lt; 1e-3: %1 %").arg(100.0 * share->rows.back()[1], 0, 'f', 1);
     }
