@@ -16,6 +16,16 @@ case "$check" in
     "$cli" data info --help >"$scratch/info" 2>&1 || fail "data info --help exited $?"
     expect_in "--json" "$scratch/info"
     ;;
+  help_config)
+    # train --help-config lists every key with its explanation, and docs/config.md is exactly that text.
+    "$cli" train --help-config >"$scratch/out" 2>&1 || fail "train --help-config exited $?"
+    expect_in '- `model.readout` (shared | per_layer; default shared): ' "$scratch/out"
+    expect_in '- `train.lr` (number, 0 … 10; default 0.001): ' "$scratch/out"
+    expect_in '- `vit-horst`: ' "$scratch/out"
+    docs="$(dirname "$0")/../docs/config.md"
+    diff -u "$docs" "$scratch/out" >"$scratch/diff" ||
+      { cat "$scratch/diff" >&2; fail "docs/config.md differs from train --help-config (regenerate it: descentlab-cli train --help-config > docs/config.md)"; }
+    ;;
   version)
     "$cli" --version >"$scratch/out" 2>&1 || fail "--version exited $?"
     expect_in "descentlab-cli " "$scratch/out"

@@ -84,6 +84,9 @@ TEST(Config, AWrongChoiceNamesTheKeyTheValueAndTheWords) {
   EXPECT_NE(error_of({{"train", {{"devcie", "cpu"}}}}).find("train.devcie"), std::string::npos);
   EXPECT_NE(error_of({{"model", {{"width", 10}, {"heads", 4}}}}).find("model.heads"), std::string::npos);
   EXPECT_THROW(config::require_choice<config::Device>("gpu", "--device"), Error);
+  // What the video model would refuse at start is refused by the config, so the form's check is Start's.
+  const std::string patch = error_of({{"task", "video"}, {"data", {{"patch", {2, 4, 5}}}}});
+  EXPECT_NE(patch.find("data.patch: patch 5 must divide data.width (32)"), std::string::npos) << patch;
 }
 
 TEST(Config, DefaultsThatFollowOtherKeys) {

@@ -19,7 +19,14 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
   layout->setContentsMargins(6, 6, 6, 6);
   auto* top = new QFormLayout();
   preset_ = new QComboBox(this);
-  preset_->addItems(backend_.presetNames());
+  for (const auto& name : backend_.presetNames()) {
+    preset_->addItem(name);
+    preset_->setItemData(preset_->count() - 1, backend_.presetDescription(name), Qt::ToolTipRole);
+  }
+  presetAbout_ = new QLabel(this);
+  presetAbout_->setWordWrap(true);
+  presetAbout_->setObjectName(QStringLiteral("preset-description"));
+  presetAbout_->setStyleSheet(QStringLiteral("color: palette(mid);"));
   size_ = new QComboBox(this);
   size_->addItems({QStringLiteral("quick"), QStringLiteral("full")});
   device_ = new QComboBox(this);
@@ -33,6 +40,7 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
   device_->setToolTip(noCuda.isEmpty() ? QStringLiteral("auto: CUDA when LibTorch sees a GPU, the CPU otherwise")
                                        : QStringLiteral("auto: the CPU here, since ") + noCuda);
   top->addRow(QStringLiteral("Preset"), preset_);
+  top->addRow(presetAbout_);
   top->addRow(QStringLiteral("Size"), size_);
   top->addRow(QStringLiteral("Device"), device_);
   layout->addLayout(top);
@@ -43,6 +51,10 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
   formHost_ = new QWidget(scroll);
   form_ = new QFormLayout(formHost_);
   form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  // A long key ("exclude embeddings and readout") puts its editor on the next line instead of pushing it out of
+  // a narrow dock; the form never scrolls sideways.
+  form_->setRowWrapPolicy(QFormLayout::WrapLongRows);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   scroll->setWidget(formHost_);
   layout->addWidget(scroll, 1);
 
@@ -98,6 +110,8 @@ void ExperimentPanel::rebuildForm() {
   while (form_->rowCount() > 0) form_->removeRow(0);
   editors_.clear();
   base_ = backend_.presetFields(preset_->currentText(), size_->currentText());
+  presetAbout_->setText(backend_.presetDescription(preset_->currentText()));
+  presetAbout_->setVisible(!presetAbout_->text().isEmpty());
   QString section;
   for (const auto& field : base_) {
     const QString fieldSection = field.key.section(QLatin1Char('.'), 0, 0);
@@ -126,9 +140,15 @@ void ExperimentPanel::rebuildForm() {
       editor = line;
     }
     editor->setObjectName(field.key);
-    editor->setToolTip(field.key);
+    editor->setToolTip(field.about.isEmpty() ? field.key
+                                             : QStringLiteral("<b>%1</b><br>%2").arg(field.key, field.about));
+    editor->setMinimumWidth(60);
     editors_.insert(field.key, editor);
-    form_->addRow(field.key.section(QLatin1Char('.'), 1), editor);
+    auto* label =
+        new QLabel(field.key.section(QLatin1Char('.'), 1).replace(QLatin1Char('_'), QLatin1Char(' ')), formHost_);
+    label->setToolTip(editor->toolTip());
+    label->setBuddy(editor);
+    form_->addRow(label, editor);
   }
   validateNow();
 }

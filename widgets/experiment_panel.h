@@ -26,12 +26,18 @@ struct ConfigField {
   QString key;
   QVariant value;
   QStringList choices;
+  QString about;  // one line: what the key does, its type, range and default (the editor's tooltip)
 };
 
 class ExperimentBackend {
  public:
   virtual ~ExperimentBackend() = default;
   virtual QStringList presetNames() const = 0;
+  // One line saying what a preset trains and shows ("" when unknown).
+  virtual QString presetDescription(const QString& preset) const {
+    Q_UNUSED(preset);
+    return {};
+  }
   virtual QList<ConfigField> presetFields(const QString& preset, const QString& size) const = 0;
   // Empty when the fields make a valid experiment; otherwise the engine's message, naming the key and value.
   virtual QString validate(const QString& preset, const QString& size, const QList<ConfigField>& fields) const = 0;
@@ -76,6 +82,7 @@ class ExperimentPanel : public QWidget {
 
   const ExperimentBackend& backend_;
   QComboBox* preset_ = nullptr;
+  QLabel* presetAbout_ = nullptr;
   QComboBox* size_ = nullptr;
   QComboBox* device_ = nullptr;
   QFormLayout* form_ = nullptr;

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include "app/cli/commands.h"
@@ -214,6 +215,38 @@ int run_train(const TrainOptions& options) {
   return finish_run(result, *session, options, probe.get());
 }
 
+// Every config key with its explanation, type, range and default, then the presets: `train --help-config`, and
+// docs/config.md (which is this text; the check cli.help_config keeps the two equal).
+std::string config_help_text() {
+  std::ostringstream out;
+  out << "# Experiment config keys\n\n"
+         "A run is configured by a preset (--preset NAME --size quick|full) or a JSON file (--config FILE), then\n"
+         "--set KEY=VALUE overrides. Keys are grouped in sections; a key a file leaves out keeps its default.\n";
+  std::string section;
+  for (const auto& info : config::config_schema()) {
+    const auto dot = info.key.find('.');
+    const std::string here = dot == std::string::npos ? "experiment" : info.key.substr(0, dot);
+    if (here != section) {
+      section = here;
+      out << "\n## " << section << "\n\n";
+    }
+    std::string kind = info.type;
+    if (!info.choices.empty()) {
+      kind.clear();
+      for (const auto& word : info.choices) kind += (kind.empty() ? "" : " | ") + word;
+    }
+    if (!info.range.empty()) kind += ", " + info.range;
+    const std::string fallback =
+        info.default_value.is_string() ? info.default_value.get<std::string>() : info.default_value.dump();
+    out << "- `" << info.key << "` (" << kind << "; default " << fallback << "): " << info.about << "\n";
+  }
+  out << "\n## Presets\n\n";
+  for (const auto& name : config::preset_names()) {
+    out << "- `" << name << "`: " << config::preset_description(name) << "\n";
+  }
+  return out.str();
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& app, int& exit_code) {
@@ -239,6 +272,13 @@ void add_train_command(CLI::App& app, int& exit_code) {
   train->add_flag("--count-host-syncs", options->count_host_syncs,
                   "Count the operations that make the host wait for the device (scalar reads, device-to-host and "
                   "blocking host-to-device copies) over the whole run, and report them (slows the run a little)");
+  train->add_flag_callback(
+      "--help-config",
+      [] {
+        std::cout << config_help_text();
+        throw CLI::Success();
+      },
+      "Print every config key (what it does, type, range, default) and the presets, then exit");
   train->callback([options, &exit_code]() { exit_code = run_train(*options); });
 }
 

@@ -24,6 +24,25 @@ const std::map<std::string, QStringList>& key_choices() {
   return choices;
 }
 
+// The form's tooltip for a key: the schema's line, then its type, range and default.
+QString key_about(const std::string& key) {
+  static const std::map<std::string, QString> about = [] {
+    std::map<std::string, QString> lines;
+    for (const auto& info : config::config_schema()) {
+      QString detail = QString::fromStdString(info.type);
+      if (!info.range.empty()) detail += QStringLiteral(", ") + QString::fromStdString(info.range);
+      const QString fallback = QString::fromStdString(
+          info.default_value.is_string() ? info.default_value.get<std::string>() : info.default_value.dump());
+      lines[info.key] =
+          QString::fromStdString(info.about).toHtmlEscaped() +
+          QStringLiteral("<br><i>%1; default %2</i>").arg(detail.toHtmlEscaped(), fallback.toHtmlEscaped());
+    }
+    return lines;
+  }();
+  const auto found = about.find(key);
+  return found == about.end() ? QString() : found->second;
+}
+
 QVariant to_variant(const nlohmann::json& value) {
   if (value.is_boolean()) return value.get<bool>();
   if (value.is_number_integer()) return QVariant(static_cast<qlonglong>(value.get<int64_t>()));
@@ -48,6 +67,7 @@ void collect(const nlohmann::json& node, const std::string& prefix, const nlohma
     widgets::ConfigField field;
     field.key = QString::fromStdString(path);
     field.value = to_variant(value);
+    field.about = key_about(path);
     const auto choices = key_choices().find(path);
     if (choices != key_choices().end()) field.choices = choices->second;
     fields.push_back(field);
@@ -71,6 +91,10 @@ QStringList LabBackend::presetNames() const {
   QStringList names;
   for (const auto& name : config::preset_names()) names << QString::fromStdString(name);
   return names;
+}
+
+QString LabBackend::presetDescription(const QString& preset) const {
+  return QString::fromStdString(config::preset_description(preset.toStdString()));
 }
 
 QList<widgets::ConfigField> LabBackend::presetFields(const QString& preset, const QString& size) const {

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <type_traits>
 
 #include "core/config/json_reader.h"
@@ -17,87 +18,114 @@ constexpr int64_t kBig = std::numeric_limits<int32_t>::max();
 // lists the choices (ChoiceLister). Bounds are inclusive; checks across keys follow in validate().
 template <typename Data, typename Visitor>
 void fields(Data& d, Visitor& v, DataConfig*) {
-  v.field("train_limit", d.train_limit, 0, kBig);
-  v.field("test_limit", d.test_limit, 0, kBig);
-  v.field("max_length", d.max_length, 1, 4096);
-  v.field("vocabulary_size", d.vocabulary_size, 3, 10000000);
-  v.field("min_count", d.min_count, 1, kBig);
-  v.field("split_seed", d.split_seed);
-  v.field("train_clips", d.train_clips, 1, kBig);
-  v.field("test_clips", d.test_clips, 1, kBig);
-  v.field("frames", d.frames, 1, 1024);
-  v.field("height", d.height, 4, 4096);
-  v.field("width", d.width, 4, 4096);
-  v.field("sprites", d.sprites, 0, 64);
-  v.field("noise_std", d.noise_std, 0.0, 100.0);
-  v.field("patch", d.patch, 1, 1024);
-  v.field("dataset", d.dataset);
-  v.field("image_patch", d.image_patch, 1, 28);
-  v.field("context", d.context, 2, 4096);
-  v.field("evaluate_on", d.evaluate_on);
-  v.field("validation_size", d.validation_size, 1, kBig);
+  v.field("train_limit",
+          "Training samples to use: IMDb reviews (text) or windows (gpt), a balanced seeded subsample; 0 = all",
+          d.train_limit, 0, kBig);
+  v.field("test_limit", "Test samples to use, as train_limit; 0 = all", d.test_limit, 0, kBig);
+  v.field("max_length", "Tokens kept per review (text); longer reviews are cut", d.max_length, 1, 4096);
+  v.field("vocabulary_size", "Largest vocabulary built from the training reviews (text), most frequent words first",
+          d.vocabulary_size, 3, 10000000);
+  v.field("min_count", "Words seen fewer times than this in training become <unk> (text)", d.min_count, 1, kBig);
+  v.field("split_seed", "Seed of the data subsample and of the validation hold-out", d.split_seed);
+  v.field("train_clips", "Moving-sprite training clips (video)", d.train_clips, 1, kBig);
+  v.field("test_clips", "Moving-sprite test clips (video)", d.test_clips, 1, kBig);
+  v.field("frames", "Frames per clip (video)", d.frames, 1, 1024);
+  v.field("height", "Frame height in pixels (video)", d.height, 4, 4096);
+  v.field("width", "Frame width in pixels (video)", d.width, 4, 4096);
+  v.field("sprites", "Moving sprites per clip (video)", d.sprites, 0, 64);
+  v.field("noise_std",
+          "σ of the pixel noise added to the input clip in training (video); the robustness sweep scales it by γ",
+          d.noise_std, 0.0, 100.0);
+  v.field("patch", "Video patch size [frames, height, width]; each must divide the clip's size", d.patch, 1, 1024);
+  v.field("dataset", "Image dataset of the vit task", d.dataset);
+  v.field("image_patch", "Side of the square image patches in pixels (vit); divides 28", d.image_patch, 1, 28);
+  v.field("context", "Characters per training window (gpt)", d.context, 2, 4096);
+  v.field("evaluate_on", "Evaluate on the test split, or on validation_size samples held out of training (for tuning)",
+          d.evaluate_on);
+  v.field("validation_size", "Samples held out of training when evaluate_on = validation", d.validation_size, 1, kBig);
 }
 
 template <typename Model, typename Visitor>
 void fields(Model& m, Visitor& v, ModelConfig*) {
-  v.field("layers", m.layers, 1, 256);
-  v.field("width", m.width, 1, 65536);
-  v.field("heads", m.heads, 1, 1024);
-  v.field("ff_width", m.ff_width, 1, 262144);
-  v.field("dropout", m.dropout, 0.0, 0.99);
-  v.field("readout", m.readout);
-  v.field("pooling", m.pooling);
+  v.field("layers", "Transformer blocks L (the layers f_0..f_L are read after each)", m.layers, 1, 256);
+  v.field("width", "Model width (embedding size); a multiple of heads", m.width, 1, 65536);
+  v.field("heads", "Attention heads per block", m.heads, 1, 1024);
+  v.field("ff_width", "Hidden width of each block's feed-forward layer", m.ff_width, 1, 262144);
+  v.field("dropout", "Dropout probability inside the blocks", m.dropout, 0.0, 0.99);
+  v.field("readout",
+          "One readout head shared by every layer, or a head per layer (the per-layer loss f_l reads through it)",
+          m.readout);
+  v.field("pooling", "How a review becomes one vector for the readout (text): mean of the tokens, or the first token",
+          m.pooling);
 }
 
 template <typename Train, typename Visitor>
 void fields(Train& t, Visitor& v, TrainConfig*) {
-  v.field("epochs", t.epochs, 1, 100000);
-  v.field("batch_size", t.batch_size, 1, 1 << 20);
-  v.field("lr", t.lr, 0.0, 10.0);
-  v.field("weight_decay", t.weight_decay, 0.0, 10.0);
-  v.field("grad_clip", t.grad_clip, 0.0, kHuge);
-  v.field("metric_interval", t.metric_interval, 1, kBig);
-  v.field("histogram_interval", t.histogram_interval, 0, kBig);
-  v.field("seed", t.seed);
-  v.field("device", t.device);
+  v.field("epochs", "Passes over the training data", t.epochs, 1, 100000);
+  v.field("batch_size", "Samples per optimizer step", t.batch_size, 1, 1 << 20);
+  v.field("lr", "Learning rate η of AdamW (also inside HAM and HORST)", t.lr, 0.0, 10.0);
+  v.field("weight_decay", "Decoupled weight decay λ of AdamW", t.weight_decay, 0.0, 10.0);
+  v.field("grad_clip", "Clip the gradient norm to this; 0 = off", t.grad_clip, 0.0, kHuge);
+  v.field("metric_interval", "Steps between metric reads (the device is never waited on in between)", t.metric_interval,
+          1, kBig);
+  v.field("histogram_interval", "Steps between weight-magnitude histograms; 0 = once per epoch", t.histogram_interval,
+          0, kBig);
+  v.field("seed", "Seed of the initial weights and the data order", t.seed);
+  v.field("device", "Where to train: auto picks CUDA when present, else the CPU", t.device);
 }
 
 template <typename Constraints, typename Visitor>
 void fields(Constraints& c, Visitor& v, ConstraintConfig*) {
-  v.field("enabled", c.enabled);
-  v.field("alpha", c.alpha, 0.0, 1.0);
-  v.field("alpha_schedule", c.alpha_schedule);
-  v.field("alpha_final", c.alpha_final, 0.0, 1.0);
-  v.field("dual_lr", c.dual_lr, 0.0, kHuge);
-  v.field("dual_update", c.dual_update);
-  v.field("constraint_batch", c.constraint_batch, 1, kBig);
-  v.field("dual_warmup_epochs", c.dual_warmup_epochs, 0, 100000);
-  v.field("stop_gradient", c.stop_gradient);
-  v.field("resilient", c.resilient);
-  v.field("resilient_cost", c.resilient_cost, 0.0, kHuge);
-  v.field("resilient_lr", c.resilient_lr, 0.0, kHuge);
+  v.field("enabled",
+          "Train with the layerwise descent constraints f_l <= (1 - α) f_(l-1) (primal-dual); off = ERM on f_L",
+          c.enabled);
+  v.field("alpha", "Required relative decrease α of the loss from layer to layer", c.alpha, 0.0, 1.0);
+  v.field("alpha_schedule", "α constant, or moving linearly from alpha to alpha_final over the epochs",
+          c.alpha_schedule);
+  v.field("alpha_final", "α at the last epoch when alpha_schedule = linear; absent = alpha", c.alpha_final, 0.0, 1.0);
+  v.field("dual_lr", "Step size η_λ of the dual ascent on the multipliers λ", c.dual_lr, 0.0, kHuge);
+  v.field("dual_update", "Dual step after every batch, or once per epoch on a held-out constraint batch",
+          c.dual_update);
+  v.field("constraint_batch", "Samples held out for the per-epoch dual step (dual_update = epoch)", c.constraint_batch,
+          1, kBig);
+  v.field("dual_warmup_epochs", "Epochs with λ held at 0 before the dual ascent starts", c.dual_warmup_epochs, 0,
+          100000);
+  v.field("stop_gradient",
+          "Treat f_(l-1) as a constant inside each constraint, so it cannot be met by making earlier layers worse",
+          c.stop_gradient);
+  v.field("resilient", "Relax each constraint by a slack u_l >= 0 that costs (a/2) u² (resilient constrained learning)",
+          c.resilient);
+  v.field("resilient_cost", "Cost a of the resilient relaxation", c.resilient_cost, 0.0, kHuge);
+  v.field("resilient_lr", "Step size η_u of the relaxation u", c.resilient_lr, 0.0, kHuge);
 }
 
 template <typename Optimizer, typename Visitor>
 void fields(Optimizer& o, Visitor& v, OptimizerConfig*) {
-  v.field("name", o.name);
-  v.field("alpha", o.alpha, 0.0, 1e9);
-  v.field("beta", o.beta, 0.0, 1e9);
-  v.field("exponent_clamp", o.exponent_clamp, 1e-6, 100.0);
-  v.field("min_dim", o.min_dim, 0, 8);
+  v.field("name",
+          "AdamW; HAM (AdamW, then a hyperbolic mirror step on the raw gradient); HORST (AdamW composed with a mirror "
+          "step on its own update)",
+          o.name);
+  v.field("alpha", "Sparsity bias α of the mirror step (default 5 for HORST, 200 for HAM); 0 = AdamW exactly", o.alpha,
+          0.0, 1e9);
+  v.field("beta", "Shrinkage β of the mirror step (default 0 for HORST, 1e-3 for HAM)", o.beta, 0.0, 1e9);
+  v.field("exponent_clamp", "Clamp of the mirror step's exponent (±)", o.exponent_clamp, 1e-6, 100.0);
+  v.field("min_dim", "Tensors with fewer dimensions (biases, norms) get plain AdamW", o.min_dim, 0, 8);
 }
 
 template <typename Sparsity, typename Visitor>
 void fields(Sparsity& s, Visitor& v, SparsityConfig*) {
-  v.field("method", s.method);
-  v.field("target", s.target, 0.0, 1.0);
-  v.field("scope", s.scope);
-  v.field("exclude_embeddings_and_readout", s.exclude_embeddings_and_readout);
-  v.field("units", s.units);
-  v.field("warmup", s.warmup, 0.0, 1.0);
-  v.field("phase", s.phase, 1e-6, 1.0);
-  v.field("alternate_until", s.alternate_until, 0.0, 1.0);
-  v.field("decompressed_until", s.decompressed_until, 0.0, 1.0);
+  v.field("method", "No pruning, or AC/DC: alternating compressed (magnitude top-k) and decompressed phases", s.method);
+  v.field("target", "Share of the prunable weights set to zero in compressed phases", s.target, 0.0, 1.0);
+  v.field("scope", "Magnitude threshold across all prunable tensors, or per tensor", s.scope);
+  v.field("exclude_embeddings_and_readout", "Never prune the embeddings and the readout head",
+          s.exclude_embeddings_and_readout);
+  v.field("units", "Whether the schedule's fractions below count steps or epochs", s.units);
+  v.field("warmup", "Fraction of the run trained dense before the first compression", s.warmup, 0.0, 1.0);
+  v.field("phase", "Length of each compressed or decompressed phase, as a fraction of the run", s.phase, 1e-6, 1.0);
+  v.field("alternate_until", "Fraction of the run until which phases alternate", s.alternate_until, 0.0, 1.0);
+  v.field("decompressed_until",
+          "Fraction of the run until which the last decompressed phase lasts; compressed after it",
+          s.decompressed_until, 0.0, 1.0);
 }
 
 // The sections in their JSON order, with their keys.
@@ -120,7 +148,7 @@ void section_fields(Section& section, Visitor& v) {
 struct FieldReader {
   JsonReader& reader;
   template <typename T, typename... Bounds>
-  void field(const char* key, T& value, Bounds... bounds) {
+  void field(const char* key, const char*, T& value, Bounds... bounds) {
     if constexpr (std::is_enum_v<T>) {
       reader.read_choice(key, value);
     } else {
@@ -133,7 +161,7 @@ struct FieldReader {
 struct FieldWriter {
   nlohmann::json& out;
   template <typename T, typename... Bounds>
-  void field(const char* key, const T& value, Bounds...) {
+  void field(const char* key, const char*, const T& value, Bounds...) {
     if constexpr (std::is_enum_v<T>) {
       out[key] = word(value);
     } else {
@@ -142,18 +170,49 @@ struct FieldWriter {
   }
 };
 
-// Collects "section.key" -> words for every closed choice.
-struct ChoiceLister {
-  std::map<std::string, std::vector<std::string>>& out;
+// Lists every key with its explanation, type, range, choices and default (the schema).
+struct SchemaLister {
+  std::vector<KeyInfo>& out;
   std::string prefix;
   template <typename T, typename... Bounds>
-  void field(const char* key, const T&, Bounds...) {
-    if constexpr (std::is_enum_v<T>) out[prefix + key] = choice_words<T>();
+  void field(const char* key, const char* about, const T& value, Bounds... bounds) {
+    KeyInfo info;
+    info.key = prefix + key;
+    info.about = about;
+    if constexpr (std::is_enum_v<T>) {
+      info.type = "choice";
+      info.choices = choice_words<T>();
+      info.default_value = word(value);
+    } else {
+      info.default_value = value;
+      if constexpr (std::is_same_v<T, bool>) info.type = "true or false";
+      if constexpr (std::is_same_v<T, std::string>) info.type = "text";
+      if constexpr (std::is_same_v<T, double>) info.type = "number";
+      if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t>) info.type = "integer";
+      if constexpr (std::is_same_v<T, std::vector<int64_t>>) info.type = "list of integers";
+      if constexpr (sizeof...(bounds) == 2) {
+        using Number = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+        info.range = range_text(static_cast<Number>(bounds)...);
+      }
+    }
+    out.push_back(std::move(info));
   }
   template <typename Section>
   void section(const char* key, const Section& part) {
-    ChoiceLister inner{out, prefix + key + "."};
+    SchemaLister inner{out, prefix + key + "."};
     section_fields(part, inner);
+  }
+  static std::string range_text(double low, double high) {
+    const auto text = [](double value) {
+      if (value >= kHuge) return std::string("∞");
+      std::ostringstream stream;
+      stream << value;
+      return stream.str();
+    };
+    return text(low) + " … " + text(high);
+  }
+  static std::string range_text(int64_t low, int64_t high) {
+    return std::to_string(low) + " … " + (high >= kBig ? std::string("∞") : std::to_string(high));
   }
 };
 
@@ -229,6 +288,17 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& document, con
       (config.optimizer.name != OptimizerName::adamw || config.sparsity.method != SparsityMethod::none)) {
     root.fail("optimizer", "the layerwise tasks (text, video) train with AdamW and no sparsity");
   }
+  if (config.task == Task::video) {
+    const auto& d = config.data;
+    const int64_t sides[] = {d.frames, d.height, d.width};
+    const char* names[] = {"frames", "height", "width"};
+    for (size_t i = 0; i < 3; ++i) {
+      if (sides[i] % d.patch[i] != 0) {
+        root.fail("data.patch", "patch " + std::to_string(d.patch[i]) + " must divide data." + names[i] + " (" +
+                                    std::to_string(sides[i]) + ")");
+      }
+    }
+  }
   if (!config.is_layerwise() && config.constraints.enabled) {
     root.fail("constraints", "layerwise constraints apply to the text and video tasks only");
   }
@@ -243,12 +313,24 @@ nlohmann::json ExperimentConfig::to_json() const {
   return out;
 }
 
+std::vector<KeyInfo> config_schema() {
+  std::vector<KeyInfo> out;
+  const ExperimentConfig defaults;
+  SchemaLister lister{out, ""};
+  lister.field("name", "The run's name (presets: PRESET-SIZE)", defaults.name);
+  lister.field("task",
+               "text: IMDb sentiment and video: moving-sprite denoising (layerwise descent); vit: Fashion-MNIST/MNIST "
+               "images and gpt: Moby Dick characters (sparse training with HORST)",
+               defaults.task);
+  sections(defaults, lister);
+  return out;
+}
+
 std::map<std::string, std::vector<std::string>> choice_keys() {
   std::map<std::string, std::vector<std::string>> out;
-  const ExperimentConfig defaults;
-  ChoiceLister lister{out, ""};
-  sections(defaults, lister);
-  out["task"] = choice_words<Task>();
+  for (const auto& info : config_schema()) {
+    if (!info.choices.empty()) out[info.key] = info.choices;
+  }
   return out;
 }
 
@@ -256,6 +338,18 @@ std::vector<std::string> preset_names() {
   std::vector<std::string> names;
   for (const auto& preset : generated::kPresets) names.emplace_back(preset.name);
   return names;
+}
+
+std::string preset_description(const std::string& name) {
+  for (const auto& preset : generated::kPresets) {
+    if (name != preset.name) continue;
+    const nlohmann::json document = nlohmann::json::parse(preset.json, nullptr, false);
+    if (document.is_object() && document.contains("description") && document["description"].is_string()) {
+      return document["description"].get<std::string>();
+    }
+    return "";
+  }
+  return "";
 }
 
 nlohmann::json preset_document(const std::string& name, const std::string& size) {
@@ -266,6 +360,7 @@ nlohmann::json preset_document(const std::string& name, const std::string& size)
     if (document.is_discarded() || !document.is_object()) throw ConfigError(source, "", "is not a JSON object");
     nlohmann::json sizes = document.value("sizes", nlohmann::json::object());
     document.erase("sizes");
+    document.erase("description");
     if (!sizes.contains(size)) {
       std::string known;
       for (const auto& [key, unused] : sizes.items()) known += (known.empty() ? "" : ", ") + key;

@@ -119,13 +119,26 @@ struct ExperimentConfig {
   nlohmann::json to_json() const;
 };
 
-// Every closed-choice key ("model.readout") with its words, from the same field list the reader uses: the window
-// offers these as lists.
+// One key of the config, from the same field list the reader and writer walk: what the window's form, the CLI's
+// `train --help-config` and docs/config.md show.
+struct KeyInfo {
+  std::string key;                   // "model.readout"
+  std::string about;                 // one line: what it does, units
+  std::string type;                  // "integer", "number", "true or false", "text", "list of integers", "choice"
+  std::string range;                 // "1 … 256", "0 … ∞" (numbers); empty otherwise
+  std::vector<std::string> choices;  // the words of a choice
+  nlohmann::json default_value;
+};
+std::vector<KeyInfo> config_schema();
+
+// Every closed-choice key ("model.readout") with its words: the window offers these as lists.
 std::map<std::string, std::vector<std::string>> choice_keys();
 
 // Built-in presets (resources/presets/*.json, compiled in): names such as "text-erm", each with sizes "quick" and
 // "full". Throws ConfigError for an unknown name or size, listing the known ones.
 std::vector<std::string> preset_names();
+// A preset's one-line description (its "description" key, which preset_document leaves out); "" when unknown.
+std::string preset_description(const std::string& name);
 nlohmann::json preset_document(const std::string& name, const std::string& size);
 
 // A preset or a config file, then "key=value" overrides, validated.
