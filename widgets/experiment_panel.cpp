@@ -23,8 +23,11 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
     preset_->addItem(name);
     preset_->setItemData(preset_->count() - 1, backend_.presetDescription(name), Qt::ToolTipRole);
   }
+  preset_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  preset_->setMinimumContentsLength(16);
   presetAbout_ = new QLabel(this);
   presetAbout_->setWordWrap(true);
+  presetAbout_->setMinimumWidth(200);  // a wrapped label measured at no width would ask for the whole screen
   presetAbout_->setObjectName(QStringLiteral("preset-description"));
   presetAbout_->setStyleSheet(QStringLiteral("color: palette(mid);"));
   size_ = new QComboBox(this);

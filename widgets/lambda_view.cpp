@@ -6,6 +6,7 @@
 #include <QTextStream>
 
 #include "core/record/metrics.h"
+#include "widgets/flow_layout.h"
 #include "widgets/lab_model.h"
 #include "widgets/plot_helpers.h"
 #include "widgets/run_data.h"

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/record/metrics.h"
+#include "widgets/flow_layout.h"
 #include "widgets/lab_model.h"
 #include "widgets/plot_helpers.h"
 #include "widgets/run_data.h"
@@ -155,8 +156,8 @@ QString LayerLossView::csv() const {
   QTextStream out(&text);
   out << "run,series,step,layer,value\n";
   for (auto* run : model()->runs()) {
-    for (const QString& series :
-         {QLatin1String(record::metric::kTestLayerLoss), QLatin1String(record::metric::kTestDescendingFrequency)}) {
+    for (const char* name : {record::metric::kTestLayerLoss, record::metric::kTestDescendingFrequency}) {
+      const QString series = QLatin1String(name);
       const auto it = run->vectors.constFind(series);
       if (it == run->vectors.cend()) continue;
       for (int row = 0; row < it->rows.size(); ++row) {

@@ -9,6 +9,7 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -18,6 +19,7 @@
 #include <QPainter>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTableWidget>
@@ -62,7 +64,10 @@ MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBacken
   setAcceptDrops(true);
   setDockNestingEnabled(true);
   setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowNestedDocks | QMainWindow::AllowTabbedDocks);
-  resize(1600, 1000);
+  // As large as the screen allows, up to 1600 x 1000 (a window larger than its screen hides its right column).
+  const QRect screen = QGuiApplication::primaryScreen() ? QGuiApplication::primaryScreen()->availableGeometry()
+                                                        : QRect(0, 0, 1600, 1000);
+  resize(std::min(1600, screen.width()), std::min(1000, screen.height()));
   model_ = new LabModel(this);
   experiment_ = new ExperimentPanel(backend, this);
 
@@ -103,27 +108,26 @@ MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBacken
   connect(model_, &LabModel::runsChanged, this, [this] {
     tableRevision_ = -1;
     updateRunControls();
+    showRelevantDocks();
   });
 
-  defaultState_ = saveState();
-  QSettings settings;
-  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  arrangeDocks();  // for the constructor's size; the first show arranges again for the size the window then has
   updateRecentMenu();
   refreshViews();
 }
 
+QDockWidget* MainWindow::makeDock(const QString& title, QWidget* content) {
+  auto* widget = new QDockWidget(title, this);
+  widget->setObjectName(QStringLiteral("dock-") + title.toLower().replace(QLatin1Char(' '), QLatin1Char('-')));
+  widget->setWidget(content);
+  widget->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                      QDockWidget::DockWidgetClosable);
+  addDockWidget(Qt::RightDockWidgetArea, widget);
+  return widget;
+}
+
 void MainWindow::buildDocks() {
-  auto dock = [this](const QString& title, QWidget* content, Qt::DockWidgetArea area) {
-    auto* widget = new QDockWidget(title, this);
-    widget->setObjectName(QStringLiteral("dock-") + title.toLower().replace(QLatin1Char(' '), QLatin1Char('-')));
-    widget->setWidget(content);
-    widget->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
-                        QDockWidget::DockWidgetClosable);
-    addDockWidget(area, widget);
-    return widget;
-  };
-  auto* experimentDock = dock(QStringLiteral("Experiment"), experiment_, Qt::LeftDockWidgetArea);
+  experimentDock_ = makeDock(QStringLiteral("Experiment"), experiment_);
 
   runTable_ = new QTableWidget(this);
   runTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -142,34 +146,100 @@ void MainWindow::buildDocks() {
     if (!id.isEmpty()) model_->setFocusRun(id);
     updateRunControls();
   });
-  auto* runsDock = dock(QStringLiteral("Runs"), runTable_, Qt::BottomDockWidgetArea);
+  runsDock_ = makeDock(QStringLiteral("Runs"), runTable_);
 
   log_ = new QPlainTextEdit(this);
   log_->setReadOnly(true);
   log_->setMaximumBlockCount(5000);
-  auto* logDock = dock(QStringLiteral("Log"), log_, Qt::BottomDockWidgetArea);
+  logDock_ = makeDock(QStringLiteral("Log"), log_);
 
   metric_ = new TrainingCurvesView(model_, QStringLiteral("Test metric"), QStringLiteral("@test"), this);
   layerLoss_ = new LayerLossView(model_, this);
   lambda_ = new LambdaView(model_, this);
   weights_ = new WeightGeometryView(model_, this);
   robustness_ = new RobustnessView(model_, this);
-  auto* metricDock = dock(QStringLiteral("Test metric"), metric_, Qt::RightDockWidgetArea);
-  auto* layerDock = dock(QStringLiteral("Per-layer loss"), layerLoss_, Qt::RightDockWidgetArea);
-  auto* lambdaDock = dock(QStringLiteral("Lagrange multipliers"), lambda_, Qt::RightDockWidgetArea);
-  auto* weightDock = dock(QStringLiteral("Weight geometry"), weights_, Qt::RightDockWidgetArea);
-  auto* robustDock = dock(QStringLiteral("Robustness"), robustness_, Qt::RightDockWidgetArea);
-  // Right: two columns of views; the central area keeps the loss; left: the experiment; bottom: runs and log.
-  splitDockWidget(metricDock, layerDock, Qt::Horizontal);
-  splitDockWidget(metricDock, lambdaDock, Qt::Vertical);
-  splitDockWidget(layerDock, weightDock, Qt::Vertical);
-  tabifyDockWidget(lambdaDock, robustDock);
-  lambdaDock->raise();
-  splitDockWidget(runsDock, logDock, Qt::Horizontal);
-  resizeDocks({experimentDock}, {300}, Qt::Horizontal);
-  resizeDocks({metricDock, layerDock}, {470, 470}, Qt::Horizontal);
-  resizeDocks({runsDock}, {170}, Qt::Vertical);
-  resizeDocks({runsDock, logDock}, {1000, 500}, Qt::Horizontal);
+  metricDock_ = makeDock(QStringLiteral("Test metric"), metric_);
+  layerDock_ = makeDock(QStringLiteral("Per-layer loss"), layerLoss_);
+  lambdaDock_ = makeDock(QStringLiteral("Lagrange multipliers"), lambda_);
+  weightDock_ = makeDock(QStringLiteral("Weight geometry"), weights_);
+  robustDock_ = makeDock(QStringLiteral("Robustness"), robustness_);
+}
+
+void MainWindow::arrangeDocks() {
+  const QSize area = size();
+  const bool wide = area.width() >= 1700;  // room for two columns of views beside the loss
+  const bool tall = area.height() >= 900;  // room for the log beside the runs table
+  QList<QDockWidget*> docks = {experimentDock_, runsDock_,   logDock_,    metricDock_,
+                               layerDock_,      lambdaDock_, weightDock_, robustDock_};
+  if (playgroundDock_) docks.push_back(playgroundDock_);
+  for (auto* dock : docks) {
+    dock->setFloating(false);
+    removeDockWidget(dock);
+  }
+  // Left: the experiment. Bottom: the runs (and the log, beside them or behind them). Right: the views.
+  addDockWidget(Qt::LeftDockWidgetArea, experimentDock_);
+  addDockWidget(Qt::BottomDockWidgetArea, runsDock_);
+  addDockWidget(Qt::BottomDockWidgetArea, logDock_);
+  if (tall) {
+    splitDockWidget(runsDock_, logDock_, Qt::Horizontal);
+  } else {
+    tabifyDockWidget(runsDock_, logDock_);
+  }
+  addDockWidget(Qt::RightDockWidgetArea, layerDock_);
+  addDockWidget(Qt::RightDockWidgetArea, lambdaDock_);
+  splitDockWidget(layerDock_, lambdaDock_, Qt::Vertical);
+  if (wide) {  // two columns: per-layer loss | test metric over λ | weight geometry
+    addDockWidget(Qt::RightDockWidgetArea, metricDock_);
+    addDockWidget(Qt::RightDockWidgetArea, weightDock_);
+    splitDockWidget(layerDock_, metricDock_, Qt::Horizontal);
+    splitDockWidget(lambdaDock_, weightDock_, Qt::Horizontal);
+  } else {  // one column of two tab groups
+    tabifyDockWidget(layerDock_, metricDock_);
+    tabifyDockWidget(layerDock_, weightDock_);
+  }
+  tabifyDockWidget(lambdaDock_, robustDock_);
+  if (playgroundDock_) tabifyDockWidget(lambdaDock_, playgroundDock_);
+  for (auto* dock : docks) dock->show();
+  autoHidden_.clear();
+  runKinds_ = -1;
+  showRelevantDocks();
+  runsDock_->raise();
+  const int experimentWidth = std::clamp(area.width() / 5, 250, 330);
+  const int viewsWidth = (area.width() - experimentWidth) * (wide ? 58 : 50) / 100;
+  resizeDocks({experimentDock_}, {experimentWidth}, Qt::Horizontal);
+  resizeDocks({layerDock_}, {wide ? viewsWidth / 2 : viewsWidth}, Qt::Horizontal);
+  if (wide) resizeDocks({metricDock_}, {viewsWidth / 2}, Qt::Horizontal);
+  resizeDocks({runsDock_}, {tall ? 200 : 150}, Qt::Vertical);
+  if (tall) resizeDocks({runsDock_, logDock_}, {area.width() * 2 / 3, area.width() / 3}, Qt::Horizontal);
+}
+
+void MainWindow::showRelevantDocks() {
+  // 1: a layerwise run is open, 2: a sparse one; 0: none (every view shows its hint).
+  int kinds = 0;
+  for (auto* run : model_->runs()) {
+    const QString task = run->config.value(QStringLiteral("task"));
+    kinds |= (task == QStringLiteral("text") || task == QStringLiteral("video")) ? 1 : (task.isEmpty() ? 0 : 2);
+  }
+  if (kinds == runKinds_) return;  // only on a change, so a view the user shows again stays shown
+  runKinds_ = kinds;
+  // Per-layer loss, λ and robustness sweeps belong to layerwise descent: with only sparse runs open they give
+  // their space to the views that have something to show.
+  const bool sparseOnly = kinds == 2;
+  for (auto* dock : {layerDock_, lambdaDock_, robustDock_}) {
+    if (sparseOnly && dock->isVisible()) {
+      dock->hide();
+      autoHidden_.insert(dock);
+    } else if (!sparseOnly && autoHidden_.contains(dock)) {
+      dock->show();
+      autoHidden_.remove(dock);
+    }
+  }
+  if (sparseOnly) {
+    weightDock_->raise();
+  } else if (kinds & 1) {
+    layerDock_->raise();
+    lambdaDock_->raise();
+  }
 }
 
 void MainWindow::buildMenus() {
@@ -185,7 +255,7 @@ void MainWindow::buildMenus() {
   QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
   for (auto* dockWidget : findChildren<QDockWidget*>()) view->addAction(dockWidget->toggleViewAction());
   view->addSeparator();
-  view->addAction(QStringLiteral("Reset &layout"), this, [this] { restoreState(defaultState_); });
+  view->addAction(QStringLiteral("Reset &layout"), this, &MainWindow::arrangeDocks);
 
   QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
   help->addAction(QStringLiteral("&Environment and datasets…"), this, [this] {
@@ -203,20 +273,13 @@ void MainWindow::buildMenus() {
 }
 
 void MainWindow::addPlayground(QWidget* playground) {
-  auto* dock = new QDockWidget(QStringLiteral("Geometry playground"), this);
-  dock->setObjectName(QStringLiteral("dock-geometry-playground"));
-  dock->setWidget(playground);
-  addDockWidget(Qt::RightDockWidgetArea, dock);
-  if (auto* lambdaDock = findChild<QDockWidget*>(QStringLiteral("dock-lagrange-multipliers"))) {
-    tabifyDockWidget(lambdaDock, dock);
-    lambdaDock->raise();
-  }
+  playgroundDock_ = makeDock(QStringLiteral("Geometry playground"), playground);
+  tabifyDockWidget(lambdaDock_, playgroundDock_);
+  lambdaDock_->raise();
   for (auto* menu : menuBar()->findChildren<QMenu*>()) {
     if (menu->title() == QStringLiteral("&View"))
-      menu->insertAction(menu->actions().value(0), dock->toggleViewAction());
+      menu->insertAction(menu->actions().value(0), playgroundDock_->toggleViewAction());
   }
-  defaultState_ = saveState();
-  restoreState(QSettings().value(QStringLiteral("window/state")).toByteArray());
 }
 
 QVector<PlotView*> MainWindow::views() const {
@@ -398,8 +461,41 @@ void MainWindow::exportAllWithDialog() {
 void MainWindow::closeEvent(QCloseEvent* event) {
   QSettings settings;
   settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-  settings.setValue(QStringLiteral("window/state"), saveState());
+  settings.setValue(QStringLiteral("window/state"), saveState(kLayoutVersion));
   QMainWindow::closeEvent(event);
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+  QMainWindow::showEvent(event);
+  if (laidOut_) return;
+  laidOut_ = true;
+  const QSize wanted = size();
+  if (!restoreSavedLayout()) {
+    arrangeDocks();
+    resize(wanted);  // re-adding the docks of a shown window lets it grow to their preferred size
+  }
+}
+
+bool MainWindow::restoreSavedLayout() {
+  QSettings settings;
+  const QByteArray state = settings.value(QStringLiteral("window/state")).toByteArray();
+  // A layout of another version, or one that no longer fits (a smaller screen, a squashed table), is dropped.
+  if (state.isEmpty() || !restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray()) ||
+      !restoreState(state, kLayoutVersion)) {
+    return false;
+  }
+  if (auto* screen = QGuiApplication::primaryScreen()) {
+    const QRect available = screen->availableGeometry();
+    if (width() > available.width() || height() > available.height()) {
+      resize(std::min(width(), available.width()), std::min(height(), available.height()));
+      return false;
+    }
+  }
+  layout()->activate();
+  for (auto* dock : findChildren<QDockWidget*>()) {
+    if (dock->isVisible() && !dock->isFloating() && (dock->width() < 150 || dock->height() < 90)) return false;
+  }
+  return true;
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {

@@ -4,12 +4,14 @@
 // open and save runs; it never waits on training.
 
 #include <QMainWindow>
+#include <QSet>
 #include <QString>
 #include <QStringList>
 #include <QVector>
 
 #include "widgets/experiment_panel.h"
 
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QPlainTextEdit;
@@ -78,12 +80,21 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent* event) override;
+  void showEvent(QShowEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
 
  private:
   void buildMenus();
   void buildDocks();
+  QDockWidget* makeDock(const QString& title, QWidget* content);
+  // The default layout for the window's size: two columns of views when wide, one column of two tab groups when
+  // not; the log beside the runs when tall, behind them when not (View > Reset layout).
+  void arrangeDocks();
+  // The saved layout when it is of this version and still fits; false (nothing applied) otherwise.
+  bool restoreSavedLayout();
+  // Hides the layerwise views while only sparse runs are open, and shows them again when a layerwise run opens.
+  void showRelevantDocks();
   void updateRunTable();
   void updateLog();
   void updateRecentMenu();
@@ -106,7 +117,19 @@ class MainWindow : public QMainWindow {
   QLabel* banner_ = nullptr;
   QWidget* bannerBox_ = nullptr;
   QMenu* recentMenu_ = nullptr;
-  QByteArray defaultState_;
+  static constexpr int kLayoutVersion = 2;  // bump when the docks change: older saved layouts are dropped
+  QDockWidget* experimentDock_ = nullptr;
+  QDockWidget* runsDock_ = nullptr;
+  QDockWidget* logDock_ = nullptr;
+  QDockWidget* metricDock_ = nullptr;
+  QDockWidget* layerDock_ = nullptr;
+  QDockWidget* lambdaDock_ = nullptr;
+  QDockWidget* weightDock_ = nullptr;
+  QDockWidget* robustDock_ = nullptr;
+  QDockWidget* playgroundDock_ = nullptr;
+  QSet<QDockWidget*> autoHidden_;
+  int runKinds_ = -1;
+  bool laidOut_ = false;
   QString lastMessage_;
   int64_t tableRevision_ = -1;
   int64_t logRevision_ = -1;

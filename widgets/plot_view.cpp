@@ -7,12 +7,14 @@
 #include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QResizeEvent>
 #include <QSvgGenerator>
 #include <QTextStream>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "widgets/flow_layout.h"
 #include "widgets/lab_model.h"
 
 namespace descentlab::widgets {
@@ -31,19 +33,21 @@ PlotView::PlotView(LabModel* model, QString title, QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->setSpacing(2);
-  tools_ = new QHBoxLayout();
-  tools_->setSpacing(6);
-  layout->addLayout(tools_);
+  auto* toolRow = new QWidget(this);
+  tools_ = new FlowLayout(toolRow);
+  layout->addWidget(toolRow);
   plot_ = new QCustomPlot(this);
-  plot_->setMinimumSize(260, 180);
+  plot_->setMinimumSize(220, 140);
   plot_->setInteractions(QCP::iRangeZoom);
   plot_->setSelectionRectMode(QCP::srmZoom);
   plot_->setNoAntialiasingOnDrag(true);
   plot_->setAntialiasedElements(QCP::aePlottables);
   layout->addWidget(plot_, 1);
   readout_ = new QLabel(this);
-  readout_->setText(QStringLiteral("drag: zoom · wheel: zoom · double-click: reset"));
+  readout_->setProperty("elides", true);
+  readout_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   readout_->setStyleSheet(QStringLiteral("color: #555;"));
+  setReadoutText(QStringLiteral("drag: zoom · wheel: zoom · double-click: reset"));
   layout->addWidget(readout_);
 
   connect(plot_, &QCustomPlot::mouseMove, this, &PlotView::onMouseMove);
@@ -68,8 +72,28 @@ void PlotView::addExportButton() {
   button->setText(QStringLiteral("Export…"));
   button->setToolTip(QStringLiteral("Save this plot as PNG, SVG or PDF, or its data as CSV"));
   connect(button, &QToolButton::clicked, this, &PlotView::exportWithDialog);
-  tools_->addStretch(1);
   tools_->addWidget(button);
+}
+
+void PlotView::setReadoutText(const QString& text) {
+  readoutText_ = text;
+  const int width = readout_->width() > 20 ? readout_->width() : 400;
+  readout_->setText(readout_->fontMetrics().elidedText(text, Qt::ElideRight, width));
+  readout_->setToolTip(text);
+}
+
+void PlotView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  setReadoutText(readoutText_);
+  // As many ticks as the axis has room for, so tick labels never run into each other in a small view.
+  for (auto* rect : plot_->axisRects()) {
+    const int height = std::max(rect->height(), plot_->height() / std::max(1, plot_->axisRectCount()) - 60);
+    const int width = std::max(rect->width(), plot_->width() - 80);
+    for (auto* axis : rect->axes()) {
+      const int room = axis->orientation() == Qt::Vertical ? height / 32 : width / 70;
+      axis->ticker()->setTickCount(std::clamp(room, 2, 6));
+    }
+  }
 }
 
 void PlotView::styleAxisRect(QCPAxisRect* rect, const QString& xLabel, const QString& yLabel) {
@@ -155,7 +179,7 @@ void PlotView::onMouseMove(QMouseEvent* event) {
   if (!rect) return;
   const double x = rect->axis(QCPAxis::atBottom)->pixelToCoord(event->pos().x());
   const double y = rect->axis(QCPAxis::atLeft)->pixelToCoord(event->pos().y());
-  readout_->setText(readout(rect, x, y));
+  setReadoutText(readout(rect, x, y));
   if (!plot_->hasItem(crossVertical_)) {
     crossVertical_ = new QCPItemStraightLine(plot_);
     crossHorizontal_ = new QCPItemStraightLine(plot_);

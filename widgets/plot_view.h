@@ -9,12 +9,12 @@
 class QCustomPlot;
 class QCPAxisRect;
 class QCPItemStraightLine;
-class QHBoxLayout;
 class QLabel;
 class QMouseEvent;
 
 namespace descentlab::widgets {
 
+class FlowLayout;
 class LabModel;
 
 class PlotView : public QWidget {
@@ -50,23 +50,28 @@ class PlotView : public QWidget {
   virtual void rebuild() = 0;
   // Rescales every axis to the data (double click, and after a rebuild while not zoomed).
   virtual void resetRanges();
+  void resizeEvent(QResizeEvent* event) override;
   // Text for the readout at plot coordinates (x, y) in axis rect `rect`.
   virtual QString readout(QCPAxisRect* rect, double x, double y) const;
 
-  QHBoxLayout* tools() const { return tools_; }
+  // The tool row above the plot: it wraps onto a second line when the view is narrow.
+  FlowLayout* tools() const { return tools_; }
   LabModel* model() const { return model_; }
   void addExportButton();
   void styleAxisRect(QCPAxisRect* rect, const QString& xLabel, const QString& yLabel);
 
  private:
   void onMouseMove(QMouseEvent* event);
+  // Shows `text` under the plot, elided to the label's width (the whole text in its tooltip).
+  void setReadoutText(const QString& text);
   void onDoubleClick(QMouseEvent* event);
   void exportWithDialog();
 
   LabModel* model_;
   QString title_;
+  QString readoutText_;  // the readout's whole text (shown elided)
   QCustomPlot* plot_ = nullptr;
-  QHBoxLayout* tools_ = nullptr;
+  FlowLayout* tools_ = nullptr;
   QLabel* readout_ = nullptr;
   QCPItemStraightLine* crossVertical_ = nullptr;
   QCPItemStraightLine* crossHorizontal_ = nullptr;

@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "core/record/sweep_statistics.h"
+#include "widgets/flow_layout.h"
 #include "widgets/lab_model.h"
 #include "widgets/plot_helpers.h"
 #include "widgets/run_data.h"

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "core/record/metrics.h"
+#include "widgets/flow_layout.h"
 #include "widgets/lab_model.h"
 #include "widgets/plot_helpers.h"
 #include "widgets/run_data.h"

@@ -14,6 +14,7 @@
 #include <qcustomplot.h>
 #include <QApplication>
 #include <QDir>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QElapsedTimer>
@@ -29,8 +30,10 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <iostream>
 #include <thread>
 
+#include "layout_check.h"
 #include "widgets/lab_model.h"
 #include "widgets/main_window.h"
 #include "widgets/views.h"
@@ -378,6 +381,41 @@ TEST_F(LabTest, ScreenshotsOfEveryViewAreNotBlank) {
   for (const auto& path : written) {
     // A CSV without data still has its header row.
     EXPECT_GT(QFileInfo(path).size(), path.endsWith(QStringLiteral(".csv")) ? 20 : 100) << path.toStdString();
+  }
+}
+
+// The window at the screen sizes people have, with no saved layout and two runs open: nothing overlaps, nothing is
+// cut off, no text is clipped, every plot keeps a usable size. DESCENTLAB_LAYOUT_SHOTS=DIR writes each as a PNG.
+TEST_F(LabTest, TheWindowHoldsTogetherAtEveryCommonScreenSize) {
+  const QString first = samplePath();
+  const QString second = QDir(directory_->path()).filePath(QStringLiteral("sample-copy.h5"));
+  if (!QFileInfo::exists(second)) {
+    ASSERT_TRUE(QFile::copy(first, second));
+  }
+  const QString shots = qEnvironmentVariable("DESCENTLAB_LAYOUT_SHOTS");
+  for (const QSize size : {QSize(1024, 700), QSize(1280, 800), QSize(1920, 1080), QSize(2560, 1440)}) {
+    SCOPED_TRACE(QStringLiteral("%1x%2").arg(size.width()).arg(size.height()).toStdString());
+    controller_.reset();
+    window_.reset();
+    QSettings().clear();
+    window_ = std::make_unique<widgets::MainWindow>(widgets::EnvironmentSummary{}, backend_);
+    controller_ = std::make_unique<gui::LabController>(*window_, backend_, directory_->path());
+    window_->resize(size);
+    window_->show();
+    QApplication::processEvents();
+    ASSERT_EQ(controller_->open({first, second}), 2);
+    window_->refreshViews();
+    QApplication::processEvents();
+    QApplication::processEvents();
+    EXPECT_EQ(window_->size(), size) << "the window's minimum size does not fit the screen";
+    const auto problems = testing::layoutProblems(*window_, QSize(220, 140));
+    std::string text;
+    for (const auto& problem : problems) text += "\n  " + problem;
+    EXPECT_TRUE(problems.empty()) << problems.size() << " layout problems:" << text;
+    if (!shots.isEmpty()) {
+      window_->grab().save(
+          QDir(shots).filePath(QStringLiteral("layout-%1x%2.png").arg(size.width()).arg(size.height())));
+    }
   }
 }
 
