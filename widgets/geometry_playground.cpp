@@ -44,7 +44,7 @@ GeometryPlayground::GeometryPlayground(const PlaygroundBackend& backend, QWidget
   setFormat(format);
   setMouseTracking(true);
   setFocusPolicy(Qt::StrongFocus);
-  setMinimumSize(440, 360);
+  setMinimumSize(300, 220);  // docked in a laptop-size window; the panels adapt (issue 15 point 5)
   shown_.assign(backend_.methods().size(), true);
   frameTimer_.setSingleShot(true);
   frameTimer_.setInterval(8);  // up to ~120 frames/s while something changes (see requestFrames)

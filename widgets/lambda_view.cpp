@@ -16,12 +16,12 @@ namespace descentlab::widgets {
 LambdaView::LambdaView(LabModel* model, QWidget* parent)
     : PlotView(model, QStringLiteral("Lagrange multipliers"), parent) {
   series_ = new QComboBox(this);
-  series_->addItem(QStringLiteral("λ_l (multipliers)"), QLatin1String(record::metric::kLambda));
-  series_->addItem(QStringLiteral("g_l (training slack)"), QLatin1String(record::metric::kSlack));
-  series_->addItem(QStringLiteral("u_l (resilient relaxation)"), QLatin1String(record::metric::kResilientSlack));
+  series_->addItem(QStringLiteral("λₗ (multipliers)"), QLatin1String(record::metric::kLambda));
+  series_->addItem(QStringLiteral("gₗ (training slack)"), QLatin1String(record::metric::kSlack));
+  series_->addItem(QStringLiteral("uₗ (resilient relaxation)"), QLatin1String(record::metric::kResilientSlack));
   tools()->addWidget(series_);
   addExportButton();
-  styleAxisRect(plot()->axisRect(), QStringLiteral("step"), QStringLiteral("λ_l"));
+  styleAxisRect(plot()->axisRect(), QStringLiteral("step"), QStringLiteral("λₗ"));
   setupLegend(plot());
   connect(series_, &QComboBox::currentIndexChanged, this, [this] { refresh(true); });
 }

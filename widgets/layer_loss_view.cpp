@@ -42,12 +42,12 @@ LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
     refresh(true);
   });
 
-  styleAxisRect(plot()->axisRect(), QStringLiteral("layer l"), QStringLiteral("test loss f_l"));
+  styleAxisRect(plot()->axisRect(), QStringLiteral("layer ℓ"), QStringLiteral("test loss fₗ"));
   bars_ = new QCPAxisRect(plot());
   plot()->plotLayout()->addElement(1, 0, bars_);
   plot()->plotLayout()->setRowStretchFactor(0, 2.0);
   plot()->plotLayout()->setRowStretchFactor(1, 1.0);
-  styleAxisRect(bars_, QStringLiteral("layer l"), QStringLiteral("descending share"));
+  styleAxisRect(bars_, QStringLiteral("layer ℓ"), QStringLiteral("descending share"));
   // Both rows share the layer axis and the left margin, so the layers line up.
   auto* margins = new QCPMarginGroup(plot());
   plot()->axisRect(0)->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
@@ -148,7 +148,7 @@ void LayerLossView::rebuild() {
 
 QString LayerLossView::readout(QCPAxisRect* rect, double x, double y) const {
   if (rect == bars_) return QStringLiteral("layer %1   descending share %2").arg(std::lround(x)).arg(y, 0, 'f', 3);
-  return QStringLiteral("layer %1   f_l %2").arg(std::lround(x)).arg(y, 0, 'g', 5);
+  return QStringLiteral("layer %1   fₗ %2").arg(std::lround(x)).arg(y, 0, 'g', 5);
 }
 
 QString LayerLossView::csv() const {

@@ -210,6 +210,8 @@ void MainWindow::arrangeDocks() {
   resizeDocks({layerDock_}, {wide ? viewsWidth / 2 : viewsWidth}, Qt::Horizontal);
   if (wide) resizeDocks({metricDock_}, {viewsWidth / 2}, Qt::Horizontal);
   resizeDocks({runsDock_}, {tall ? 200 : 150}, Qt::Vertical);
+  // The per-layer loss (two plots) gets the larger share of the views' height.
+  resizeDocks({layerDock_, lambdaDock_}, {area.height() * 55 / 100, area.height() * 45 / 100}, Qt::Vertical);
   if (tall) resizeDocks({runsDock_, logDock_}, {area.width() * 2 / 3, area.width() / 3}, Qt::Horizontal);
 }
 
@@ -337,6 +339,11 @@ void MainWindow::updateRunTable() {
       bar = new QProgressBar(runTable_);
       bar->setRange(0, 1000);
       bar->setTextVisible(true);
+      // Dark text on a light bar: readable over the done and the remaining part, selected or not.
+      bar->setStyleSheet(
+          QStringLiteral("QProgressBar { border: 1px solid #b0b0b0; border-radius: 2px; "
+                         "background: white; color: black; text-align: center; }"
+                         "QProgressBar::chunk { background: #a9d1f5; }"));
       runTable_->setCellWidget(row, 2, bar);
     }
     bar->setValue(static_cast<int>(run->progress() * 1000));
