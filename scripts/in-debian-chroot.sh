@@ -49,6 +49,15 @@ if [ ! -f "$root/.descentlab-ready" ]; then
   stage_done "debootstrap"
 fi
 
+# A run that was killed outright (SIGKILL, a session cut off) never undid its mounts, and the next `mount`
+# then fails with "already mounted". We hold the lock, so every mount under the chroot now is such a leftover:
+# undo it, deepest first. /dev is made a slave first so that unmounting its copy cannot reach the host's /dev.
+if mountpoint -q "$root/dev"; then mount --make-rslave "$root/dev" || true; fi
+while read -r stale; do
+  say "Undoing a mount left by an interrupted run: $stale"
+  umount -l "$stale" 2>/dev/null || true
+done < <(awk -v r="$root" '$5 == r || index($5, r "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r)
+
 mounts=()
 cleanup() {
   local i
