@@ -49,6 +49,7 @@ class RunData {
   QString name;  // shown in legends: the experiment name, made unique
   QString path;  // its run file
   QColor colour;
+  bool visible = true;  // the user can hide a run from every multi-run view (legend click, runs table)
   QMap<QString, QString> config;  // flattened config keys ("train.lr") to their JSON text
   QString metric;                 // "accuracy", "rmse" or "perplexity" (empty until known)
   QString description;
