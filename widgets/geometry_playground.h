@@ -5,6 +5,10 @@
 //
 // Redraws are driven by events only: a mouse, wheel or key event (or a slider's change) schedules a few frames on an
 // 8 ms timer; with nothing happening, or while the panel is hidden, no frame is drawn and no timer runs.
+//
+// The layout follows the widget's size (docked at 300x220 up to a full screen): wide, the settings sit beside the
+// toy's view; narrow, settings and toys are tabs. Numbers show 4 significant digits or "diverged"; lists and tables
+// scroll rather than clip, and no text is drawn over another (each frame records where its text went, for tests).
 
 #include <QElapsedTimer>
 #include <QOpenGLWidget>
@@ -17,7 +21,37 @@
 
 #include "widgets/imgui_qt_bridge.h"
 
+struct ImVec2;
+
 namespace descentlab::widgets {
+
+// Above this magnitude a playground number reads "diverged". The toys' answers are of order one (the sparse truth's
+// entries, points of the 2-D line within the ±100 plane the view can show); a run that leaves 1e6 has blown up (a
+// learning rate beyond the stability limit grows geometrically and passes 1e6 within a few dozen steps), and its
+// digits mean nothing.
+inline constexpr double kDivergedAbove = 1e6;
+// True for a value that is not finite or whose magnitude exceeds kDivergedAbove.
+bool isDiverged(double value);
+// A playground number: "%.4g" (4 significant digits, exponent when very small), or "diverged" (see isDiverged).
+std::string formatPlaygroundNumber(double value);
+
+// Where the last frame drew text, in widget pixels, for tests: nothing overlaps, nothing is cut off.
+struct PlaygroundFrameRecord {
+  struct Text {
+    std::string text;
+    float left = 0, top = 0, right = 0, bottom = 0;  // the visible part
+    bool cut = false;                                // partly hidden by a clip that no scroll bar can move
+  };
+  // One table cell: the text's width beside its column's.
+  struct Cell {
+    std::string table, text;
+    int column = 0;
+    float textWidth = 0, columnWidth = 0;
+  };
+  std::vector<Text> texts;
+  std::vector<Cell> cells;
+  bool wide = false;  // settings beside the view (else tabs)
+};
 
 struct PlaygroundSettings {
   float lr = 0.05f;
@@ -73,6 +107,13 @@ class GeometryPlayground : public QOpenGLWidget {
   QPointF planeToWidget(double x, double y) const;
   bool exportPng(const QString& path);
   void requestFrames(int count = 3);
+  // What the last frame drew (see PlaygroundFrameRecord).
+  const PlaygroundFrameRecord& lastFrame() const { return record_; }
+  // Lays out `count` frames at the widget's size without OpenGL (ImGui with no renderer): for tests on platforms
+  // that have none. The frames are the ones paintGL would draw; an OpenGL context, once there, takes over.
+  void layOutFramesWithoutOpenGL(int count);
+  // True when ImGui draws with the widget's font (false: ImGui's built-in font, see ImGuiQtBridge).
+  bool usesWidgetFont() const { return imgui_.usesWidgetFont(); }
 
  protected:
   void initializeGL() override;
@@ -89,11 +130,24 @@ class GeometryPlayground : public QOpenGLWidget {
 
  private:
   void buildFrame();
+  void applyStyle();
+  float controlsWidth() const;
+  void drawToyTabs(bool withSettings);
   void drawControls();
+  void slider(const char* label, const char* id, float* value, float min, float max, const char* format, int flags);
   void drawPlane();
+  void drawEndPoints();
   void drawSparse();
-  void tableRow(const char* name, unsigned colour, const SparseOutcome& outcome);
+  void sparseTable(float height);
+  // One cell of the table row; `colour` (0: none) draws a swatch before the text.
+  void tableCell(const std::string& text, unsigned colour, bool alignRight);
   void simulateIfChanged();
+  // Records the text just submitted as an ImGui item (its item rectangle), clipped as the current window clips.
+  void recordItem(const std::string& text);
+  // Records text drawn at `min`..`max` through the window's draw list, with its current clip rectangle.
+  void recordText(const std::string& text, ImVec2 min, ImVec2 max);
+  // Draws `text` at `position` through the window's draw list, and records it.
+  void drawText(ImVec2 position, unsigned colour, const std::string& text);
 
   const PlaygroundBackend& backend_;
   ImGuiQtBridge imgui_;
@@ -106,6 +160,12 @@ class GeometryPlayground : public QOpenGLWidget {
   qint64 lastFrameMs_ = -1000;
   double lastPaintSeconds_ = 0.0;  // for ImGui's DeltaTime
   Toy toy_ = Toy::plane;
+  bool selectToyTab_ = true;  // the toy's tab is to be selected (setToy, or a new tab bar after a layout change)
+  bool lastWide_ = false;
+  PlaygroundFrameRecord record_;
+  std::string currentTable_;  // the table whose cells tableCell records
+  int currentColumn_ = 0;
+  bool ancestorScrollsY_ = false;  // an enclosing child scrolls vertically (see recordText)
 
   PlaygroundSettings settings_;
   std::vector<bool> shown_;
