@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <chrono>
 #include <limits>
 #include <optional>
+#include <thread>
 
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/trainer.h"
@@ -194,6 +196,52 @@ TEST(Trainer, AStoppedAndResumedRunVisitsTheSameBatchesAndEndsInTheSameState) {
   EXPECT_EQ(rest.extra, whole.extra);  // the same weight, bit for bit
   EXPECT_EQ(rest.test_metric, whole.test_metric);
   EXPECT_EQ(resumed_sink.scalars.at("loss").back(), straight_sink.scalars.at("loss").back());
+}
+
+// Pauses the run at its first interval report (step 2 of 6).
+class PauseAt : public record::MetricSink {
+ public:
+  PauseAt(TrainingControl& control, int64_t step) : control_(control), step_(step) {}
+  void scalar(const std::string&, int64_t step, double, double) override {
+    if (step == step_) control_.pause();
+  }
+  void vector(const std::string&, int64_t, double, const std::vector<double>&) override {}
+  void histogram(const record::HistogramSnapshot&) override {}
+  void sweep(const record::SweepResult&) override {}
+
+ private:
+  TrainingControl& control_;
+  int64_t step_;
+};
+
+TEST(Trainer, TimeHeldByAPauseIsNotTrainingTime) {
+  ToyEngine engine(toy_config(2));
+  TrainingControl control;
+  PauseAt pauser(control, 2);
+  RecordingSink sink;
+  engine.add_sink(&pauser);
+  engine.add_sink(&sink);
+  engine.set_control(&control);
+  constexpr double kPauseSeconds = 0.5;
+  const auto began = std::chrono::steady_clock::now();
+  std::thread releaser([&] {
+    // Waits (with a deadline) until the trainer is held, keeps it held for kPauseSeconds, then lets it go.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!control.holding() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::duration<double>(kPauseSeconds));  // the pause being measured
+    control.resume();
+  });
+  const TrainingResult result = engine.run();
+  releaser.join();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  EXPECT_GE(control.held_seconds(), kPauseSeconds);
+  EXPECT_EQ(result.steps, 6);
+  // The run's time and speed count running time only.
+  EXPECT_LT(result.seconds, wall - kPauseSeconds + 0.05);
+  EXPECT_NEAR(result.seconds, wall - control.held_seconds(), 0.25);
+  // So does the throughput of the interval the pause fell in (steps 3-4): far above 4 samples per 0.5 s.
+  ASSERT_GE(sink.scalars["throughput"].size(), 2u);
+  EXPECT_GT(sink.scalars["throughput"][1].second, 4.0 / kPauseSeconds * 4);
 }
 
 }  // namespace

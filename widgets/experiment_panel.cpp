@@ -1,5 +1,7 @@
 #include "widgets/experiment_panel.h"
 
+#include "widgets/elided_label.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
@@ -66,6 +68,9 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
   message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(message_);
 
+  target_ = new ElidedLabel(this, Qt::ElideMiddle);
+  target_->setObjectName(QStringLiteral("run-controls-target"));
+  layout->addWidget(target_);
   auto* buttons = new QHBoxLayout();
   start_ = new QPushButton(QStringLiteral("Start"), this);
   pause_ = new QPushButton(QStringLiteral("Pause"), this);
@@ -78,7 +83,7 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
                      "resumed from the run file"));
   for (auto* button : {start_, pause_, resume_, stop_}) buttons->addWidget(button);
   layout->addLayout(buttons);
-  setRunControls(false, false, false);
+  setRunControls(QString(), false, false, false);
 
   connect(preset_, &QComboBox::currentTextChanged, this, [this] { rebuildForm(); });
   connect(size_, &QComboBox::currentTextChanged, this, [this] { rebuildForm(); });
@@ -103,10 +108,20 @@ QString ExperimentPanel::preset() const {
   return preset_->currentText();
 }
 
-void ExperimentPanel::setRunControls(bool canPause, bool canResume, bool canStop) {
+void ExperimentPanel::setRunControls(const QString& target, bool canPause, bool canResume, bool canStop) {
   pause_->setEnabled(canPause);
   resume_->setEnabled(canResume);
   stop_->setEnabled(canStop);
+  const QString text = target.isEmpty() ? QStringLiteral("No run selected") : QStringLiteral("Selected: ") + target;
+  target_->setFullText(text);
+  resume_->setToolTip(target.isEmpty() ? QStringLiteral("Resume the selected run")
+                                       : QStringLiteral("Resume %1: a paused run goes on; a stopped or opened one "
+                                                        "continues from its run file's latest checkpoint")
+                                             .arg(target));
+}
+
+QString ExperimentPanel::runControlsTarget() const {
+  return target_->fullText();
 }
 
 void ExperimentPanel::rebuildForm() {

@@ -20,6 +20,8 @@ class QScrollArea;
 
 namespace descentlab::widgets {
 
+class ElidedLabel;
+
 // One config key ("train.lr") with its value; the QVariant's type (bool, qlonglong, double, QString) picks the
 // editor. `choices`, when not empty, are the accepted values of a string key.
 struct ConfigField {
@@ -68,7 +70,9 @@ class ExperimentPanel : public QWidget {
   bool startEnabled() const;
 
   // What the buttons may do for the selected run: the app tells the panel after every state change.
-  void setRunControls(bool canPause, bool canResume, bool canStop);
+  // Pause / Resume / Stop act on the selected run, named above the buttons ("" when there is none).
+  void setRunControls(const QString& target, bool canPause, bool canResume, bool canStop);
+  QString runControlsTarget() const;
 
  signals:
   void startRequested(const ExperimentRequest& request);
@@ -88,6 +92,7 @@ class ExperimentPanel : public QWidget {
   QFormLayout* form_ = nullptr;
   QWidget* formHost_ = nullptr;
   QLabel* message_ = nullptr;
+  ElidedLabel* target_ = nullptr;
   QPushButton* start_ = nullptr;
   QPushButton* pause_ = nullptr;
   QPushButton* resume_ = nullptr;

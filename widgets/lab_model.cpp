@@ -44,7 +44,8 @@ RunData* LabModel::addRun(std::unique_ptr<RunData> run) {
   return runs_.back().get();
 }
 
-void LabModel::removeRun(const QString& id) {
+void LabModel::removeRun(const QString& runId) {
+  const QString id = runId;  // a copy: the caller's string may be the removed run's own id
   for (auto it = runs_.begin(); it != runs_.end(); ++it) {
     if ((*it)->id == id) {
       runs_.erase(it);

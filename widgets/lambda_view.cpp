@@ -46,10 +46,23 @@ void LambdaView::rebuild() {
     }
   }
   if (!focus) {
-    placeholder(plot(), plot()->axisRect(),
-                name == QLatin1String(record::metric::kResilientSlack)
-                    ? QStringLiteral("No resilient constrained run\n(constraints.resilient = true)")
-                    : QStringLiteral("No constrained layerwise run yet\n(text-constrained, video-constrained)"));
+    // The real reason: the selected run has no multipliers (ERM, or a sparse run), or has not recorded any yet.
+    RunData* selected = model()->focusRun();
+    QString reason;
+    if (name == QLatin1String(record::metric::kResilientSlack)) {
+      reason = QStringLiteral("No resilient constrained run\n(constraints.resilient = true)");
+    } else if (selected && selected->constrained) {
+      reason =
+          QStringLiteral("Not recorded yet: %1\n(λ and the slack come with each metric interval)").arg(selected->name);
+    } else if (selected && selected->kind == RunKind::Layerwise) {
+      reason = QStringLiteral(
+                   "%1 trains without constraints (ERM): it has no multipliers.\nSelect a constrained "
+                   "run (text-constrained, video-constrained).")
+                   .arg(selected->name);
+    } else {
+      reason = QStringLiteral("No constrained layerwise run open\n(text-constrained, video-constrained)");
+    }
+    placeholder(plot(), plot()->axisRect(), reason);
     return;
   }
   const auto& track = focus->vectors[name];

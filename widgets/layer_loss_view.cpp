@@ -76,8 +76,17 @@ void LayerLossView::rebuild() {
   }
   if (!focus && !layerwise.isEmpty()) focus = layerwise.front();
   if (layerwise.isEmpty()) {
+    // The real reason: no layerwise run open, or one that has not reached its first test evaluation.
+    QStringList waiting;
+    for (auto* run : model()->runs()) {
+      if (run->kind == RunKind::Layerwise) waiting << run->name;
+    }
     placeholder(plot(), plot()->axisRect(0),
-                QStringLiteral("No layerwise-descent run yet\n(presets text-* and video-*)"));
+                waiting.isEmpty()
+                    ? QStringLiteral("No layerwise-descent run open\n(presets text-* and video-*)")
+                    : QStringLiteral("Not evaluated yet: %1\n(per-layer test losses come with each test evaluation, "
+                                     "by default at the end of every epoch)")
+                          .arg(waiting.join(QStringLiteral(", "))));
     return;
   }
   const bool logY = logY_->isChecked();
@@ -96,7 +105,7 @@ void LayerLossView::rebuild() {
   // The focus run's history, light to dark.
   const auto& history = focus->vectors[QLatin1String(record::metric::kTestLayerLoss)];
   const int evaluations = static_cast<int>(history.rows.size());
-  if (allEvaluations_->isChecked()) {
+  if (allEvaluations_->isChecked() && focus->visible) {
     for (int row = 0; row + 1 < evaluations; ++row) {
       auto* graph = plot()->addGraph();
       graph->setData(layerAxis(history.width), clean(history.rows[row]), true);
@@ -115,6 +124,8 @@ void LayerLossView::rebuild() {
     graph->setPen(QPen(run->colour, isFocus ? 3.0 : 2.0, isFocus ? Qt::SolidLine : Qt::DashLine));
     graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run->colour, Qt::white, 6));
     graph->setName(run->name);
+    bindToRun(plot(), graph, *run);
+    if (!run->visible) continue;
     for (int layer = 1; layer < newest.size(); ++layer) {
       if (newest[layer] > newest[layer - 1]) {
         breakX.push_back(layer);
@@ -135,7 +146,7 @@ void LayerLossView::rebuild() {
   const double width = 0.8 / std::max<int>(1, static_cast<int>(layerwise.size()));
   for (auto* run : layerwise) {
     const auto it = run->vectors.constFind(QLatin1String(record::metric::kTestDescendingFrequency));
-    if (it == run->vectors.cend() || it->rows.isEmpty()) continue;
+    if (it == run->vectors.cend() || it->rows.isEmpty() || !run->visible) continue;
     auto* bars = new QCPBars(bars_->axis(QCPAxis::atBottom), bars_->axis(QCPAxis::atLeft));
     bars->setWidth(width);
     bars->setPen(QPen(run->colour.darker(120)));

@@ -2,7 +2,10 @@
 
 #include <qcustomplot.h>
 #include <QAction>
+#include <QClipboard>
 #include <QCloseEvent>
+#include <QColorDialog>
+#include <QDesktopServices>
 #include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
@@ -24,6 +27,7 @@
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QToolButton>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include "widgets/lab_model.h"
@@ -105,11 +109,19 @@ MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBacken
   connect(experiment_, &ExperimentPanel::resumeRequested, this, [this] { emit resumeRequested(selectedRunId()); });
   connect(experiment_, &ExperimentPanel::stopRequested, this, [this] { emit stopRequested(selectedRunId()); });
   connect(robustness_, &RobustnessView::sweepRequested, this, &MainWindow::sweepRequested);
+  connect(this, &MainWindow::revealRequested, this,
+          [](const QString& path) { QDesktopServices::openUrl(QUrl::fromLocalFile(QFileInfo(path).absolutePath())); });
   connect(model_, &LabModel::runsChanged, this, [this] {
     tableRevision_ = -1;
     updateRunControls();
     showRelevantDocks();
   });
+  // A change made in the window (a selection, a colour, a hidden run) shows at once, not at the next training event.
+  refreshSoon_.setSingleShot(true);
+  refreshSoon_.setInterval(0);
+  connect(&refreshSoon_, &QTimer::timeout, this, &MainWindow::refreshViews);
+  connect(model_, &LabModel::changed, &refreshSoon_, qOverload<>(&QTimer::start));
+  connect(model_, &LabModel::runsChanged, &refreshSoon_, qOverload<>(&QTimer::start));
 
   arrangeDocks();  // for the constructor's size; the first show arranges again for the size the window then has
   updateRecentMenu();
@@ -130,25 +142,24 @@ void MainWindow::buildDocks() {
   experimentDock_ = makeDock(QStringLiteral("Experiment"), experiment_);
 
   runTable_ = new QTableWidget(this);
+  runTable_->setObjectName(QStringLiteral("runs-table"));
   runTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
   runTable_->setSelectionMode(QAbstractItemView::SingleSelection);
   runTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   runTable_->verticalHeader()->hide();
   runTable_->horizontalHeader()->setStretchLastSection(true);
-  runTable_->setContextMenuPolicy(Qt::ActionsContextMenu);
-  auto* closeRun = new QAction(QStringLiteral("Close run"), runTable_);
-  connect(closeRun, &QAction::triggered, this, [this] {
-    if (!selectedRunId().isEmpty()) emit closeRunRequested(selectedRunId());
-  });
-  runTable_->addAction(closeRun);
+  runTable_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(runTable_, &QTableWidget::customContextMenuRequested, this, &MainWindow::showRunMenu);
+  // The selected row is the focus run: the controls, the single-run views and the Log follow it.
   connect(runTable_, &QTableWidget::itemSelectionChanged, this, [this] {
-    const QString id = selectedRunId();
-    if (!id.isEmpty()) model_->setFocusRun(id);
-    updateRunControls();
+    const auto rows = runTable_->selectionModel()->selectedRows();
+    if (rows.isEmpty()) return;
+    if (auto* item = runTable_->item(rows.front().row(), 0)) model_->setFocusRun(item->data(Qt::UserRole).toString());
   });
   runsDock_ = makeDock(QStringLiteral("Runs"), runTable_);
 
   log_ = new QPlainTextEdit(this);
+  log_->setObjectName(QStringLiteral("log"));
   log_->setReadOnly(true);
   log_->setMaximumBlockCount(5000);
   logDock_ = makeDock(QStringLiteral("Log"), log_);
@@ -219,8 +230,7 @@ void MainWindow::showRelevantDocks() {
   // 1: a layerwise run is open, 2: a sparse one; 0: none (every view shows its hint).
   int kinds = 0;
   for (auto* run : model_->runs()) {
-    const QString task = run->config.value(QStringLiteral("task"));
-    kinds |= (task == QStringLiteral("text") || task == QStringLiteral("video")) ? 1 : (task.isEmpty() ? 0 : 2);
+    kinds |= run->kind == RunKind::Layerwise ? 1 : run->kind == RunKind::Sparse ? 2 : 0;
   }
   if (kinds == runKinds_) return;  // only on a change, so a view the user shows again stays shown
   runKinds_ = kinds;
@@ -297,17 +307,70 @@ void MainWindow::refreshViews() {
 }
 
 QString MainWindow::selectedRunId() const {
-  const auto rows = runTable_->selectionModel() ? runTable_->selectionModel()->selectedRows() : QModelIndexList();
-  if (rows.isEmpty()) return model_->focusRun() ? model_->focusRun()->id : QString();
-  auto* item = runTable_->item(rows.front().row(), 0);
-  return item ? item->data(Qt::UserRole).toString() : QString();
+  return model_->focusRun() ? model_->focusRun()->id : QString();
 }
 
 void MainWindow::updateRunControls() {
   RunData* run = model_->run(selectedRunId());
-  const bool active = run && run->isActive();
-  experiment_->setRunControls(active && run->state == RunState::Running, active && run->state == RunState::Paused,
-                              active && run->state != RunState::Stopping);
+  if (!run) {
+    experiment_->setRunControls(QString(), false, false, false);
+    return;
+  }
+  const RunActions actions = availableActions(*run);
+  experiment_->setRunControls(QStringLiteral("%1 (%2)").arg(run->name, runStateName(run->state)), actions.pause,
+                              actions.resume, actions.stop);
+}
+
+void MainWindow::showRunMenu(const QPoint& position) {
+  const int row = runTable_->rowAt(position.y());
+  auto* item = row >= 0 ? runTable_->item(row, 0) : nullptr;
+  RunData* run = item ? model_->run(item->data(Qt::UserRole).toString()) : nullptr;
+  if (!run) return;
+  model_->setFocusRun(run->id);  // the menu acts on the row it was opened on, which becomes the selected run
+  const QString id = run->id;
+  const RunActions actions = availableActions(*run);
+  QMenu menu(this);
+  menu.setObjectName(QStringLiteral("run-menu"));
+  QAction* shown = menu.addAction(QStringLiteral("Show in plots"));
+  shown->setCheckable(true);
+  shown->setChecked(run->visible);
+  connect(shown, &QAction::toggled, this, [this, id](bool visible) { setRunVisible(id, visible); });
+  menu.addAction(QStringLiteral("Colour…"), this, [this, id] {
+    RunData* target = model_->run(id);
+    if (!target) return;
+    const QColor colour =
+        QColorDialog::getColor(target->colour, this, QStringLiteral("Colour of %1").arg(target->name));
+    if (!colour.isValid()) return;
+    target->colour = colour;
+    target->touch();
+    model_->markChanged();
+  });
+  menu.addSeparator();
+  menu.addAction(QStringLiteral("Pause"), this, [this, id] { emit pauseRequested(id); })->setEnabled(actions.pause);
+  menu.addAction(QStringLiteral("Resume"), this, [this, id] { emit resumeRequested(id); })->setEnabled(actions.resume);
+  menu.addAction(QStringLiteral("Stop"), this, [this, id] { emit stopRequested(id); })->setEnabled(actions.stop);
+  menu.addSeparator();
+  const QString path = run->path;
+  menu.addAction(QStringLiteral("Reveal run file"), this, [this, path] { emit revealRequested(path); })
+      ->setEnabled(!path.isEmpty());
+  menu.addAction(QStringLiteral("Copy run file path"), this, [path] { QGuiApplication::clipboard()->setText(path); })
+      ->setEnabled(!path.isEmpty());
+  menu.addSeparator();
+  QAction* close = menu.addAction(QStringLiteral("Close run"), this, [this, id] { emit closeRunRequested(id); });
+  close->setEnabled(actions.close);
+  if (!actions.close) close->setToolTip(QStringLiteral("Stop the run first: its thread still writes the run file"));
+  menu.setToolTipsVisible(true);
+  lastRunMenu_ = &menu;
+  menu.exec(runTable_->viewport()->mapToGlobal(position));
+  lastRunMenu_ = nullptr;
+}
+
+void MainWindow::setRunVisible(const QString& runId, bool visible) {
+  RunData* run = model_->run(runId);
+  if (!run || run->visible == visible) return;
+  run->visible = visible;
+  run->touch();
+  model_->markChanged();
 }
 
 void MainWindow::updateRunTable() {
@@ -319,7 +382,7 @@ void MainWindow::updateRunTable() {
       QStringList{QStringLiteral("run"),     QStringLiteral("state"), QStringLiteral("progress"),
                   QStringLiteral("steps/s"), QStringLiteral("ETA"),   QStringLiteral("test")} +
       keys;
-  const QString selected = selectedRunId();
+  const QString selected = selectedRunId();  // the focus run: its row is the selected one
   const QSignalBlocker blocker(runTable_);
   runTable_->setColumnCount(static_cast<int>(headers.size()));
   runTable_->setHorizontalHeaderLabels(headers);
@@ -328,7 +391,9 @@ void MainWindow::updateRunTable() {
     RunData* run = model_->runAt(row);
     auto* name = new QTableWidgetItem(swatch(run->colour), run->name);
     name->setData(Qt::UserRole, run->id);
-    name->setToolTip(run->path + (run->description.isEmpty() ? QString() : QStringLiteral("\n") + run->description));
+    name->setToolTip(run->path + (run->description.isEmpty() ? QString() : QStringLiteral("\n") + run->description) +
+                     (run->visible ? QString() : QStringLiteral("\n(hidden from the plots)")));
+    if (!run->visible) name->setForeground(QColor(140, 140, 140));
     runTable_->setItem(row, 0, name);
     auto* state = new QTableWidgetItem(runStateName(run->state));
     if (run->state == RunState::Failed) state->setForeground(QColor(176, 0, 32));
@@ -349,7 +414,7 @@ void MainWindow::updateRunTable() {
     bar->setValue(static_cast<int>(run->progress() * 1000));
     bar->setFormat(run->totalSteps > 0 ? QStringLiteral("%1 / %2").arg(run->currentStep).arg(run->totalSteps)
                                        : QStringLiteral("%1 steps").arg(run->currentStep));
-    const bool live = run->state == RunState::Running;
+    const bool live = run->state == RunState::Running;  // a paused run has no speed; the ETA resumes with it
     runTable_->setItem(row, 3, new QTableWidgetItem(live ? QString::number(run->stepsPerSecond, 'f', 1) : QString()));
     runTable_->setItem(row, 4, new QTableWidgetItem(live ? clockText(run->etaSeconds()) : QString()));
     QString test;

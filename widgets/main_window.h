@@ -7,6 +7,7 @@
 #include <QSet>
 #include <QString>
 #include <QStringList>
+#include <QTimer>
 #include <QVector>
 
 #include "widgets/experiment_panel.h"
@@ -67,6 +68,10 @@ class MainWindow : public QMainWindow {
   void addPlayground(QWidget* playground);
   // The selected run's controls follow its state (the app calls this after changing a state).
   void updateRunControls();
+  // Hides a run from every multi-run view, or shows it again (the runs table's menu, a legend click).
+  void setRunVisible(const QString& runId, bool visible);
+  // The runs table's menu while it is open (for tests); null otherwise.
+  QMenu* runMenu() const { return lastRunMenu_; }
 
  signals:
   void startRequested(const ExperimentRequest& request);
@@ -76,6 +81,7 @@ class MainWindow : public QMainWindow {
   void openRequested(const QStringList& paths);
   void saveRequested(const QString& runId, const QString& path);
   void closeRunRequested(const QString& runId);
+  void revealRequested(const QString& path);  // show the run file in the desktop's file manager
   void sweepRequested(const QString& runId, const QString& noise);
 
  protected:
@@ -102,6 +108,8 @@ class MainWindow : public QMainWindow {
   void saveWithDialog();
   void exportAllWithDialog();
   QString selectedRunId() const;
+  // The runs table's menu for the run in `row`: show/hide, colour, pause/resume/stop, reveal its file, close.
+  void showRunMenu(const QPoint& position);
 
   EnvironmentSummary summary_;
   LabModel* model_ = nullptr;
@@ -134,6 +142,8 @@ class MainWindow : public QMainWindow {
   int64_t tableRevision_ = -1;
   int64_t logRevision_ = -1;
   QString loggedRun_;
+  QTimer refreshSoon_;
+  QMenu* lastRunMenu_ = nullptr;  // a redraw after a change made in the window (selection, colour, visibility)
 };
 
 }  // namespace descentlab::widgets

@@ -3,6 +3,8 @@
 #include <qcustomplot.h>
 #include <QComboBox>
 
+#include "widgets/run_data.h"
+
 namespace descentlab::widgets {
 
 void placeholder(QCustomPlot* plot, QCPAxisRect* rect, const QString& text) {
@@ -31,6 +33,30 @@ void setupLegend(QCustomPlot* plot) {
   plot->plotLayout()->addElement(0, 0, plot->legend);
   plot->plotLayout()->setRowStretchFactor(0, 0.001);
   plot->plotLayout()->setRowSpacing(0);
+}
+
+void bindToRun(QCustomPlot* plot, QCPAbstractPlottable* plottable, const RunData& run) {
+  plottable->setProperty("runId", run.id);
+  plottable->setVisible(run.visible);
+  if (auto* item = plot->legend->itemWithPlottable(plottable)) {
+    QFont font = plot->legend->font();
+    font.setStrikeOut(!run.visible);
+    item->setFont(font);
+    item->setTextColor(run.visible ? Qt::black : QColor(150, 150, 150));
+  }
+}
+
+void fitLogTicks(QCPAxis* axis) {
+  if (axis->scaleType() != QCPAxis::stLogarithmic) return;
+  const QCPRange range = axis->range();
+  const bool underDecade = range.lower > 0 && range.upper / range.lower < 10.0;
+  const bool hasLogTicker = !axis->ticker().dynamicCast<QCPAxisTickerLog>().isNull();
+  if (underDecade && hasLogTicker) {
+    axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  } else if (!underDecade && !hasLogTicker) {
+    axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
+  }
+  axis->setNumberFormat(QStringLiteral("g"));
 }
 
 QStringList itemDataList(const QComboBox* box) {

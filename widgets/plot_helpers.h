@@ -6,10 +6,22 @@
 #include <QStringList>
 
 class QComboBox;
+class QCPAbstractPlottable;
+class QCPAxis;
 class QCPAxisRect;
 class QCustomPlot;
 
 namespace descentlab::widgets {
+
+class RunData;
+
+// Ties a plottable to its run: a click on its legend entry hides or shows the run (PlotView), and a hidden run's
+// curve is not drawn while its legend entry stays, greyed and struck out, to be clicked back on.
+void bindToRun(QCustomPlot* plot, QCPAbstractPlottable* plottable, const RunData& run);
+
+// A log axis over less than a decade has no power of ten to label: it gets evenly spaced ticks instead. Call after
+// the axis range changed.
+void fitLogTicks(QCPAxis* axis);
 
 // A grey hint in the middle of an empty axis rect.
 void placeholder(QCustomPlot* plot, QCPAxisRect* rect, const QString& text);

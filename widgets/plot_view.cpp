@@ -11,11 +11,13 @@
 #include <QSvgGenerator>
 #include <QTextStream>
 #include <QToolButton>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
 
 #include "widgets/flow_layout.h"
 #include "widgets/lab_model.h"
+#include "widgets/plot_helpers.h"
 
 namespace descentlab::widgets {
 
@@ -51,6 +53,26 @@ PlotView::PlotView(LabModel* model, QString title, QWidget* parent)
   layout->addWidget(readout_);
 
   connect(plot_, &QCustomPlot::mouseMove, this, &PlotView::onMouseMove);
+  // A click on a run's legend entry hides the run from every multi-run view, or shows it again. (QCustomPlot's own
+  // legendClick never fires while drag-to-zoom is on, so the click is found here.)
+  connect(plot_, &QCustomPlot::mousePress, this, [this](QMouseEvent* event) { pressedAt_ = event->pos(); });
+  connect(plot_, &QCustomPlot::mouseRelease, this, [this](QMouseEvent* event) {
+    if (event->button() != Qt::LeftButton || (event->pos() - pressedAt_).manhattanLength() > 3) return;
+    for (int i = 0; i < plot_->legend->itemCount(); ++i) {
+      auto* entry = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i));
+      if (!entry || !entry->visible() || !entry->rect().contains(event->pos())) continue;
+      RunData* run = model_->run(entry->plottable()->property("runId").toString());
+      if (!run) return;
+      run->visible = !run->visible;
+      run->touch();
+      model_->markChanged();
+      return;
+    }
+  });
+  // Log axes over less than a decade get evenly spaced ticks, so there are always labels to read.
+  for (auto* axis : {plot_->yAxis, plot_->xAxis}) {
+    connect(axis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [axis] { fitLogTicks(axis); });
+  }
   connect(plot_, &QCustomPlot::mouseDoubleClick, this, &PlotView::onDoubleClick);
   connect(plot_, &QCustomPlot::mouseWheel, this, [this] { userZoomed_ = true; });
   connect(plot_->selectionRect(), &QCPSelectionRect::accepted, this, [this] { userZoomed_ = true; });
@@ -174,12 +196,26 @@ QString PlotView::readout(QCPAxisRect* rect, double x, double y) const {
   return QStringLiteral("x %1   y %2").arg(x, 0, 'g', 5).arg(y, 0, 'g', 5);
 }
 
+QString PlotView::hoverTable(QCPAxisRect*, double, double) const {
+  return {};
+}
+
+QCPAxisRect* PlotView::firstAxisRect() const {
+  return plot_->axisRect(0);
+}
+
 void PlotView::onMouseMove(QMouseEvent* event) {
   QCPAxisRect* rect = plot_->axisRectAt(event->pos());
   if (!rect) return;
   const double x = rect->axis(QCPAxis::atBottom)->pixelToCoord(event->pos().x());
   const double y = rect->axis(QCPAxis::atLeft)->pixelToCoord(event->pos().y());
   setReadoutText(readout(rect, x, y));
+  lastHoverTable_ = hoverTable(rect, x, y);
+  if (lastHoverTable_.isEmpty()) {
+    QToolTip::hideText();
+  } else {
+    QToolTip::showText(event->globalPosition().toPoint() + QPoint(16, 16), lastHoverTable_, plot_);
+  }
   if (!plot_->hasItem(crossVertical_)) {
     crossVertical_ = new QCPItemStraightLine(plot_);
     crossHorizontal_ = new QCPItemStraightLine(plot_);

@@ -3,6 +3,7 @@
 // double-click to reset, a crosshair with a readout of the point under the mouse, and export of the picture
 // (PNG, SVG, PDF) and of the plotted data (CSV).
 
+#include <QPoint>
 #include <QString>
 #include <QWidget>
 
@@ -42,6 +43,13 @@ class PlotView : public QWidget {
   // True when at least one plottable has data: the screenshot test's "not blank".
   bool hasData() const;
 
+  // What hovering at plot coordinates (x, y) of the first axis rect shows: the one-line readout under the plot and
+  // the table beside the cursor (HTML; empty when the view has none). Public for tests.
+  QString readoutAt(double x, double y) const { return readout(firstAxisRect(), x, y); }
+  QString hoverTableAt(double x, double y) const { return hoverTable(firstAxisRect(), x, y); }
+  // The table the last hover showed (for tests; the tooltip itself is the platform's).
+  const QString& lastHoverTable() const { return lastHoverTable_; }
+
  signals:
   void exported(const QString& path);
 
@@ -53,6 +61,9 @@ class PlotView : public QWidget {
   void resizeEvent(QResizeEvent* event) override;
   // Text for the readout at plot coordinates (x, y) in axis rect `rect`.
   virtual QString readout(QCPAxisRect* rect, double x, double y) const;
+  // A table of every visible run's values at the step nearest x, shown beside the cursor (TensorBoard's hover);
+  // empty for views without one.
+  virtual QString hoverTable(QCPAxisRect* rect, double x, double y) const;
 
   // The tool row above the plot: it wraps onto a second line when the view is narrow.
   FlowLayout* tools() const { return tools_; }
@@ -61,6 +72,7 @@ class PlotView : public QWidget {
   void styleAxisRect(QCPAxisRect* rect, const QString& xLabel, const QString& yLabel);
 
  private:
+  QCPAxisRect* firstAxisRect() const;
   void onMouseMove(QMouseEvent* event);
   // Shows `text` under the plot, elided to the label's width (the whole text in its tooltip).
   void setReadoutText(const QString& text);
@@ -75,6 +87,8 @@ class PlotView : public QWidget {
   QLabel* readout_ = nullptr;
   QCPItemStraightLine* crossVertical_ = nullptr;
   QCPItemStraightLine* crossHorizontal_ = nullptr;
+  QString lastHoverTable_;
+  QPoint pressedAt_;
   int64_t drawnRevision_ = -1;
   bool userZoomed_ = false;
   bool legendTaken_ = false;

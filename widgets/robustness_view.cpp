@@ -91,7 +91,9 @@ void RobustnessView::rebuild() {
     line->setPen(QPen(run->colour, 2));
     line->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run->colour, Qt::white, 6));
     line->setName(QStringLiteral("%1 (%2 seeds)").arg(run->name).arg(it->seeds));
-    ++drawn;
+    bindToRun(plot(), line, *run);
+    for (auto* part : {lower, upper}) part->setVisible(run->visible);
+    drawn += run->visible ? 1 : 0;
   }
   plot()->yAxis->setLabel(metric.isEmpty() ? QStringLiteral("test metric") : QStringLiteral("test ") + metric);
   if (drawn == 0) {

@@ -96,6 +96,16 @@ double RunData::progress() const {
   return std::min(1.0, static_cast<double>(currentStep) / static_cast<double>(totalSteps));
 }
 
+RunActions availableActions(const RunData& run) {
+  RunActions actions;
+  actions.pause = run.state == RunState::Running;
+  actions.stop = run.state == RunState::Running || run.state == RunState::Paused || run.state == RunState::Starting;
+  actions.resume =
+      run.state == RunState::Paused || (!run.isActive() && run.state != RunState::Finished && run.hasLatestCheckpoint);
+  actions.close = !run.isActive();
+  return actions;
+}
+
 QVector<double> smoothExponential(const QVector<double>& values, double weight) {
   QVector<double> smoothed;
   smoothed.reserve(values.size());

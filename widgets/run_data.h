@@ -40,6 +40,10 @@ struct SweepTrack {
   QVector<double> values;
 };
 
+// Which paper's engine a run belongs to: set by the app from the config (core/config's is_layerwise), so views
+// know what a run will show before its first evaluation.
+enum class RunKind { Unknown, Layerwise, Sparse };
+
 enum class RunState { Loaded, Starting, Running, Paused, Stopping, Finished, Stopped, Failed };
 QString runStateName(RunState state);
 
@@ -49,9 +53,11 @@ class RunData {
   QString name;  // shown in legends: the experiment name, made unique
   QString path;  // its run file
   QColor colour;
-  bool visible = true;  // the user can hide a run from every multi-run view (legend click, runs table)
+  bool visible = true;            // the user can hide a run from every multi-run view (legend click, runs table)
   QMap<QString, QString> config;  // flattened config keys ("train.lr") to their JSON text
   QString metric;                 // "accuracy", "rmse" or "perplexity" (empty until known)
+  RunKind kind = RunKind::Unknown;
+  bool constrained = false;  // a layerwise run with constraints on (it has λ)
   QString description;
   QString device;
 
@@ -63,6 +69,8 @@ class RunData {
   double finalStepsPerSecond = 0.0;  // the engine's figure for the whole run, once it has ended
   QStringList log;
   QString error;
+  // Its run file holds a "latest" checkpoint that Resume can continue from (a stopped, failed or opened run).
+  bool hasLatestCheckpoint = false;
 
   QMap<QString, ScalarTrack> scalars;
   QMap<QString, VectorTrack> vectors;
@@ -77,6 +85,8 @@ class RunData {
   // Drops every row after `step` (a run resumed from an earlier checkpoint rewrites what came after it).
   void truncateAfter(int64_t step);
 
+  // Forgets the speed samples: after a pause the speed is measured afresh, over running time only.
+  void restartSpeed() { speedSamples_.clear(); }
   // Seconds left at the current speed; negative when unknown.
   double etaSeconds() const;
   double progress() const;  // 0..1
@@ -94,6 +104,15 @@ class RunData {
   // Steps per second over a sliding window of (wall time, step) samples.
   QVector<QPair<double, int64_t>> speedSamples_;
 };
+
+// What the user can do with a run in its state: the run controls and the runs table's menu both ask this.
+struct RunActions {
+  bool pause = false;
+  bool resume = false;  // a paused run, or a stopped / failed / opened one from its "latest" checkpoint
+  bool stop = false;
+  bool close = false;  // not while it trains: its thread writes the run file
+};
+RunActions availableActions(const RunData& run);
 
 // TensorBoard's smoothing: an exponential moving average with the start-up bias removed.
 QVector<double> smoothExponential(const QVector<double>& values, double weight);

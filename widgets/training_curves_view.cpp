@@ -9,6 +9,7 @@
 #include <QSlider>
 #include <QTextStream>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/record/metrics.h"
@@ -47,11 +48,16 @@ TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, co
   smoothing_->setToolTip(QStringLiteral("Smoothing: exponential moving average weight, as in TensorBoard"));
   smoothingLabel_ = new QLabel(this);
   logY_ = new QCheckBox(QStringLiteral("log y"), this);
+  logY_->setToolTip(QStringLiteral("A logarithmic y axis; values ≤ 0 cannot be drawn on it and are counted beside"));
+  logYNote_ = new QLabel(this);
+  logYNote_->setStyleSheet(QStringLiteral("color: #8a4b00;"));
+  logYNote_->hide();
   tools()->addWidget(metric_);
   tools()->addWidget(new QLabel(QStringLiteral("smoothing"), this));
   tools()->addWidget(smoothing_);
   tools()->addWidget(smoothingLabel_);
   tools()->addWidget(logY_);
+  tools()->addWidget(logYNote_);
   addExportButton();
   styleAxisRect(plot()->axisRect(), QStringLiteral("step"), metricLabel(defaultMetric));
   setupLegend(plot());
@@ -69,6 +75,7 @@ TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, co
     axis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
     axis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
                        : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    resetRanges();  // a linear range may start at or below 0, which a log axis cannot show
     refresh(true);
   });
 }
@@ -117,72 +124,179 @@ void TrainingCurvesView::updateMetricChoices() {
   selectData(metric_, wanted_);
 }
 
-void TrainingCurvesView::rebuild() {
-  updateMetricChoices();
-  plot()->clearPlottables();
-  plot()->clearItems();
+QVector<DrawnCurve> TrainingCurvesView::curves() const {
+  QVector<DrawnCurve> result;
   const double weight = smoothing_->value() / 100.0;
   const bool logY = logY_->isChecked();
-  QString label = wanted_ == QStringLiteral("@test") ? QString() : metricLabel(wanted_);
-  int drawn = 0;
   for (auto* run : model()->runs()) {
     const QString name = scalarFor(*run);
     if (name.isEmpty() || !run->scalars.contains(name)) continue;
     const auto& track = run->scalars[name];
+    DrawnCurve curve;
+    curve.run = run;
+    curve.series = name;
+    curve.steps = track.steps;
+    curve.raw = track.values;
+    if (logY) {
+      for (auto& value : curve.raw) {
+        if (value > 0) continue;
+        value = qQNaN();
+        ++curve.hiddenByLogY;
+      }
+    }
+    curve.smoothed = weight > 0 ? smoothExponential(curve.raw, weight) : curve.raw;
+    // Identical so far to an earlier visible run (a repeated seed, an unchanged config): said, and drawn dashed.
+    if (run->visible && curve.raw.size() >= 2) {
+      for (const auto& earlier : result) {
+        if (earlier.run->visible && earlier.sameAs.isEmpty() && earlier.steps == curve.steps &&
+            earlier.raw == curve.raw) {
+          curve.sameAs = earlier.run->name;
+          break;
+        }
+      }
+      if (!curve.sameAs.isEmpty()) {
+        for (const auto& earlier : result) curve.duplicateRank += earlier.sameAs == curve.sameAs ? 1 : 0;
+        ++curve.duplicateRank;
+      }
+    }
+    result.push_back(std::move(curve));
+  }
+  return result;
+}
+
+QString TrainingCurvesView::logYNote() const {
+  return logYNote_->text();  // empty unless log y hides points
+}
+
+void TrainingCurvesView::rebuild() {
+  updateMetricChoices();
+  plot()->clearPlottables();
+  plot()->clearItems();
+  const bool smoothing = smoothing_->value() > 0;
+  QString label = wanted_ == QStringLiteral("@test") ? QString() : metricLabel(wanted_);
+  int drawn = 0;
+  int hiddenByLogY = 0;
+  const QVector<DrawnCurve> all = curves();
+  for (const auto& curve : all) {
+    const RunData& run = *curve.run;
     if (wanted_ == QStringLiteral("@test")) {
-      const QString runLabel = metricLabel(name);
+      const QString runLabel = metricLabel(curve.series);
       if (label.isEmpty()) {
         label = runLabel;
       } else if (!label.contains(runLabel)) {
         label += QStringLiteral(" / ") + runLabel;
       }
     }
-    QVector<double> values = track.values;
-    if (logY) {
-      for (auto& value : values) value = value > 0 ? value : qQNaN();
-    }
-    // Few points (one per evaluation): no smoothing, markers instead.
-    const bool sparse = track.values.size() < 40;
-    if (!sparse && weight > 0) {
+    // Few points (one per evaluation) are marked, so a single evaluation still shows.
+    const bool sparse = curve.raw.size() < 40;
+    if (smoothing) {
       auto* raw = plot()->addGraph();
-      raw->setData(track.steps, values, true);
-      QColor light = run->colour;
-      light.setAlpha(55);
+      raw->setData(curve.steps, curve.raw, true);
+      QColor light = run.colour;
+      light.setAlpha(70);
       raw->setPen(QPen(light, 1));
+      if (sparse) raw->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, light, Qt::white, 5));
       raw->removeFromLegend();
+      bindToRun(plot(), raw, run);
     }
-    auto* smooth = plot()->addGraph();
-    smooth->setData(track.steps, sparse || weight <= 0 ? values : smoothExponential(values, weight), true);
-    smooth->setPen(QPen(run->colour, 2));
-    if (sparse) smooth->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run->colour, Qt::white, 6));
-    smooth->setName(run->name);
-    ++drawn;
+    auto* line = plot()->addGraph();
+    line->setData(curve.steps, curve.smoothed, true);
+    // A run that repeats an earlier one is drawn dashed over it, so both colours show.
+    static const Qt::PenStyle kRepeatStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine};
+    line->setPen(QPen(run.colour, 2, kRepeatStyles[std::min(curve.duplicateRank, 3)]));
+    if (sparse && !smoothing) {
+      line->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run.colour, Qt::white, 6));
+    }
+    line->setName(curve.sameAs.isEmpty() ? run.name
+                                         : QStringLiteral("%1 (identical to %2 so far)").arg(run.name, curve.sameAs));
+    bindToRun(plot(), line, run);
+    if (run.visible) {
+      ++drawn;
+      hiddenByLogY += curve.hiddenByLogY;
+    }
   }
   plot()->yAxis->setLabel(label.isEmpty() ? QStringLiteral("test metric") : label);
+  logYNote_->setText(hiddenByLogY > 0
+                         ? QStringLiteral("hides %1 point%2 ≤ 0").arg(hiddenByLogY).arg(hiddenByLogY == 1 ? "" : "s")
+                         : QString());
+  logYNote_->setVisible(hiddenByLogY > 0);
   if (drawn == 0) {
     placeholder(plot(), plot()->axisRect(),
                 model()->count() == 0 ? QStringLiteral("No run yet: pick a preset and press Start")
-                                      : QStringLiteral("No run has \"%1\" yet").arg(metric_->currentText()));
+                : all.isEmpty()       ? QStringLiteral("No run has \"%1\" yet").arg(metric_->currentText())
+                                      : QStringLiteral("Every run is hidden: click a legend entry to show it"));
   }
 }
 
-QString TrainingCurvesView::readout(QCPAxisRect*, double x, double y) const {
-  return QStringLiteral("step %1   %2 %3").arg(std::llround(x)).arg(plot()->yAxis->label()).arg(y, 0, 'g', 5);
+namespace {
+
+// The index of the step nearest `x` in increasing `steps`; -1 when there is none.
+int nearestIndex(const QVector<double>& steps, double x) {
+  if (steps.isEmpty()) return -1;
+  const auto after = std::lower_bound(steps.begin(), steps.end(), x);
+  if (after == steps.begin()) return 0;
+  if (after == steps.end()) return static_cast<int>(steps.size()) - 1;
+  const auto index = static_cast<int>(after - steps.begin());
+  return x - steps[index - 1] <= steps[index] - x ? index - 1 : index;
+}
+
+QString number(double value) {
+  return std::isfinite(value) ? QString::number(value, 'g', 5) : QStringLiteral("—");
+}
+
+}  // namespace
+
+QString TrainingCurvesView::readout(QCPAxisRect*, double x, double) const {
+  QStringList parts;
+  const bool smoothing = smoothing_->value() > 0;
+  for (const auto& curve : curves()) {
+    if (!curve.run->visible) continue;
+    const int i = nearestIndex(curve.steps, x);
+    if (i < 0) continue;
+    QString part =
+        QStringLiteral("%1 @%2: %3").arg(curve.run->name).arg(std::llround(curve.steps[i])).arg(number(curve.raw[i]));
+    if (smoothing) part += QStringLiteral(" (smoothed %1)").arg(number(curve.smoothed[i]));
+    parts << part;
+  }
+  if (parts.isEmpty()) return QStringLiteral("step %1").arg(std::llround(x));
+  return parts.join(QStringLiteral("   "));
+}
+
+QString TrainingCurvesView::hoverTable(QCPAxisRect*, double x, double) const {
+  QString rows;
+  for (const auto& curve : curves()) {
+    if (!curve.run->visible) continue;
+    const int i = nearestIndex(curve.steps, x);
+    if (i < 0) continue;
+    rows += QStringLiteral(
+                "<tr><td><span style='color:%1'>■</span> %2</td><td align=right>%3</td>"
+                "<td align=right>%4</td><td align=right>%5</td></tr>")
+                .arg(curve.run->colour.name(), curve.run->name.toHtmlEscaped())
+                .arg(std::llround(curve.steps[i]))
+                .arg(number(curve.smoothed[i]), number(curve.raw[i]));
+  }
+  if (rows.isEmpty()) return {};
+  return QStringLiteral(
+             "<b>%1</b><table cellspacing=4><tr><th align=left>run</th><th>step</th><th>smoothed</th>"
+             "<th>value</th></tr>%2</table>")
+      .arg(plot()->yAxis->label().toHtmlEscaped(), rows);
 }
 
 QString TrainingCurvesView::csv() const {
+  // Exactly what is drawn: the visible runs, the values log y keeps (a hidden one is an empty field) and the
+  // smoothing at the slider's weight.
   QString text;
   QTextStream out(&text);
   out << "run,metric,step,value,smoothed\n";
-  const double weight = smoothing_->value() / 100.0;
-  for (auto* run : model()->runs()) {
-    const QString name = scalarFor(*run);
-    if (name.isEmpty() || !run->scalars.contains(name)) continue;
-    const auto& track = run->scalars[name];
-    const auto smoothed = smoothExponential(track.values, weight);
-    for (int i = 0; i < track.steps.size(); ++i) {
-      out << csvField(run->name) << ',' << name << ',' << static_cast<qint64>(track.steps[i]) << ','
-          << QString::number(track.values[i], 'g', 9) << ',' << QString::number(smoothed[i], 'g', 9) << '\n';
+  // Shortest round-trip text: reading the CSV back gives the very doubles that were drawn.
+  const auto field = [](double value) {
+    return std::isfinite(value) ? QString::number(value, 'g', QLocale::FloatingPointShortest) : QString();
+  };
+  for (const auto& curve : curves()) {
+    if (!curve.run->visible) continue;
+    for (int i = 0; i < curve.steps.size(); ++i) {
+      out << csvField(curve.run->name) << ',' << curve.series << ',' << static_cast<qint64>(curve.steps[i]) << ','
+          << field(curve.raw[i]) << ',' << field(curve.smoothed[i]) << '\n';
     }
   }
   return text;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <QVector>
+
 #include "widgets/plot_view.h"
 
 class QCheckBox;
@@ -11,8 +13,21 @@ namespace descentlab::widgets {
 
 class RunData;
 
+// One run's curve as the view draws it, and as its CSV export writes it.
+struct DrawnCurve {
+  const RunData* run = nullptr;
+  QString series;  // the scalar's name ("loss", "test_accuracy")
+  QVector<double> steps;
+  QVector<double> raw;       // NaN where log y cannot draw a value (≤ 0)
+  QVector<double> smoothed;  // TensorBoard's debiased EMA of raw; raw itself at smoothing 0
+  int hiddenByLogY = 0;      // points log y cannot draw
+  QString sameAs;            // an earlier run whose curve is identical so far, if any
+  int duplicateRank = 0;     // 0 for a distinct curve; 1, 2… for the runs that repeat an earlier one
+};
+
 // Training curves: a scalar metric against step for every run, raw (faint) and smoothed (TensorBoard's debiased
-// exponential moving average), with a log-y toggle.
+// exponential moving average, at any length), with a log-y toggle. Hover lists every visible run's value at the
+// nearest step; a legend click hides a run; runs whose curves coincide are drawn dashed and named in the legend.
 class TrainingCurvesView : public PlotView {
   Q_OBJECT
 
@@ -23,10 +38,15 @@ class TrainingCurvesView : public PlotView {
   void setMetric(const QString& metric);
   void setSmoothing(double weight);
   void setLogY(bool on);
+  // Every run's curve of the chosen series, hidden runs included (their `run->visible` is false).
+  QVector<DrawnCurve> curves() const;
+  // "hides 3 points ≤ 0" under log y when some are; empty otherwise.
+  QString logYNote() const;
 
  protected:
   void rebuild() override;
   QString readout(QCPAxisRect* rect, double x, double y) const override;
+  QString hoverTable(QCPAxisRect* rect, double x, double y) const override;
 
  private:
   QString scalarFor(const RunData& run) const;
@@ -36,6 +56,7 @@ class TrainingCurvesView : public PlotView {
   QSlider* smoothing_ = nullptr;
   QLabel* smoothingLabel_ = nullptr;
   QCheckBox* logY_ = nullptr;
+  QLabel* logYNote_ = nullptr;
   QString wanted_;
 };
 

@@ -85,10 +85,11 @@ QString LabController::start(const widgets::ExperimentRequest& request) {
   auto run = std::make_unique<widgets::RunData>();
   run->name = QString::fromStdString(config.name);
   run->path = QFileInfo(path).absoluteFilePath();
-  run->config = flatten_config(config.to_json());
+  describe_config(*run, config);
   run->state = widgets::RunState::Starting;
   run->appendLog(QStringLiteral("%1 starting %2 into %3").arg(timestamp(), run->name, run->path));
   widgets::RunData* added = window_.model()->addRun(std::move(run));
+  window_.model()->setFocusRun(added->id);  // the run just started is the one the controls and views follow
   train::SessionOptions options;
   options.run_path = path.toStdString();
   launch(added->id, std::make_unique<train::TrainingSession>(std::move(config), options));
@@ -173,10 +174,17 @@ void LabController::onFinished(const QString& runId, const train::TrainingResult
     if (!error.isEmpty()) {
       run->state = widgets::RunState::Failed;
       run->error = error;
+      // Resume can continue from the last epoch's checkpoint, if the run got that far (a full disk, once freed).
+      try {
+        run->hasLatestCheckpoint = store::RunReader(run->path.toStdString()).has_checkpoint("latest");
+      } catch (const std::exception&) {
+        run->hasLatestCheckpoint = false;
+      }
       window_.showError(
           QStringLiteral("%1: %2 (everything committed so far stays in %3)").arg(run->name, error, run->path), runId);
     } else {
       run->state = result.stopped ? widgets::RunState::Stopped : widgets::RunState::Finished;
+      run->hasLatestCheckpoint = result.stopped;  // a stop always writes "latest" (Trainer::run)
       run->finalStepsPerSecond = result.steps_per_second;
       if (!result.stopped) run->currentStep = run->totalSteps = result.steps;
       run->appendLog(QStringLiteral("%1 %2 at step %3 after %4 s (%5 steps/s); test %6 %7, loss %8")
@@ -203,6 +211,7 @@ void LabController::signalLive(const QString& runId, void (train::TrainingSessio
   if (found == live_.end() || !run) return;
   (found->second.session.get()->*action)();
   run->state = state;
+  run->restartSpeed();
   run->appendLog(QStringLiteral("%1 %2").arg(timestamp(), logText));
   window_.updateRunControls();
   window_.refreshViews();
@@ -220,12 +229,14 @@ void LabController::resume(const QString& runId) {
   if (found != live_.end()) {
     found->second.session->resume();
     run->state = widgets::RunState::Running;
+    run->restartSpeed();  // the speed counts running time only
     run->appendLog(QStringLiteral("%1 resumed").arg(timestamp()));
   } else {
     // A stopped or saved run continues from its run file's "latest" checkpoint.
     try {
       auto session = train::TrainingSession::resume(run->path.toStdString());
       run->state = widgets::RunState::Starting;
+      run->restartSpeed();
       run->error.clear();
       run->appendLog(QStringLiteral("%1 resuming from %2").arg(timestamp(), run->path));
       launch(runId, std::move(session));

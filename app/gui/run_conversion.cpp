@@ -1,6 +1,9 @@
 #include "app/gui/run_conversion.h"
 
+#include <cmath>
+
 #include "core/config/experiment_config.h"
+#include "core/record/metrics.h"
 #include "core/store/run_reader.h"
 
 #include <QFileInfo>
@@ -53,6 +56,12 @@ void apply_batch(widgets::RunData& run, const train::MetricBatch& batch) {
   for (const auto& sweep : batch.sweeps) apply_sweep(run, sweep);
 }
 
+void describe_config(widgets::RunData& run, const config::ExperimentConfig& config) {
+  run.config = flatten_config(config.to_json());
+  run.kind = config::is_layerwise(config.task) ? widgets::RunKind::Layerwise : widgets::RunKind::Sparse;
+  run.constrained = config::is_layerwise(config.task) && config.constraints.enabled;
+}
+
 std::unique_ptr<widgets::RunData> load_run_file(const std::string& path) {
   const store::RunReader reader(path);
   auto run = std::make_unique<widgets::RunData>();
@@ -62,7 +71,7 @@ std::unique_ptr<widgets::RunData> load_run_file(const std::string& path) {
     throw store::RunFileError(store::RunFileError::Kind::Corrupt, path, "/header/config_json", "is not valid JSON");
   }
   const auto config = config::ExperimentConfig::from_json(document, path + " (config)");
-  run->config = flatten_config(config.to_json());
+  describe_config(*run, config);
   run->name = QFileInfo(run->path).completeBaseName();
   run->device = QString::fromStdString(reader.header().device);
   run->metric = QString::fromLatin1(config::task_metric(config.task));
@@ -95,8 +104,25 @@ std::unique_ptr<widgets::RunData> load_run_file(const std::string& path) {
                        .arg(QString::fromStdString(checkpoint.label))
                        .arg(static_cast<qint64>(checkpoint.step)));
   }
-  run->totalSteps = run->currentStep;
-  run->state = widgets::RunState::Loaded;
+  // A file whose epochs are all done is finished; one that stopped early with a "latest" checkpoint can be resumed,
+  // and its planned length follows from the epochs it has done.
+  run->hasLatestCheckpoint = reader.has_checkpoint("latest");
+  const auto& epochs = run->scalars.value(QString::fromLatin1(record::metric::kEpoch));
+  const double epochsDone = epochs.values.isEmpty() ? 0.0 : epochs.values.back();
+  const auto epochsPlanned = static_cast<double>(config.train.epochs);
+  if (epochsDone >= epochsPlanned - 1e-9 && epochsDone > 0) {
+    run->state = widgets::RunState::Finished;
+    run->totalSteps = run->currentStep;
+  } else if (run->hasLatestCheckpoint) {
+    run->state = widgets::RunState::Stopped;
+    run->totalSteps =
+        epochsDone > 0
+            ? static_cast<int64_t>(std::llround(static_cast<double>(run->currentStep) * epochsPlanned / epochsDone))
+            : 0;
+  } else {
+    run->state = widgets::RunState::Loaded;
+    run->totalSteps = run->currentStep;
+  }
   run->appendLog(QStringLiteral("opened %1 (%2 metrics, %3 histogram groups, %4 sweeps)")
                      .arg(run->path)
                      .arg(reader.metric_names().size())

@@ -15,10 +15,17 @@
 
 #include "widgets/run_data.h"
 
-namespace descentlab::gui {
+namespace descentlab {
+namespace config {
+struct ExperimentConfig;
+}
+namespace gui {
 
 // Flattens a config document: {"train": {"lr": 0.001}} -> "train.lr" = "0.001". Arrays stay JSON text.
 QMap<QString, QString> flatten_config(const nlohmann::json& document);
+
+// The config's facts a view needs: flattened keys, which engine (kind), constrained or not.
+void describe_config(widgets::RunData& run, const config::ExperimentConfig& config);
 
 void apply_batch(widgets::RunData& run, const train::MetricBatch& batch);
 void apply_sweep(widgets::RunData& run, const record::SweepResult& sweep);
@@ -27,4 +34,5 @@ void apply_sweep(widgets::RunData& run, const record::SweepResult& sweep);
 // config error) naming the file and object when it is not a readable DescentLab run file.
 std::unique_ptr<widgets::RunData> load_run_file(const std::string& path);
 
-}  // namespace descentlab::gui
+}  // namespace gui
+}  // namespace descentlab

@@ -3,7 +3,9 @@
 // terminated, and the GUI thread never waits on training.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -38,18 +40,24 @@ class TrainingControl {
   // Called by the trainer between batches: blocks while paused; returns false when the run should stop.
   bool proceed() {
     if (paused_.load()) {
+      const auto held_from = std::chrono::steady_clock::now();
       std::unique_lock<std::mutex> lock(mutex_);
       holding_.store(true);
       wake_.wait(lock, [this] { return !paused_.load() || stopped_.load(); });
       holding_.store(false);
+      held_ns_.fetch_add(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - held_from).count());
     }
     return !stopped_.load();
   }
+  // Seconds the trainer has been held by pauses so far: speeds and run times count running time only.
+  double held_seconds() const { return static_cast<double>(held_ns_.load()) * 1e-9; }
 
  private:
   std::atomic<bool> paused_{false};
   std::atomic<bool> stopped_{false};
   std::atomic<bool> holding_{false};
+  std::atomic<int64_t> held_ns_{0};
   std::mutex mutex_;
   std::condition_variable wake_;
 };

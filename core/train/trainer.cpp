@@ -31,6 +31,7 @@ torch::Device resolve_device(config::Device device) {
 // The samples and wall time of the metric interval in progress (throughput).
 struct Trainer::Interval {
   double started = record::wall_clock_seconds();
+  double held_at_start = 0.0;  // the control's paused seconds when the interval began
   int64_t samples = 0;
 };
 
@@ -94,10 +95,12 @@ TrainingResult Trainer::run() {
   module().train();
   const int64_t batches_per_epoch = order_.batches_per_epoch(config_.train.batch_size);
   const auto started = std::chrono::steady_clock::now();
+  const double held_before = held_seconds();
   const int64_t first_step = step_;
   TrainingResult result;
   result.metric = metric_name();
   Interval interval;
+  interval.held_at_start = held_before;
 
   if (step_ == 0) emit_histograms();
   // A checkpoint taken at the end of an epoch resumes at the start of the next one.
@@ -114,7 +117,9 @@ TrainingResult Trainer::run() {
     sinks_.flush();
   }
   result.steps = step_;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // Running time only: the time a pause held the run is not training time.
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() -
+                   (held_seconds() - held_before);
   result.steps_per_second = result.seconds > 0 ? static_cast<double>(step_ - first_step) / result.seconds : 0.0;
   result.extra = summary();
   return result;
@@ -134,13 +139,15 @@ bool Trainer::train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& in
     interval.samples += static_cast<int64_t>(indices.size());
     if (step_ % t.metric_interval == 0 || b + 1 == batches_per_epoch) {
       report_interval(accumulated_, epoch);  // reads the device: the interval's time includes its queued work
-      const double elapsed = record::wall_clock_seconds() - interval.started;
+      const double elapsed =
+          record::wall_clock_seconds() - interval.started - (held_seconds() - interval.held_at_start);
       scalar(metric::kLearningRate, t.lr);
       scalar(metric::kEpoch,
              static_cast<double>(epoch) + static_cast<double>(b + 1) / static_cast<double>(batches_per_epoch));
       scalar(metric::kThroughput, elapsed > 0 ? static_cast<double>(interval.samples) / elapsed : 0.0);
       accumulated_ = 0;
       interval = Interval{};
+      interval.held_at_start = held_seconds();
     }
     if (t.histogram_interval > 0 && step_ % t.histogram_interval == 0) emit_histograms();
   }

@@ -51,6 +51,7 @@ class Trainer {
 
   void add_sink(record::MetricSink* sink) { sinks_.add(sink); }
   void set_control(TrainingControl* control) { control_ = control; }
+  double held_seconds() const { return control_ ? control_->held_seconds() : 0.0; }
   void set_checkpoint_store(record::CheckpointStore* store) { checkpoints_ = store; }
 
   // Restores the whole training state (training_state.h, the loop's progress, then the engine's own) from a

@@ -21,10 +21,16 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
+#include <QMenu>
 #include <QMimeData>
+#include <QPlainTextEdit>
+#include <QPushButton>
 #include <QSet>
 #include <QSettings>
+#include <QTableWidget>
 #include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
 #include <QUrl>
 
 #include <atomic>
@@ -41,6 +47,7 @@
 namespace descentlab {
 namespace {
 
+using widgets::RunData;
 using widgets::RunState;
 
 bool waitUntil(const std::function<bool()>& done, int timeoutMs) {
@@ -197,27 +204,107 @@ TEST_F(LabTest, AWorkerPausesResumesAndStopsWithinOneBatch) {
   EXPECT_EQ(reader.checkpoint("latest").step, result.steps);
 }
 
-TEST_F(LabTest, AStoppedRunResumesFromItsRunFileInTheWindow) {
+QPushButton* button(QWidget* parent, const QString& text) {
+  for (auto* candidate : parent->findChildren<QPushButton*>()) {
+    if (candidate->text() == text) return candidate;
+  }
+  return nullptr;
+}
+
+// Opens the runs table's menu on `row` and triggers its action `text` (the menu is modal: the trigger comes from
+// inside its event loop). Returns whether the action was there and enabled.
+bool triggerRunMenu(widgets::MainWindow& window, int row, const QString& text) {
+  auto* table = window.findChild<QTableWidget*>(QStringLiteral("runs-table"));
+  if (!table || !table->item(row, 0)) return false;
+  bool triggered = false;
+  QTimer::singleShot(0, &window, [&] {
+    QMenu* menu = window.runMenu();
+    if (!menu) return;
+    for (auto* action : menu->actions()) {
+      if (action->text() == text && action->isEnabled()) {
+        action->trigger();
+        triggered = true;
+      }
+    }
+    menu->close();
+  });
+  emit table->customContextMenuRequested(table->visualItemRect(table->item(row, 0)).center());
+  return triggered;
+}
+
+TEST_F(LabTest, TheControlsActOnTheSelectedRunAndResumeAStoppedOne) {
   auto* panel = window_->experimentPanel();
+  auto* model = window_->model();
   panel->setPreset(QStringLiteral("video-constrained"));
   setTinyFields(*panel);
-  const QString id = controller_->start(
-      {QStringLiteral("video-constrained"), QStringLiteral("quick"), QStringLiteral("cpu"), panel->fields()});
-  auto* run = window_->model()->run(id);
-  ASSERT_TRUE(waitUntil([&] { return run->currentStep >= 4; }, 60000));
-  controller_->stop(id);
-  EXPECT_EQ(run->state, RunState::Stopping);
-  ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 30000));
-  ASSERT_EQ(run->state, RunState::Stopped);
-  const int64_t stoppedAt = run->currentStep;
-  controller_->resume(id);
-  ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 120000));
-  EXPECT_EQ(run->state, RunState::Finished) << run->error.toStdString();
-  EXPECT_GT(run->currentStep, stoppedAt);
-  EXPECT_EQ(run->currentStep, run->totalSteps);
+  auto *start = button(panel, QStringLiteral("Start")), *pause = button(panel, QStringLiteral("Pause"));
+  auto *resume = button(panel, QStringLiteral("Resume")), *stop = button(panel, QStringLiteral("Stop"));
+  ASSERT_TRUE(start && pause && resume && stop);
+
+  // Start: the new run is the selected one, and the controls name it.
+  QTest::mouseClick(start, Qt::LeftButton);
+  ASSERT_EQ(model->count(), 1) << window_->lastMessage().toStdString();
+  RunData* first = model->runAt(0);
+  EXPECT_EQ(model->focusRun(), first);
+  EXPECT_TRUE(panel->runControlsTarget().contains(first->name));
+  ASSERT_TRUE(waitUntil([&] { return first->state == RunState::Running && first->currentStep >= 2; }, 60000));
+  EXPECT_TRUE(pause->isEnabled());
+  EXPECT_TRUE(stop->isEnabled());
+  EXPECT_FALSE(resume->isEnabled());
+  QTest::mouseClick(pause, Qt::LeftButton);
+  EXPECT_EQ(first->state, RunState::Paused);
+  EXPECT_TRUE(resume->isEnabled());
+  EXPECT_FALSE(pause->isEnabled());
+
+  // A second run takes the selection; selecting the first row gives it back, with its log.
+  QTest::mouseClick(start, Qt::LeftButton);
+  ASSERT_EQ(model->count(), 2);
+  RunData* second = model->runAt(1);
+  EXPECT_EQ(model->focusRun(), second);
+  auto* table = window_->findChild<QTableWidget*>(QStringLiteral("runs-table"));
+  auto* log = window_->findChild<QPlainTextEdit*>(QStringLiteral("log"));
+  ASSERT_TRUE(table && log);
+  window_->refreshViews();
+  table->selectRow(0);
+  EXPECT_EQ(model->focusRun(), first);
+  ASSERT_TRUE(waitUntil([&] { return log->toPlainText().contains(QStringLiteral("paused")); }, 5000))
+      << "the Log shows the selected run's lines at once";
+  EXPECT_TRUE(resume->isEnabled());  // the controls follow the selection: the first run is paused
+
+  // Stop the first run; Resume then continues it from its run file's latest checkpoint.
+  QTest::mouseClick(stop, Qt::LeftButton);
+  ASSERT_TRUE(waitUntil([&] { return !first->isActive(); }, 30000));
+  ASSERT_EQ(first->state, RunState::Stopped);
+  EXPECT_TRUE(first->hasLatestCheckpoint);
+  EXPECT_TRUE(resume->isEnabled());
+  EXPECT_FALSE(stop->isEnabled());
+  const int64_t stoppedAt = first->currentStep;
+  // The second run from the runs table's menu: stop it (the menu acts on its row).
+  ASSERT_TRUE(waitUntil([&] { return second->currentStep >= 2; }, 60000));
+  ASSERT_TRUE(triggerRunMenu(*window_, 1, QStringLiteral("Stop")));
+  ASSERT_TRUE(waitUntil([&] { return !second->isActive(); }, 30000));
+  EXPECT_EQ(model->focusRun(), second);
+  // The first run's row: hide it from the plots, then resume it.
+  ASSERT_TRUE(triggerRunMenu(*window_, 0, QStringLiteral("Show in plots")));
+  EXPECT_FALSE(first->visible);
+  ASSERT_TRUE(triggerRunMenu(*window_, 0, QStringLiteral("Resume")));
+  EXPECT_EQ(model->focusRun(), first);
+  ASSERT_TRUE(waitUntil([&] { return first->state == RunState::Finished; }, 120000)) << first->error.toStdString();
+  EXPECT_GT(first->currentStep, stoppedAt);
+  EXPECT_EQ(first->currentStep, first->totalSteps);
+  EXPECT_FALSE(resume->isEnabled());  // a finished run has nothing left to resume
   // Steps stay increasing across the resume (rows after the checkpoint were dropped, then rewritten).
-  const auto& steps = run->scalars[QStringLiteral("loss")].steps;
+  const auto& steps = first->scalars[QStringLiteral("loss")].steps;
   for (int i = 1; i < steps.size(); ++i) EXPECT_LT(steps[i - 1], steps[i]);
+  // Reopened from its file, the stopped second run is "stopped" and resumable; a finished file is not.
+  const QString secondPath = second->path;
+  controller_->close(second->id);
+  ASSERT_EQ(controller_->open({secondPath}), 1);
+  RunData* reopened = model->runByPath(secondPath);
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_EQ(reopened->state, RunState::Stopped);
+  EXPECT_TRUE(availableActions(*reopened).resume);
+  EXPECT_GT(reopened->totalSteps, reopened->currentStep);
 }
 
 TEST_F(LabTest, OpensGoodRunFilesAndNamesTheProblemWithBadOnes) {

@@ -1,2 +1,216 @@
-// Tests of one view, fed with hand-made runs (see test_views_main.cpp).
+// Tests of the training-curves view, fed with hand-made runs (see test_views_main.cpp): smoothing at any length,
+// export = what is drawn, the hover table, a legend click hiding a run, identical runs told apart, and log y's
+// count of the points it cannot draw.
 #include <gtest/gtest.h>
+
+#include <qcustomplot.h>
+#include <QApplication>
+#include <QTest>
+
+#include <memory>
+
+#include "widgets/lab_model.h"
+#include "widgets/training_curves_view.h"
+
+namespace descentlab {
+namespace {
+
+using widgets::DrawnCurve;
+using widgets::LabModel;
+using widgets::RunData;
+using widgets::RunState;
+using widgets::TrainingCurvesView;
+
+RunData* addRun(LabModel& model, const QString& name, const QVector<double>& steps, const QVector<double>& values) {
+  auto run = std::make_unique<RunData>();
+  run->name = name;
+  for (int i = 0; i < steps.size(); ++i)
+    run->addScalar(QStringLiteral("loss"), static_cast<int64_t>(steps[i]), 0, values[i]);
+  return model.addRun(std::move(run));
+}
+
+// The graphs drawn for runs (in the legend): name -> graph.
+QMap<QString, QCPGraph*> legendGraphs(QCustomPlot* plot) {
+  QMap<QString, QCPGraph*> graphs;
+  for (int i = 0; i < plot->graphCount(); ++i) {
+    if (plot->legend->hasItemWithPlottable(plot->graph(i))) graphs.insert(plot->graph(i)->name(), plot->graph(i));
+  }
+  return graphs;
+}
+
+QVector<double> valuesOf(const QCPGraph* graph) {
+  QVector<double> values;
+  for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) values.push_back(it->value);
+  return values;
+}
+
+class PlotsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    view_ = std::make_unique<TrainingCurvesView>(&model_, QStringLiteral("Training loss"), QStringLiteral("loss"));
+    view_->resize(800, 500);
+    view_->show();
+  }
+  LabModel model_;
+  std::unique_ptr<TrainingCurvesView> view_;
+};
+
+TEST_F(PlotsTest, SmoothingIsTensorBoardsDebiasedEmaAtAnyLength) {
+  // Five points: a quick run's evaluations. Smoothing used to be skipped under 40 points.
+  addRun(model_, QStringLiteral("short"), {10, 20, 30, 40, 50}, {1.0, 0.5, 0.8, 0.2, 0.4});
+  view_->setSmoothing(0.6);
+  view_->refresh(true);
+  const auto curves = view_->curves();
+  ASSERT_EQ(curves.size(), 1);
+  // By hand: last = 0.6 last + 0.4 v; smoothed = last / (1 - 0.6^n).
+  double last = 0;
+  QVector<double> expected;
+  const QVector<double> values = {1.0, 0.5, 0.8, 0.2, 0.4};
+  for (int n = 1; n <= values.size(); ++n) {
+    last = 0.6 * last + 0.4 * values[n - 1];
+    expected.push_back(last / (1.0 - std::pow(0.6, n)));
+  }
+  for (int i = 0; i < values.size(); ++i) EXPECT_NEAR(curves[0].smoothed[i], expected[i], 1e-12) << i;
+  EXPECT_NE(curves[0].smoothed, curves[0].raw);
+  // What is drawn is that curve.
+  const auto graphs = legendGraphs(view_->plot());
+  ASSERT_TRUE(graphs.contains(QStringLiteral("short")));
+  EXPECT_EQ(valuesOf(graphs[QStringLiteral("short")]), curves[0].smoothed);
+}
+
+TEST_F(PlotsTest, TheCsvExportWritesExactlyWhatIsDrawn) {
+  addRun(model_, QStringLiteral("a"), {1, 2, 3}, {3.0, 2.0, 1.0});
+  RunData* hidden = addRun(model_, QStringLiteral("b"), {1, 2, 3}, {4.0, 0.0, 2.0});
+  view_->setSmoothing(0.5);
+  view_->setLogY(true);
+  hidden->visible = false;
+  view_->refresh(true);
+  const QStringList lines = view_->csv().trimmed().split(QLatin1Char('\n'));
+  ASSERT_EQ(lines.size(), 4) << view_->csv().toStdString();  // the header and run a's three points: b is hidden
+  EXPECT_EQ(lines[0], QStringLiteral("run,metric,step,value,smoothed"));
+  const auto drawn = valuesOf(legendGraphs(view_->plot())[QStringLiteral("a")]);
+  for (int i = 0; i < 3; ++i) {
+    const QStringList fields = lines[i + 1].split(QLatin1Char(','));
+    EXPECT_EQ(fields[0], QStringLiteral("a"));
+    EXPECT_EQ(fields[4].toDouble(), drawn[i]) << i;  // the very double drawn
+  }
+  // Shown again under log y: its 0 is not drawn, so the CSV leaves that value empty, as the plot does.
+  hidden->visible = true;
+  view_->refresh(true);
+  EXPECT_TRUE(view_->csv().contains(QStringLiteral("b,loss,2,,")));
+}
+
+TEST_F(PlotsTest, HoverListsEveryVisibleRunAtTheNearestStep) {
+  addRun(model_, QStringLiteral("adamw"), {0, 10, 20, 30}, {2.0, 1.5, 1.2, 1.0});
+  addRun(model_, QStringLiteral("horst"), {0, 10, 20, 30}, {2.0, 1.4, 0.9, 0.7});
+  view_->setSmoothing(0.0);
+  view_->refresh(true);
+  // x = 18 is nearest step 20: the curves' values there, not the cursor's y.
+  const QString table = view_->hoverTableAt(18, 5.0);
+  EXPECT_TRUE(table.contains(QStringLiteral("adamw"))) << table.toStdString();
+  EXPECT_TRUE(table.contains(QStringLiteral("horst")));
+  EXPECT_TRUE(table.contains(QStringLiteral(">20<")));
+  EXPECT_TRUE(table.contains(QStringLiteral("1.2")));
+  EXPECT_TRUE(table.contains(QStringLiteral("0.9")));
+  EXPECT_FALSE(table.contains(QStringLiteral(">5<")));
+  const QString line = view_->readoutAt(18, 5.0);
+  EXPECT_TRUE(line.contains(QStringLiteral("adamw @20: 1.2"))) << line.toStdString();
+  EXPECT_TRUE(line.contains(QStringLiteral("horst @20: 0.9")));
+  // With smoothing, both the raw and the smoothed value.
+  view_->setSmoothing(0.5);
+  EXPECT_TRUE(view_->readoutAt(18, 5.0).contains(QStringLiteral("smoothed")));
+  // A hidden run is not listed.
+  model_.runAt(1)->visible = false;
+  view_->refresh(true);
+  EXPECT_FALSE(view_->hoverTableAt(18, 5.0).contains(QStringLiteral("horst")));
+}
+
+TEST_F(PlotsTest, ALegendClickHidesARunAndASecondClickShowsIt) {
+  RunData* first = addRun(model_, QStringLiteral("first"), {0, 1, 2}, {1.0, 0.5, 0.25});
+  addRun(model_, QStringLiteral("second"), {0, 1, 2}, {2.0, 1.5, 1.25});
+  view_->refresh(true);
+  auto* plot = view_->plot();
+  plot->replot();
+  QApplication::processEvents();
+  auto* graph = legendGraphs(plot)[QStringLiteral("first")];
+  ASSERT_NE(graph, nullptr);
+  auto* item = plot->legend->itemWithPlottable(graph);
+  ASSERT_NE(item, nullptr);
+  const QPoint centre = item->rect().center();
+  QTest::mouseClick(plot, Qt::LeftButton, Qt::NoModifier, centre);
+  EXPECT_FALSE(first->visible);
+  view_->refresh();
+  QApplication::processEvents();
+  graph = legendGraphs(plot)[QStringLiteral("first")];
+  ASSERT_NE(graph, nullptr) << "a hidden run keeps its legend entry, to be clicked back on";
+  EXPECT_FALSE(graph->visible());
+  EXPECT_TRUE(legendGraphs(plot)[QStringLiteral("second")]->visible());
+  plot->replot();
+  QTest::mouseClick(plot, Qt::LeftButton, Qt::NoModifier, plot->legend->itemWithPlottable(graph)->rect().center());
+  EXPECT_TRUE(first->visible);
+}
+
+TEST_F(PlotsTest, IdenticalRunsAreDrawnDistinctlyAndSaidToBeIdentical) {
+  addRun(model_, QStringLiteral("seed0"), {0, 1, 2, 3}, {1.0, 0.8, 0.7, 0.6});
+  addRun(model_, QStringLiteral("seed0 again"), {0, 1, 2, 3}, {1.0, 0.8, 0.7, 0.6});
+  addRun(model_, QStringLiteral("seed1"), {0, 1, 2, 3}, {1.0, 0.9, 0.7, 0.5});
+  view_->refresh(true);
+  const auto graphs = legendGraphs(view_->plot());
+  ASSERT_TRUE(graphs.contains(QStringLiteral("seed0 again (identical to seed0 so far)")))
+      << QStringList(graphs.keys()).join(QStringLiteral(" | ")).toStdString();
+  EXPECT_EQ(graphs[QStringLiteral("seed0")]->pen().style(), Qt::SolidLine);
+  EXPECT_EQ(graphs[QStringLiteral("seed0 again (identical to seed0 so far)")]->pen().style(), Qt::DashLine);
+  EXPECT_TRUE(graphs.contains(QStringLiteral("seed1")));
+  EXPECT_EQ(graphs[QStringLiteral("seed1")]->pen().style(), Qt::SolidLine);
+}
+
+TEST_F(PlotsTest, LogYSaysHowManyPointsItHidesAndLabelsASmallRange) {
+  addRun(model_, QStringLiteral("run"), {0, 1, 2, 3, 4}, {0.0, 0.3, -0.1, 0.12, 0.08});
+  view_->refresh(true);
+  EXPECT_TRUE(view_->logYNote().isEmpty());
+  view_->setLogY(true);
+  view_->refresh(true);
+  EXPECT_EQ(view_->logYNote(), QStringLiteral("hides 2 points ≤ 0"));
+  // 0.08 .. 0.3 lies within a decade: no power of ten to label, so evenly spaced ticks with labels.
+  auto* axis = view_->plot()->yAxis;
+  EXPECT_EQ(axis->scaleType(), QCPAxis::stLogarithmic);
+  EXPECT_TRUE(axis->ticker().dynamicCast<QCPAxisTickerLog>().isNull());
+  view_->plot()->replot();
+  EXPECT_GE(axis->tickVectorLabels().size(), 2);
+  for (const auto& label : axis->tickVectorLabels()) EXPECT_FALSE(label.isEmpty());
+  view_->setLogY(false);
+  view_->refresh(true);
+  EXPECT_TRUE(view_->logYNote().isEmpty());
+}
+
+TEST(RunDataTest, SpeedAndEtaAfterAPauseCountRunningTimeOnly) {
+  RunData run;
+  run.totalSteps = 200;
+  for (int i = 0; i <= 5; ++i) run.addScalar(QStringLiteral("loss"), i * 10, 1000.0 + i, 1.0);  // 10 steps/s
+  EXPECT_NEAR(run.stepsPerSecond, 10.0, 1e-9);
+  run.restartSpeed();  // paused at step 50 for 95 s, then resumed
+  for (int i = 0; i <= 3; ++i) run.addScalar(QStringLiteral("loss"), 60 + i * 20, 1100.0 + i, 1.0);  // 20 steps/s
+  EXPECT_NEAR(run.stepsPerSecond, 20.0, 1e-9);                  // not (120 - 0) / 103 s
+  EXPECT_NEAR(run.etaSeconds(), (200.0 - 120.0) / 20.0, 1e-9);  // 4 s
+}
+
+TEST(RunDataTest, WhatAUserCanDoFollowsTheRunsState) {
+  RunData run;
+  run.state = RunState::Running;
+  EXPECT_TRUE(widgets::availableActions(run).pause);
+  EXPECT_FALSE(widgets::availableActions(run).resume);
+  EXPECT_FALSE(widgets::availableActions(run).close);
+  run.state = RunState::Paused;
+  EXPECT_TRUE(widgets::availableActions(run).resume);
+  EXPECT_TRUE(widgets::availableActions(run).stop);
+  run.state = RunState::Stopped;
+  EXPECT_FALSE(widgets::availableActions(run).resume) << "no checkpoint, nothing to resume from";
+  run.hasLatestCheckpoint = true;
+  EXPECT_TRUE(widgets::availableActions(run).resume);
+  EXPECT_TRUE(widgets::availableActions(run).close);
+  run.state = RunState::Finished;
+  EXPECT_FALSE(widgets::availableActions(run).resume);
+}
+
+}  // namespace
+}  // namespace descentlab
