@@ -1,36 +1,95 @@
 #pragma once
 
-#include "widgets/plot_view.h"
+#include <QColor>
+#include <QVector>
 
-class QCheckBox;
+#include "widgets/plot_view.h"
+#include "widgets/run_data.h"
+
+class QCPColorMap;
 class QCPColorScale;
+class QCPLayoutElement;
+class QCPLayoutGrid;
+class QCPMarginGroup;
+class QCPTextElement;
 class QComboBox;
-class QLabel;
+class QTableWidget;
 
 namespace descentlab::widgets {
 
-// Weight geometry: the weight-magnitude histogram on a log |w| axis, every run overlaid for the same tensor group
-// (AdamW vs HAM vs HORST), the focus run's histogram over time as a heat map, and each run's sparsity and
-// near-zero share in words.
+// Weight geometry, AdamW vs HAM vs HORST side by side for one tensor group (global or a layer):
+// - a table, one row per shown run: sparsity, the share of kept (non-zero) weights below 1e-3 and 1e-2, and the
+//   kept weights' median, 90th and 99th percentile |w| at the last snapshot;
+// - the kept weights' distribution on a log |w| axis, cumulative (the default for two runs or more: the runs'
+//   difference shows at a glance) or as the share per bin;
+// - one run's histogram over time as a heat map, any run chosen beside it (the focus run until one is chosen).
 class WeightGeometryView : public PlotView {
   Q_OBJECT
 
  public:
+  enum class Mode { Cumulative, Histogram };
+
   explicit WeightGeometryView(LabModel* model, QWidget* parent = nullptr);
+  ~WeightGeometryView() override;
   QString csv() const override;
   void setGroup(const QString& name);
+
+  // As if the user chose it: the choice then stays, whatever the number of runs.
+  void setMode(Mode mode);
+  Mode mode() const { return mode_; }
+  // The run (by id) the heat map shows, as if chosen in its selector; false when no run has that id's histograms.
+  bool setHeatMapRun(const QString& id);
+  QString heatMapRun() const { return heatRunId_; }
+  QTableWidget* statisticsTable() const { return table_; }
 
  protected:
   void rebuild() override;
   void resetRanges() override;
   QString readout(QCPAxisRect* rect, double x, double y) const override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
+  // One run's curve as drawn: csv() and the readout use exactly this.
+  struct Curve {
+    QString runId;
+    QString name;
+    QColor colour;
+    Qt::PenStyle style = Qt::SolidLine;
+    int64_t step = 0;
+    QVector<double> edges;
+    QVector<double> counts;  // the last snapshot
+    QVector<double> x, y;    // the drawn points
+  };
+
+  void drawCurves(const QString& group);
+  void drawHeatMap(const QString& group);
+  void fillTable();
+  // Puts the heat map beside the distribution when the plot is wide, below it when it is tall; sizes the legend.
+  void arrange();
+  void fitTableColumns();
+
   QComboBox* group_ = nullptr;
-  QCheckBox* zeros_ = nullptr;
-  QLabel* summary_ = nullptr;
+  QComboBox* modeBox_ = nullptr;
+  QComboBox* heatRunBox_ = nullptr;
+  QTableWidget* table_ = nullptr;
   QCPAxisRect* heat_ = nullptr;
   QCPColorScale* scale_ = nullptr;
+  QCPColorMap* heatMap_ = nullptr;
+  QCPTextElement* heatTitle_ = nullptr;
+  QCPLayoutGrid* legendBox_ = nullptr;      // the legend over a spacer
+  QCPMarginGroup* alignRows_ = nullptr;     // side by side: the two plots' top and bottom
+  QCPMarginGroup* alignColumns_ = nullptr;  // stacked: the two plots' left and right
+  QCPMarginGroup* alignScale_ = nullptr;    // the colour bar spans the heat map's height
+  int arrangedState_ = -1;                  // side by side (1) + legend shown (2); -1 before the first arrangement
+
+  Mode mode_ = Mode::Cumulative;
+  bool modeChosen_ = false;  // by the user: the default no longer follows the number of runs
+  QString heatRunId_;
+  bool heatRunChosen_ = false;  // by the user: the heat map no longer follows the focus run
+  QVector<Curve> curves_;
+  QString drawnGroup_;
+  QString heatRunName_;
+  HistogramTrack heatTrack_;  // the heat map's data as drawn
 };
 
 }  // namespace descentlab::widgets
