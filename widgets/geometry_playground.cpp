@@ -605,8 +605,11 @@ void GeometryPlayground::drawSparse() {
   const float chartMinW = std::max(9 * em, widestTitle + em);
   const int columns = std::clamp(static_cast<int>((available.x + gap) / (chartMinW + gap)), 1, 4);
   const int rows = (static_cast<int>(shown.size()) + columns - 1) / columns;
+  const auto tableRows = sparseTableRows();
   const float tableRowH = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
-  const float tableH = static_cast<float>(shown.size() + 2) * tableRowH + style.ScrollbarSize + 4;
+  const bool tableScrolls = sparseTableWidth(tableRows) > available.x;  // then a scroll bar below the rows
+  const float tableH =
+      static_cast<float>(tableRows.size() + 1) * tableRowH + (tableScrolls ? style.ScrollbarSize : 0) + 4;
   const float titleH = ImGui::GetTextLineHeightWithSpacing();
   const float chartW = (available.x - gap * static_cast<float>(columns - 1)) / static_cast<float>(columns);
   const float fitH =
@@ -657,15 +660,64 @@ void GeometryPlayground::drawSparse() {
   }
   // The table's rows below the child's view are scrolled away by the child, not cut by the table.
   ancestorScrollsY_ = ImGui::GetScrollMaxY() > 0;
-  sparseTable(tableH);
+  sparseTable(tableH, tableRows);
   ancestorScrollsY_ = false;
   ImGui::EndChild();
 }
 
 // The norms, support and errors of each end point beside the truth's. Columns fit their widest cell and the table
 // scrolls sideways (the optimizer column stays) rather than squeeze them.
-void GeometryPlayground::sparseTable(float height) {
-  static const char* const kHeaders[] = {"optimizer", "L1", "L2", "Linf", "support", "correct", "error", "loss"};
+// The table's text: the truth's row, then each shown optimizer's.
+std::vector<GeometryPlayground::TableRow> GeometryPlayground::sparseTableRows() const {
+  auto rowOf = [](const std::string& name, unsigned colour, const SparseOutcome& outcome, bool diverged) {
+    TableRow row;
+    row.colour = colour;
+    row.cells = {name,
+                 formatPlaygroundNumber(outcome.l1),
+                 formatPlaygroundNumber(outcome.l2),
+                 formatPlaygroundNumber(outcome.linf),
+                 diverged ? "-" : std::to_string(outcome.support_found),
+                 diverged ? "-" : std::to_string(outcome.support_correct),
+                 formatPlaygroundNumber(outcome.error),
+                 formatPlaygroundNumber(outcome.loss)};
+    return row;
+  };
+  SparseOutcome truth;
+  int nonzeros = 0;
+  for (double t : truth_) {
+    truth.l1 += std::abs(t);
+    truth.l2 += t * t;
+    truth.linf = std::max(truth.linf, std::abs(t));
+    nonzeros += t != 0.0 ? 1 : 0;
+  }
+  truth.l2 = std::sqrt(truth.l2);
+  truth.support_found = truth.support_correct = nonzeros;
+  std::vector<TableRow> rows = {rowOf("truth", IM_COL32(190, 190, 190, 255), truth, false)};  // the charts' grey
+  const auto names = backend_.methods();
+  for (size_t m = 0; m < names.size() && m < sparse_.size(); ++m) {
+    if (shown_[m]) rows.push_back(rowOf(names[m], methodColour(m), sparse_[m], anyDiverged(sparse_[m].coefficients)));
+  }
+  return rows;
+}
+
+// The width the table takes with every column fitted to its widest cell (a little over, never under).
+float GeometryPlayground::sparseTableWidth(const std::vector<TableRow>& rows) const {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float total = 1;
+  for (size_t column = 0; column < kTableHeaders.size(); ++column) {
+    float widest = textWidth(kTableHeaders[column]);
+    for (const auto& row : rows) {
+      const float swatch = column == 0 ? std::round(ImGui::GetFontSize() * 0.8f) + style.ItemInnerSpacing.x : 0;
+      widest = std::max(widest, swatch + textWidth(row.cells[column]));
+    }
+    total += widest + 2 * style.CellPadding.x + 4;
+  }
+  return total;
+}
+
+// The norms, support and errors of each end point beside the truth's. Columns fit their widest cell and the table
+// scrolls sideways (the optimizer column stays) rather than squeeze them.
+void GeometryPlayground::sparseTable(float height, const std::vector<TableRow>& rows) {
   static const char* const kTips[] = {"the optimizer (its colour in the charts)",
                                       "L1 norm of the end point: small for sparse answers",
                                       "L2 norm of the end point: gradient descent's implicit bias minimises it",
@@ -674,54 +726,32 @@ void GeometryPlayground::sparseTable(float height) {
                                       "of the support found, entries the truth has too",
                                       "L2 distance from the truth",
                                       "the least-squares loss at the end point"};
+  const int columns = static_cast<int>(kTableHeaders.size());
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                 ImGuiTableFlags_ScrollX | ImGuiTableFlags_NoSavedSettings;
-  if (!ImGui::BeginTable("norms", 8, flags, ImVec2(0, height))) return;
+  if (!ImGui::BeginTable("norms", columns, flags, ImVec2(0, height))) return;
   currentTable_ = "norms";
   ImGui::TableSetupScrollFreeze(1, 0);
-  for (const char* header : kHeaders) ImGui::TableSetupColumn(header, ImGuiTableColumnFlags_WidthFixed);
+  for (const char* header : kTableHeaders) ImGui::TableSetupColumn(header, ImGuiTableColumnFlags_WidthFixed);
   ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
-  for (int column = 0; column < 8; ++column) {
+  for (int column = 0; column < columns; ++column) {
     ImGui::TableSetColumnIndex(column);
+    const char* header = kTableHeaders[static_cast<size_t>(column)];
     const float room = ImGui::GetContentRegionAvail().x;
     const ImVec2 label = ImGui::GetCursorScreenPos();  // where TableHeader draws its label
-    ImGui::TableHeader(kHeaders[column]);
-    const ImVec2 size = ImGui::CalcTextSize(kHeaders[column]);
-    record_.cells.push_back({currentTable_, kHeaders[column], column, size.x, room});
-    recordText(kHeaders[column], label, offset(label, size.x, size.y));
+    ImGui::TableHeader(header);
+    const ImVec2 size = ImGui::CalcTextSize(header);
+    record_.cells.push_back({currentTable_, header, column, size.x, room});
+    recordText(header, label, offset(label, size.x, size.y));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kTips[column]);
   }
-  auto row = [&](const std::string& name, ImU32 colour, const SparseOutcome& outcome, bool diverged) {
+  for (const auto& row : rows) {
     ImGui::TableNextRow();
     currentColumn_ = 0;
-    ImGui::PushID(name.c_str());
-    tableCell(name, colour, false);
+    ImGui::PushID(row.cells[0].c_str());
+    tableCell(row.cells[0], row.colour, false);
     ImGui::PopID();
-    tableCell(formatPlaygroundNumber(outcome.l1), 0, true);
-    tableCell(formatPlaygroundNumber(outcome.l2), 0, true);
-    tableCell(formatPlaygroundNumber(outcome.linf), 0, true);
-    tableCell(diverged ? "-" : std::to_string(outcome.support_found), 0, true);
-    tableCell(diverged ? "-" : std::to_string(outcome.support_correct), 0, true);
-    tableCell(formatPlaygroundNumber(outcome.error), 0, true);
-    tableCell(formatPlaygroundNumber(outcome.loss), 0, true);
-  };
-  double l1 = 0, l2 = 0, linf = 0;
-  int nonzeros = 0;
-  for (double t : truth_) {
-    l1 += std::abs(t);
-    l2 += t * t;
-    linf = std::max(linf, std::abs(t));
-    nonzeros += t != 0.0 ? 1 : 0;
-  }
-  SparseOutcome truth;
-  truth.l1 = l1;
-  truth.l2 = std::sqrt(l2);
-  truth.linf = linf;
-  truth.support_found = truth.support_correct = nonzeros;
-  row("truth", IM_COL32(190, 190, 190, 255), truth, false);  // the charts' grey bars
-  const auto names = backend_.methods();
-  for (size_t m = 0; m < names.size() && m < sparse_.size(); ++m) {
-    if (shown_[m]) row(names[m], methodColour(m), sparse_[m], anyDiverged(sparse_[m].coefficients));
+    for (size_t column = 1; column < row.cells.size(); ++column) tableCell(row.cells[column], 0, true);
   }
   ImGui::EndTable();
 }

@@ -138,7 +138,15 @@ class GeometryPlayground : public QOpenGLWidget {
   void drawPlane();
   void drawEndPoints();
   void drawSparse();
-  void sparseTable(float height);
+  struct TableRow {
+    std::array<std::string, 8> cells;  // kTableHeaders' columns
+    unsigned colour = 0;
+  };
+  static constexpr std::array<const char*, 8> kTableHeaders = {"optimizer", "L1",      "L2",    "Linf",
+                                                               "support",   "correct", "error", "loss"};
+  std::vector<TableRow> sparseTableRows() const;
+  float sparseTableWidth(const std::vector<TableRow>& rows) const;
+  void sparseTable(float height, const std::vector<TableRow>& rows);
   // One cell of the table row; `colour` (0: none) draws a swatch before the text.
   void tableCell(const std::string& text, unsigned colour, bool alignRight);
   void simulateIfChanged();

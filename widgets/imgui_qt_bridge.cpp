@@ -247,7 +247,19 @@ bool ImGuiQtBridge::mouseButton(const QMouseEvent& event, bool pressed) {
   if (button >= 0) io.AddMouseButtonEvent(button, pressed);
 #else
   io.MousePos = position;
-  if (button >= 0) io.MouseDown[button] = pressed;
+  if (button >= 0) {
+    // A click whose press and release both arrive before the next frame (a quick tap, a scripted click) would never
+    // be seen down: the release then waits for the frame after the one that sees the press.
+    if (pressed) {
+      pressUnseen_[button] = true;
+      releaseDeferred_[button] = false;
+      io.MouseDown[button] = true;
+    } else if (pressUnseen_[button]) {
+      releaseDeferred_[button] = true;
+    } else {
+      io.MouseDown[button] = false;
+    }
+  }
 #endif
   return true;
 }
@@ -310,7 +322,18 @@ void ImGuiQtBridge::newFrame(int width, int height, float ratio, float deltaSeco
     }
   }
   if (renderer_ == Renderer::openGL) ImGui_ImplOpenGL3_NewFrame();
+#if !DESCENTLAB_IMGUI_MOUSE_EVENTS
+  for (int button = 0; button < 3; ++button) {
+    if (releaseDeferred_[button] && !pressUnseen_[button]) {
+      io.MouseDown[button] = false;
+      releaseDeferred_[button] = false;
+    }
+  }
+#endif
   ImGui::NewFrame();
+#if !DESCENTLAB_IMGUI_MOUSE_EVENTS
+  for (bool& unseen : pressUnseen_) unseen = false;
+#endif
 }
 
 void ImGuiQtBridge::render() {

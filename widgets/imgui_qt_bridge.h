@@ -74,6 +74,9 @@ class ImGuiQtBridge {
   QByteArray fontData_;        // the rebuilt font file; empty: ImGui's built-in font
   float fontSizePixels_ = 13;  // logical pixels, as ImGui sizes fonts (ascent + descent)
   float fontRatio_ = 1;        // the device pixel ratio the atlas was built for
+  // Before Dear ImGui 1.87 (no input queue): a press no frame has seen yet, and a release held back until one has.
+  bool pressUnseen_[3] = {false, false, false};
+  bool releaseDeferred_[3] = {false, false, false};
 };
 
 // The font file (an sfnt: TrueType, or OpenType with CFF outlines) rebuilt from `font`'s tables: the tables

@@ -121,13 +121,13 @@ void hover(GeometryPlayground& playground, QPointF at) {
   playground.layOutFramesWithoutOpenGL(2);
 }
 
-// Sends a left click at `at` through Qt's events, as a person's would arrive: the pointer moves there first.
+// Sends a left click at `at` through Qt's events: the pointer moves there first, then press and release come before
+// any frame (as a quick tap or a scripted click does); the click must still register.
 void click(GeometryPlayground& playground, QPointF at) {
   hover(playground, at);
   QMouseEvent press(QEvent::MouseButtonPress, at, playground.mapToGlobal(at), Qt::LeftButton, Qt::LeftButton,
                     Qt::NoModifier);
   QApplication::sendEvent(&playground, &press);
-  playground.layOutFramesWithoutOpenGL(1);
   QMouseEvent release(QEvent::MouseButtonRelease, at, playground.mapToGlobal(at), Qt::LeftButton, Qt::NoButton,
                       Qt::NoModifier);
   QApplication::sendEvent(&playground, &release);
