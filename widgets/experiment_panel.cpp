@@ -87,11 +87,7 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
 
   connect(preset_, &QComboBox::currentTextChanged, this, [this] { rebuildForm(); });
   connect(size_, &QComboBox::currentTextChanged, this, [this] { rebuildForm(); });
-  connect(start_, &QPushButton::clicked, this, [this] {
-    validateNow();
-    if (!start_->isEnabled()) return;
-    emit startRequested({preset_->currentText(), size_->currentText(), device_->currentText(), fields()});
-  });
+  connect(start_, &QPushButton::clicked, this, &ExperimentPanel::start);
   connect(pause_, &QPushButton::clicked, this, &ExperimentPanel::pauseRequested);
   connect(resume_, &QPushButton::clicked, this, &ExperimentPanel::resumeRequested);
   connect(stop_, &QPushButton::clicked, this, &ExperimentPanel::stopRequested);
@@ -106,6 +102,12 @@ void ExperimentPanel::setPreset(const QString& preset, const QString& size) {
 
 QString ExperimentPanel::preset() const {
   return preset_->currentText();
+}
+
+void ExperimentPanel::start() {
+  validateNow();
+  if (!start_->isEnabled()) return;
+  emit startRequested({preset_->currentText(), size_->currentText(), device_->currentText(), fields()});
 }
 
 void ExperimentPanel::setRunControls(const QString& target, bool canPause, bool canResume, bool canStop) {

@@ -62,6 +62,8 @@ class ExperimentPanel : public QWidget {
   ExperimentPanel(const ExperimentBackend& backend, QWidget* parent = nullptr);
 
   void setPreset(const QString& preset, const QString& size = QStringLiteral("quick"));
+  // What the Start button does: validate the form, then ask for a run of it (Run > Start, F5).
+  void start();
   QString preset() const;
   QList<ConfigField> fields() const;
   // Sets one field's text as if typed (tests and scripted demos).

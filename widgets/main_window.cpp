@@ -6,6 +6,7 @@
 #include <QCloseEvent>
 #include <QColorDialog>
 #include <QDesktopServices>
+#include <QDialog>
 #include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
@@ -22,10 +23,12 @@
 #include <QPainter>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTableWidget>
+#include <QTextBrowser>
 #include <QToolButton>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -109,6 +112,7 @@ MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBacken
   connect(experiment_, &ExperimentPanel::resumeRequested, this, [this] { emit resumeRequested(selectedRunId()); });
   connect(experiment_, &ExperimentPanel::stopRequested, this, [this] { emit stopRequested(selectedRunId()); });
   connect(robustness_, &RobustnessView::sweepRequested, this, &MainWindow::sweepRequested);
+  connect(robustness_, &RobustnessView::cancelSweepRequested, this, &MainWindow::cancelSweepRequested);
   connect(this, &MainWindow::revealRequested, this,
           [](const QString& path) { QDesktopServices::openUrl(QUrl::fromLocalFile(QFileInfo(path).absolutePath())); });
   connect(model_, &LabModel::runsChanged, this, [this] {
@@ -256,13 +260,16 @@ void MainWindow::showRelevantDocks() {
 
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
-  file->addAction(QStringLiteral("&Open run…"), QKeySequence::Open, this, &MainWindow::openWithDialog);
+  file->addAction(QStringLiteral("&Open run…"), QKeySequence(Qt::CTRL | Qt::Key_O), this, &MainWindow::openWithDialog);
   recentMenu_ = file->addMenu(QStringLiteral("Open &recent"));
-  file->addAction(QStringLiteral("&Save run as…"), QKeySequence::SaveAs, this, &MainWindow::saveWithDialog);
+  file->addAction(QStringLiteral("&Save run as…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S), this,
+                  &MainWindow::saveWithDialog);
   file->addSeparator();
   file->addAction(QStringLiteral("&Export all views…"), this, &MainWindow::exportAllWithDialog);
   file->addSeparator();
-  file->addAction(QStringLiteral("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  file->addAction(QStringLiteral("&Quit"), QKeySequence(Qt::CTRL | Qt::Key_Q), this, &QWidget::close);
+
+  buildRunMenu();
 
   QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
   for (auto* dockWidget : findChildren<QDockWidget*>()) view->addAction(dockWidget->toggleViewAction());
@@ -270,6 +277,8 @@ void MainWindow::buildMenus() {
   view->addAction(QStringLiteral("Reset &layout"), this, &MainWindow::arrangeDocks);
 
   QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+  help->addAction(QStringLiteral("&Getting started and shortcuts"), QKeySequence(Qt::Key_F1), this,
+                  &MainWindow::showGettingStarted);
   help->addAction(QStringLiteral("&Environment and datasets…"), this, [this] {
     QString datasets;
     for (const auto& line : summary_.datasets) datasets += QStringLiteral("<li>%1</li>").arg(line.toHtmlEscaped());
@@ -282,6 +291,106 @@ void MainWindow::buildMenus() {
                  summary_.device.toHtmlEscaped(), QString::number(summary_.threads), summary_.blas.toHtmlEscaped(),
                  datasets));
   });
+}
+
+void MainWindow::buildRunMenu() {
+  QMenu* run = menuBar()->addMenu(QStringLiteral("&Run"));
+  run->addAction(QStringLiteral("&Start the experiment"), QKeySequence(Qt::Key_F5), experiment_,
+                 &ExperimentPanel::start);
+  pauseAction_ = run->addAction(QStringLiteral("&Pause"), QKeySequence(Qt::Key_F6), this,
+                                [this] { emit pauseRequested(selectedRunId()); });
+  resumeAction_ = run->addAction(QStringLiteral("&Resume"), QKeySequence(Qt::Key_F7), this,
+                                 [this] { emit resumeRequested(selectedRunId()); });
+  stopAction_ = run->addAction(QStringLiteral("S&top"), QKeySequence(Qt::SHIFT | Qt::Key_F5), this,
+                               [this] { emit stopRequested(selectedRunId()); });
+  run->addSeparator();
+  run->addAction(QStringLiteral("&Next run"), QKeySequence(Qt::ALT | Qt::Key_Down), this,
+                 [this] { selectNeighbourRun(1); });
+  run->addAction(QStringLiteral("Pre&vious run"), QKeySequence(Qt::ALT | Qt::Key_Up), this,
+                 [this] { selectNeighbourRun(-1); });
+  hideAction_ =
+      run->addAction(QStringLiteral("&Hide from plots / show"), QKeySequence(Qt::CTRL | Qt::Key_H), this, [this] {
+        if (RunData* selected = model_->run(selectedRunId())) setRunVisible(selected->id, !selected->visible);
+      });
+  closeAction_ = run->addAction(QStringLiteral("&Close run"), QKeySequence(Qt::CTRL | Qt::Key_W), this, [this] {
+    if (!selectedRunId().isEmpty()) emit closeRunRequested(selectedRunId());
+  });
+}
+
+void MainWindow::selectNeighbourRun(int offset) {
+  const int count = model_->count();
+  if (count == 0) return;
+  int index = 0;
+  for (int i = 0; i < count; ++i) {
+    if (model_->runAt(i)->id == selectedRunId()) index = i;
+  }
+  model_->setFocusRun(model_->runAt(((index + offset) % count + count) % count)->id);
+}
+
+void MainWindow::showGettingStarted() {
+  auto* dialog = new QDialog(this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->setWindowTitle(QStringLiteral("Getting started with DescentLab"));
+  auto* layout = new QVBoxLayout(dialog);
+  auto* text = new QTextBrowser(dialog);
+  text->setObjectName(QStringLiteral("getting-started"));
+  text->setOpenExternalLinks(false);
+  text->setHtml(gettingStartedHtml());
+  layout->addWidget(text);
+  auto* close = new QPushButton(QStringLiteral("Close"), dialog);
+  connect(close, &QPushButton::clicked, dialog, &QDialog::close);
+  layout->addWidget(close, 0, Qt::AlignRight);
+  const QSize room = size() * 0.8;
+  dialog->resize(std::min(720, room.width()), std::min(640, room.height()));
+  dialog->show();
+}
+
+QString gettingStartedHtml() {
+  return QStringLiteral(
+      "<h2>Getting started</h2>"
+      "<p>DescentLab trains small transformers and shows, live, what two 2026 papers are about: <b>layerwise "
+      "descent</b> (each layer of an unrolled transformer should lower the loss, enforced by constraints trained "
+      "primal-dual) and <b>HORST</b> (AdamW composed with a hyperbolic mirror step, for sparse training).</p>"
+      "<h3>What to try first</h3><ol>"
+      "<li>In <b>Experiment</b> (left) pick <i>video-erm</i>, size <i>quick</i>, and press <b>Start</b> (F5). Then "
+      "pick <i>video-constrained</i> and Start again: the two runs train side by side (a quick run takes a minute "
+      "or two on 2 cores).</li>"
+      "<li>Watch <b>Per-layer loss</b>: the test loss f<sub>ℓ</sub> after each layer ℓ. Descent means the curve "
+      "falls from left to right; red triangles mark layers where it rises. Compare the ERM run (dashed) with the "
+      "constrained one.</li>"
+      "<li>Open <b>Lagrange multipliers</b>: λ<sub>ℓ</sub> grows while layer ℓ's constraint is violated and falls "
+      "back to 0 once it holds. A flat 0 means the constraint never bound.</li>"
+      "<li>For sparse training, start <i>vit-adamw</i> and <i>vit-horst</i> and open <b>Weight geometry</b>: the "
+      "share of weights near zero, and the cumulative distribution on log |w|.</li>"
+      "<li>When a layerwise run has finished, <b>Robustness</b> sweeps it under input noise of growing strength "
+      "γ.</li>"
+      "<li>The <b>Geometry playground</b> shows, on toys, where each optimizer's implicit bias leads.</li></ol>"
+      "<h3>The views</h3><table cellspacing=6>"
+      "<tr><td><b>Training loss, Test metric</b></td><td>any series against step for every run, raw (faint) and "
+      "smoothed; hover lists every run's value at that step; click a legend entry to hide a run.</td></tr>"
+      "<tr><td><b>Per-layer loss</b></td><td>f<sub>ℓ</sub> against layer for the selected run (light = early "
+      "evaluations, dark = late) and the newest curve of every other layerwise run; below, the share of test "
+      "samples whose loss descends at each layer.</td></tr>"
+      "<tr><td><b>Lagrange multipliers</b></td><td>λ<sub>ℓ</sub>, the slack g<sub>ℓ</sub> or the resilient "
+      "relaxation u<sub>ℓ</sub> of the selected run, per layer.</td></tr>"
+      "<tr><td><b>Weight geometry</b></td><td>the weight-magnitude distribution of every run, its sparsity and "
+      "near-zero shares, and one run's histogram over time.</td></tr>"
+      "<tr><td><b>Robustness</b></td><td>the test metric under noise, mean ± std over seeds.</td></tr>"
+      "<tr><td><b>Runs, Log</b></td><td>one row per run (state, progress, speed, ETA, and the config keys in "
+      "which runs differ); right-click for its menu. The Log is the selected run's.</td></tr></table>"
+      "<p>Every run is written to an HDF5 run file as it trains (File &gt; Open brings it back, Resume continues a "
+      "stopped one). Every plot zooms with a dragged rectangle or the wheel; a double click resets it; Export "
+      "saves PNG, SVG, PDF or the CSV of what is drawn.</p>"
+      "<h3>Keyboard shortcuts</h3><table cellspacing=6>"
+      "<tr><td>F5</td><td>Start the experiment in the form</td></tr>"
+      "<tr><td>F6 / F7 / Shift+F5</td><td>Pause / Resume / Stop the selected run</td></tr>"
+      "<tr><td>Alt+Down / Alt+Up</td><td>Select the next / previous run</td></tr>"
+      "<tr><td>Ctrl+H</td><td>Hide the selected run from the plots, or show it again</td></tr>"
+      "<tr><td>Ctrl+W</td><td>Close the selected run (its file stays)</td></tr>"
+      "<tr><td>Ctrl+O / Ctrl+Shift+S</td><td>Open run files / Save the selected run as</td></tr>"
+      "<tr><td>F1</td><td>This page</td></tr>"
+      "<tr><td>Ctrl+Q</td><td>Quit (running runs stop after their batch and keep their state)</td></tr>"
+      "</table>");
 }
 
 void MainWindow::addPlayground(QWidget* playground) {
@@ -312,13 +421,14 @@ QString MainWindow::selectedRunId() const {
 
 void MainWindow::updateRunControls() {
   RunData* run = model_->run(selectedRunId());
-  if (!run) {
-    experiment_->setRunControls(QString(), false, false, false);
-    return;
-  }
-  const RunActions actions = availableActions(*run);
-  experiment_->setRunControls(QStringLiteral("%1 (%2)").arg(run->name, runStateName(run->state)), actions.pause,
-                              actions.resume, actions.stop);
+  const RunActions actions = run ? availableActions(*run) : RunActions{};
+  experiment_->setRunControls(run ? QStringLiteral("%1 (%2)").arg(run->name, runStateName(run->state)) : QString(),
+                              actions.pause, actions.resume, actions.stop);
+  pauseAction_->setEnabled(actions.pause);
+  resumeAction_->setEnabled(actions.resume);
+  stopAction_->setEnabled(actions.stop);
+  closeAction_->setEnabled(actions.close && run);
+  hideAction_->setEnabled(run != nullptr);
 }
 
 void MainWindow::showRunMenu(const QPoint& position) {
@@ -395,7 +505,7 @@ void MainWindow::updateRunTable() {
                      (run->visible ? QString() : QStringLiteral("\n(hidden from the plots)")));
     if (!run->visible) name->setForeground(QColor(140, 140, 140));
     runTable_->setItem(row, 0, name);
-    auto* state = new QTableWidgetItem(runStateName(run->state));
+    auto* state = new QTableWidgetItem(run->sweep.running ? QStringLiteral("sweeping") : runStateName(run->state));
     if (run->state == RunState::Failed) state->setForeground(QColor(176, 0, 32));
     state->setToolTip(run->error);
     runTable_->setItem(row, 1, state);
@@ -411,12 +521,25 @@ void MainWindow::updateRunTable() {
                          "QProgressBar::chunk { background: #a9d1f5; }"));
       runTable_->setCellWidget(row, 2, bar);
     }
-    bar->setValue(static_cast<int>(run->progress() * 1000));
-    bar->setFormat(run->totalSteps > 0 ? QStringLiteral("%1 / %2").arg(run->currentStep).arg(run->totalSteps)
-                                       : QStringLiteral("%1 steps").arg(run->currentStep));
+    const SweepActivity& sweep = run->sweep;
+    if (sweep.running) {  // a robustness sweep: γ i of n and the seed, instead of the training steps
+      bar->setValue(sweep.cells > 0 ? sweep.done * 1000 / sweep.cells : 0);
+      bar->setFormat(QStringLiteral("%1: γ %2/%3, seed %4")
+                         .arg(sweep.noise)
+                         .arg(sweep.gammaIndex + 1)
+                         .arg(sweep.gammas)
+                         .arg(sweep.seed + 1));
+    } else {
+      bar->setValue(static_cast<int>(run->progress() * 1000));
+      bar->setFormat(run->totalSteps > 0 ? QStringLiteral("%1 / %2").arg(run->currentStep).arg(run->totalSteps)
+                                         : QStringLiteral("%1 steps").arg(run->currentStep));
+    }
     const bool live = run->state == RunState::Running;  // a paused run has no speed; the ETA resumes with it
     runTable_->setItem(row, 3, new QTableWidgetItem(live ? QString::number(run->stepsPerSecond, 'f', 1) : QString()));
-    runTable_->setItem(row, 4, new QTableWidgetItem(live ? clockText(run->etaSeconds()) : QString()));
+    runTable_->setItem(row, 4,
+                       new QTableWidgetItem(live            ? clockText(run->etaSeconds())
+                                            : sweep.running ? clockText(sweep.etaSeconds)
+                                                            : QString()));
     QString test;
     const QString testName = QStringLiteral("test_") + run->metric;
     if (!run->metric.isEmpty() && run->scalars.contains(testName)) {

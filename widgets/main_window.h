@@ -11,6 +11,7 @@
 #include <QVector>
 
 #include "widgets/experiment_panel.h"
+#include "widgets/run_data.h"
 
 class QDockWidget;
 class QLabel;
@@ -37,6 +38,9 @@ struct EnvironmentSummary {
   QString torch_version;
   QStringList datasets;  // one line per dataset: name, present, splits
 };
+
+// Help > Getting started: what each view shows, what to try first, and the keyboard shortcuts.
+QString gettingStartedHtml();
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -82,7 +86,8 @@ class MainWindow : public QMainWindow {
   void saveRequested(const QString& runId, const QString& path);
   void closeRunRequested(const QString& runId);
   void revealRequested(const QString& path);  // show the run file in the desktop's file manager
-  void sweepRequested(const QString& runId, const QString& noise);
+  void sweepRequested(const QString& runId, const SweepChoice& choice);
+  void cancelSweepRequested();
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -92,6 +97,10 @@ class MainWindow : public QMainWindow {
 
  private:
   void buildMenus();
+  void buildRunMenu();
+  void showGettingStarted();
+  // Selects the run `offset` rows after the selected one (Run > Next / Previous run).
+  void selectNeighbourRun(int offset);
   void buildDocks();
   QDockWidget* makeDock(const QString& title, QWidget* content);
   // The default layout for the window's size: two columns of views when wide, one column of two tab groups when
@@ -125,6 +134,11 @@ class MainWindow : public QMainWindow {
   QLabel* banner_ = nullptr;
   QWidget* bannerBox_ = nullptr;
   QMenu* recentMenu_ = nullptr;
+  QAction* pauseAction_ = nullptr;
+  QAction* resumeAction_ = nullptr;
+  QAction* stopAction_ = nullptr;
+  QAction* closeAction_ = nullptr;
+  QAction* hideAction_ = nullptr;
   static constexpr int kLayoutVersion = 2;  // bump when the docks change: older saved layouts are dropped
   QDockWidget* experimentDock_ = nullptr;
   QDockWidget* runsDock_ = nullptr;

@@ -4,8 +4,10 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSet>
+#include <QSpinBox>
 #include <QTextStream>
 
 #include <cmath>
@@ -22,31 +24,92 @@ RobustnessView::RobustnessView(LabModel* model, QWidget* parent)
     : PlotView(model, QStringLiteral("Robustness"), parent) {
   noise_ = new QComboBox(this);
   noise_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-  run_ = new QPushButton(QStringLiteral("Sweep focus run"), this);
+  noise_->setToolTip(QStringLiteral("Which stored sweeps to show"));
+  sweepNoise_ = new QComboBox(this);
+  sweepNoise_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  sweepNoise_->setToolTip(
+      QStringLiteral("The noise of the next sweep: text runs take gaussian or uniform noise on the embeddings, or "
+                     "discrete token substitution; video runs take noise on the input clip"));
+  gamma_ = new QLineEdit(QStringLiteral("0:2:0.25"), this);
+  gamma_->setToolTip(QStringLiteral("Noise strengths γ: start:stop:step, or a list a,b,c"));
+  gamma_->setMaximumWidth(90);
+  seeds_ = new QSpinBox(this);
+  seeds_->setRange(1, 20);
+  seeds_->setValue(3);
+  seeds_->setToolTip(QStringLiteral("Noise seeds per strength: the band is ± one standard deviation over them"));
+  run_ = new QPushButton(QStringLiteral("Sweep selected run"), this);
   run_->setToolTip(
-      QStringLiteral("Evaluate the focus run's checkpoint under input noise of growing strength γ "
-                     "(3 seeds), in the background"));
-  tools()->addWidget(new QLabel(QStringLiteral("noise"), this));
+      QStringLiteral("Evaluate the selected run's latest checkpoint under input noise of each strength γ, in the "
+                     "background; progress shows in the runs table, and the result is stored in its run file"));
+  cancel_ = new QPushButton(QStringLiteral("Cancel sweep"), this);
+  cancel_->setToolTip(QStringLiteral("Stop the sweep after its current cell; the run file stays as it was"));
+  cancel_->hide();
+  tools()->addWidget(new QLabel(QStringLiteral("show"), this));
   tools()->addWidget(noise_);
+  tools()->addWidget(new QLabel(QStringLiteral("sweep"), this));
+  tools()->addWidget(sweepNoise_);
+  tools()->addWidget(new QLabel(QStringLiteral("γ"), this));
+  tools()->addWidget(gamma_);
+  tools()->addWidget(new QLabel(QStringLiteral("seeds"), this));
+  tools()->addWidget(seeds_);
   tools()->addWidget(run_);
+  tools()->addWidget(cancel_);
   addExportButton();
   styleAxisRect(plot()->axisRect(), QStringLiteral("noise strength γ"), QStringLiteral("test metric"));
   setupLegend(plot());
   connect(noise_, &QComboBox::currentIndexChanged, this, [this] { refresh(true); });
   connect(run_, &QPushButton::clicked, this, [this] {
-    if (auto* focus = this->model()->focusRun()) {
-      emit sweepRequested(focus->id, noise_->currentData().toString().isEmpty() ? QStringLiteral("gaussian")
-                                                                                : noise_->currentData().toString());
-    }
+    if (auto* focus = this->model()->focusRun()) emit sweepRequested(focus->id, sweepChoice());
   });
+  connect(cancel_, &QPushButton::clicked, this, &RobustnessView::cancelSweepRequested);
+  updateNoiseChoices();
+}
+
+SweepChoice RobustnessView::sweepChoice() const {
+  SweepChoice choice;
+  choice.noise = sweepNoise_->currentData().toString();
+  choice.gamma = gamma_->text().trimmed();
+  choice.seeds = seeds_->value();
+  return choice;
+}
+
+void RobustnessView::setSweepChoice(const SweepChoice& choice) {
+  updateNoiseChoices();
+  selectData(sweepNoise_, choice.noise);
+  gamma_->setText(choice.gamma);
+  seeds_->setValue(choice.seeds);
+}
+
+void RobustnessView::updateNoiseChoices() {
+  // The noises the selected run can take: a video run only video noise, a text run the other three.
+  RunData* focus = model()->focusRun();
+  const bool video = focus && focus->config.value(QStringLiteral("task")) == QStringLiteral("video");
+  const QStringList kinds =
+      video ? QStringList{QStringLiteral("video")}
+            : QStringList{QStringLiteral("gaussian"), QStringLiteral("uniform"), QStringLiteral("discrete")};
+  keepChoice(sweepNoise_, kinds, kinds.front());
+  const bool sweepable = focus && focus->kind == RunKind::Layerwise && !focus->isActive();
+  if (!cancel_->isVisible()) run_->setEnabled(sweepable);
+  run_->setToolTip(
+      sweepable ? QStringLiteral("Evaluate %1's latest checkpoint under input noise of each strength γ, "
+                                 "in the background; progress shows in the runs table, and the result "
+                                 "is stored in its run file")
+                      .arg(focus->name)
+      : !focus || focus->kind != RunKind::Layerwise
+          ? QStringLiteral("Select a layerwise-descent run (text-* or video-*) to sweep")
+          : QStringLiteral("%1 is still training: sweep it once it has finished or stopped").arg(focus->name));
 }
 
 void RobustnessView::setSweepRunning(bool running) {
+  cancel_->setVisible(running);
+  cancel_->setEnabled(running);
   run_->setEnabled(!running);
-  run_->setText(running ? QStringLiteral("Sweeping…") : QStringLiteral("Sweep focus run"));
+  run_->setText(running ? QStringLiteral("Sweeping…") : QStringLiteral("Sweep selected run"));
+  if (!running) updateNoiseChoices();
 }
 
 void RobustnessView::rebuild() {
+  updateNoiseChoices();
   QSet<QString> names;
   for (auto* run : model()->runs()) {
     for (auto it = run->sweeps.cbegin(); it != run->sweeps.cend(); ++it) {
@@ -99,7 +162,7 @@ void RobustnessView::rebuild() {
   if (drawn == 0) {
     placeholder(
         plot(), plot()->axisRect(),
-        QStringLiteral("No robustness sweep yet\n(select a finished layerwise run, press \"Sweep focus run\")"));
+        QStringLiteral("No robustness sweep yet\n(select a finished layerwise run, press \"Sweep selected run\")"));
   }
 }
 

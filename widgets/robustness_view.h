@@ -1,14 +1,18 @@
 #pragma once
 
 #include "widgets/plot_view.h"
+#include "widgets/run_data.h"
 
 class QComboBox;
+class QLineEdit;
 class QPushButton;
+class QSpinBox;
 
 namespace descentlab::widgets {
 
 // Robustness: the test metric against noise strength γ for every run with a sweep of the chosen noise type, the
-// mean over seeds with a band of ± one standard deviation. A button sweeps the focus run's checkpoint.
+// mean over seeds with a band of ± one standard deviation. The controls choose a sweep (noise, γ grid, seeds) of the
+// selected run's checkpoint; it runs in the background with its progress in the runs table, and can be cancelled.
 class RobustnessView : public PlotView {
   Q_OBJECT
 
@@ -16,16 +20,25 @@ class RobustnessView : public PlotView {
   explicit RobustnessView(LabModel* model, QWidget* parent = nullptr);
   QString csv() const override;
   void setSweepRunning(bool running);
+  // The sweep the controls describe now (noise, γ grid, seeds).
+  SweepChoice sweepChoice() const;
+  void setSweepChoice(const SweepChoice& choice);
 
  signals:
-  void sweepRequested(const QString& runId, const QString& noise);
+  void sweepRequested(const QString& runId, const SweepChoice& choice);
+  void cancelSweepRequested();
 
  protected:
   void rebuild() override;
 
  private:
-  QComboBox* noise_ = nullptr;
+  void updateNoiseChoices();
+  QComboBox* noise_ = nullptr;       // which stored sweeps to show
+  QComboBox* sweepNoise_ = nullptr;  // the noise of the next sweep (the selected run's kinds)
+  QLineEdit* gamma_ = nullptr;
+  QSpinBox* seeds_ = nullptr;
   QPushButton* run_ = nullptr;
+  QPushButton* cancel_ = nullptr;
 };
 
 }  // namespace descentlab::widgets

@@ -44,6 +44,25 @@ struct SweepTrack {
 // know what a run will show before its first evaluation.
 enum class RunKind { Unknown, Layerwise, Sparse };
 
+// What the user chose for a robustness sweep before starting it (the robustness view's controls).
+struct SweepChoice {
+  QString noise;                               // gaussian | uniform | discrete (text runs); video (video runs)
+  QString gamma = QStringLiteral("0:2:0.25");  // start:stop:step or a,b,c
+  int seeds = 3;
+};
+
+// A robustness sweep under way on a run, as the runs table shows it.
+struct SweepActivity {
+  bool running = false;
+  QString noise;
+  int done = 0;  // cells (γ, seed) finished, of `cells`
+  int cells = 0;
+  int gammaIndex = 0;  // the cell under way: γ gammaIndex + 1 of gammas, seed `seed`
+  int gammas = 0;
+  int seed = 0;
+  double etaSeconds = -1.0;
+};
+
 enum class RunState { Loaded, Starting, Running, Paused, Stopping, Finished, Stopped, Failed };
 QString runStateName(RunState state);
 
@@ -69,6 +88,7 @@ class RunData {
   double finalStepsPerSecond = 0.0;  // the engine's figure for the whole run, once it has ended
   QStringList log;
   QString error;
+  SweepActivity sweep;  // a robustness sweep of this run under way
   // Its run file holds a "latest" checkpoint that Resume can continue from (a stopped, failed or opened run).
   bool hasLatestCheckpoint = false;
 

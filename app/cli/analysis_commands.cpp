@@ -10,7 +10,6 @@
 #include <sstream>
 
 #include "app/cli/commands.h"
-#include "app/cli/saved_run.h"
 #include "core/config/experiment_config.h"
 #include "core/data/catalog.h"
 #include "core/eval/robustness.h"
@@ -20,6 +19,7 @@
 #include "core/store/run_writer.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/layerwise_trainer.h"
+#include "core/train/sweep_session.h"
 
 namespace descentlab::cli {
 namespace {
@@ -75,29 +75,29 @@ void print_sweep_table(const nlohmann::json& table) {
 }
 
 int run_sweep_command(const SweepCommandOptions& options) {
-  const SavedRun saved = read_saved_run(options.run, options.checkpoint, options.device);
-  const config::ExperimentConfig& config = saved.config;
-  const torch::Device device = train::resolve_device(config.train.device);
-  torch::manual_seed(config.train.seed);
-  auto task = tasks::make_task(config, data::default_data_root(), device);
-  load_saved_model(saved, *task->module(), options.run, options.checkpoint);
-
-  eval::SweepOptions sweep_options;
-  sweep_options.gamma = eval::parse_gamma_grid(options.gamma);
-  sweep_options.seeds = options.seeds;
-  sweep_options.limit = options.limit;
-  auto writer = store::RunWriter::open(options.run);
+  // The desktop lab's sweep, on this thread: one noise after another, each stored once it is whole.
   nlohmann::json tables = nlohmann::json::object();
   for (const auto& noise : split_list(options.noise)) {
-    sweep_options.noise = noise;
-    std::fprintf(stderr, "sweeping %s noise over %zu strengths x %lld seeds...\n", noise.c_str(),
-                 sweep_options.gamma.size(), static_cast<long long>(sweep_options.seeds));
-    const record::SweepResult sweep = eval::run_sweep(*task, sweep_options);
-    writer->sweep(sweep);
+    train::SweepRequest request;
+    request.run_path = options.run;
+    request.checkpoint = options.checkpoint;
+    request.noise = noise;
+    request.gamma = options.gamma;
+    request.seeds = options.seeds;
+    request.limit = options.limit;
+    request.device = options.device;
+    train::SweepSession session(request);
+    bool announced = false;
+    session.on_progress([&](const train::SweepProgress& progress) {
+      if (announced) return;
+      announced = true;
+      std::fprintf(stderr, "sweeping %s noise over %zu strengths x %lld seeds...\n", noise.c_str(), progress.gammas,
+                   static_cast<long long>(options.seeds));
+    });
+    const record::SweepResult sweep = session.run();
     tables[noise] = sweep_table(sweep);
     if (!options.json) print_sweep_table(tables[noise]);
   }
-  writer->flush();
   if (options.json) {
     std::cout << nlohmann::json{{"run", options.run}, {"checkpoint", options.checkpoint}, {"sweeps", tables}}.dump(2)
               << "\n";

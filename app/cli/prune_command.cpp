@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "app/cli/commands.h"
-#include "app/cli/saved_run.h"
+#include "core/train/saved_run.h"
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
 #include "core/data/catalog.h"
@@ -55,7 +55,7 @@ std::vector<double> parse_sparsities(const std::string& text) {
 int run_prune(const PruneOptions& options) {
   const std::vector<double> sparsities = parse_sparsities(options.sparsity);
   const optim::MaskScope scope = optim::parse_mask_scope(options.scope);
-  const SavedRun saved = read_saved_run(options.run, options.checkpoint, options.device);
+  const train::SavedRun saved = train::read_saved_run(options.run, options.checkpoint, options.device);
   const config::ExperimentConfig& config = saved.config;
   if (config.is_layerwise()) {
     throw config::ConfigError(
@@ -65,7 +65,7 @@ int run_prune(const PruneOptions& options) {
   const torch::Device device = train::resolve_device(config.train.device);
   torch::manual_seed(config.train.seed);
   auto task = tasks::make_sparse_task(config, data::default_data_root(), device);
-  load_saved_model(saved, *task->module(), options.run, options.checkpoint);
+  train::load_saved_model(saved, *task->module(), options.run, options.checkpoint);
   optim::PruneSelection selection;
   if (config.sparsity.exclude_embeddings_and_readout)
     selection.excluded_prefixes = task->embedding_and_readout_prefixes();

@@ -4,7 +4,6 @@
 #include "core/config/experiment_config.h"
 #include "core/store/run_reader.h"
 
-#include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
@@ -45,14 +44,15 @@ LabController::LabController(widgets::MainWindow& window, const LabBackend& back
   connect(&window_, &widgets::MainWindow::saveRequested, this, &LabController::save);
   connect(&window_, &widgets::MainWindow::closeRunRequested, this, &LabController::close);
   connect(&window_, &widgets::MainWindow::sweepRequested, this, &LabController::sweep);
+  connect(&window_, &widgets::MainWindow::cancelSweepRequested, this, &LabController::cancelSweep);
 }
 
 LabController::~LabController() {
   for (auto& [id, live] : live_) live.session->stop();
   for (auto& [id, live] : live_) live.session->join();
-  if (sweepProcess_ && sweepProcess_->state() != QProcess::NotRunning) {
-    sweepProcess_->kill();
-    sweepProcess_->waitForFinished(2000);
+  if (sweep_) {
+    sweep_->cancel();  // honoured after the current cell
+    sweep_->join();
   }
 }
 
@@ -306,61 +306,96 @@ void LabController::close(const QString& runId) {
   window_.refreshViews();
 }
 
-void LabController::sweep(const QString& runId, const QString& noise) {
+void LabController::sweep(const QString& runId, const widgets::SweepChoice& choice) {
   auto* run = window_.model()->run(runId);
   if (!run) return;
+  if (sweep_) {
+    window_.showInfo(QStringLiteral("A sweep of %1 is under way: wait for it or cancel it first.")
+                         .arg(window_.model()->run(sweepRunId_) ? window_.model()->run(sweepRunId_)->name
+                                                                : QStringLiteral("another run")));
+    return;
+  }
   if (run->isActive()) {
     window_.showInfo(QStringLiteral("%1 is still training: sweep it once it has finished or stopped.").arg(run->name));
     return;
   }
-  if (!run->isLayerwise()) {
+  if (run->kind != widgets::RunKind::Layerwise) {
     window_.showInfo(QStringLiteral("Robustness sweeps are for layerwise-descent runs (text-* and video-*)."));
     return;
   }
-  if (sweepProcess_ && sweepProcess_->state() != QProcess::NotRunning) return;
-  const QString task = run->config.value(QStringLiteral("task"));
-  const QString kind = task == QStringLiteral("video") ? QStringLiteral("video") : noise;
-  sweepProcess_ = new QProcess(this);
-  const QString cli = cliPath_.isEmpty()
-                          ? QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("descentlab-cli"))
-                          : cliPath_;
-  const QStringList arguments = {QStringLiteral("sweep"),   run->path,
-                                 QStringLiteral("--noise"), kind,
-                                 QStringLiteral("--gamma"), QStringLiteral("0:2:0.25"),
-                                 QStringLiteral("--seeds"), QStringLiteral("3"),
-                                 QStringLiteral("--json")};
-  run->appendLog(QStringLiteral("%1 sweeping %2 noise: %3 %4").arg(timestamp(), kind, cli, arguments.join(' ')));
+  train::SweepRequest request;
+  request.run_path = run->path.toStdString();
+  request.noise = choice.noise.toStdString();
+  request.gamma = choice.gamma.toStdString();
+  request.seeds = choice.seeds;
+  sweep_ = std::make_unique<train::SweepSession>(request);
+  sweepRunId_ = runId;
+  run->sweep = widgets::SweepActivity{};
+  run->sweep.running = true;
+  run->sweep.noise = choice.noise;
+  run->appendLog(QStringLiteral("%1 sweeping %2 noise, γ %3, %4 seeds, from the latest checkpoint")
+                     .arg(timestamp(), choice.noise, choice.gamma)
+                     .arg(choice.seeds));
+  // Called on the sweep's thread, once per cell: one queued call each.
+  sweep_->on_progress([this, runId](const train::SweepProgress& progress) {
+    QMetaObject::invokeMethod(
+        this,
+        [this, runId, progress] {
+          auto* swept = window_.model()->run(runId);
+          if (!swept || !swept->sweep.running) return;
+          swept->sweep.done = static_cast<int>(progress.done);
+          swept->sweep.cells = static_cast<int>(progress.cells);
+          swept->sweep.gammaIndex = static_cast<int>(progress.gamma_index);
+          swept->sweep.gammas = static_cast<int>(progress.gammas);
+          swept->sweep.seed = static_cast<int>(progress.seed);
+          swept->sweep.etaSeconds = progress.eta_seconds;
+          swept->touch();
+          window_.refreshViews();
+        },
+        Qt::QueuedConnection);
+  });
+  sweep_->start([this, runId](const record::SweepResult& result, const std::string& error, bool cancelled) {
+    QMetaObject::invokeMethod(
+        this,
+        [this, runId, result, error, cancelled] {
+          onSweepFinished(runId, result, QString::fromStdString(error), cancelled);
+        },
+        Qt::QueuedConnection);
+  });
   window_.robustnessView()->setSweepRunning(true);
-  connect(sweepProcess_, &QProcess::finished, this, [this, runId](int code, QProcess::ExitStatus status) {
-    window_.robustnessView()->setSweepRunning(false);
-    auto* process = sweepProcess_;
-    sweepProcess_ = nullptr;
-    process->deleteLater();
-    auto* swept = window_.model()->run(runId);
-    if (!swept) return;
-    if (status != QProcess::NormalExit || code != 0) {
-      const QString output = QString::fromUtf8(process->readAllStandardError()).trimmed();
-      window_.showError(QStringLiteral("the sweep of %1 failed: %2").arg(swept->name, output.section('\n', -3)), runId);
-      return;
+  window_.refreshViews();
+}
+
+void LabController::cancelSweep() {
+  if (!sweep_) return;
+  sweep_->cancel();
+  if (auto* run = window_.model()->run(sweepRunId_)) {
+    run->appendLog(QStringLiteral("%1 cancelling the sweep after its current cell").arg(timestamp()));
+  }
+}
+
+void LabController::onSweepFinished(const QString& runId, const record::SweepResult& result, const QString& error,
+                                    bool cancelled) {
+  if (sweep_) sweep_->join();  // its thread has returned from its work: immediate
+  sweep_.reset();
+  sweepRunId_.clear();
+  window_.robustnessView()->setSweepRunning(false);
+  auto* run = window_.model()->run(runId);
+  if (run) {
+    run->sweep = widgets::SweepActivity{};
+    if (cancelled) {
+      run->appendLog(QStringLiteral("%1 sweep cancelled: the run file is as it was").arg(timestamp()));
+      window_.showInfo(QStringLiteral("The sweep of %1 was cancelled; its run file is unchanged.").arg(run->name));
+    } else if (!error.isEmpty()) {
+      window_.showError(QStringLiteral("the sweep of %1 failed: %2").arg(run->name, error), runId);
+    } else {
+      apply_sweep(*run, result);
+      run->appendLog(QStringLiteral("%1 sweep of %2 noise stored in the run file")
+                         .arg(timestamp(), QString::fromStdString(result.noise)));
     }
-    try {
-      const store::RunReader reader(swept->path.toStdString());
-      for (const auto& name : reader.sweep_names()) apply_sweep(*swept, reader.sweep(name));
-      swept->appendLog(QStringLiteral("%1 sweep stored in the run file").arg(timestamp()));
-    } catch (const std::exception& error) {
-      window_.showError(QString::fromUtf8(error.what()), runId);
-    }
-    window_.refreshViews();
-  });
-  connect(sweepProcess_, &QProcess::errorOccurred, this, [this, runId, cli](QProcess::ProcessError error) {
-    if (error != QProcess::FailedToStart) return;
-    // No finished() follows a failed start: release the process here, so the next sweep starts afresh.
-    sweepProcess_->deleteLater();
-    sweepProcess_ = nullptr;
-    window_.robustnessView()->setSweepRunning(false);
-    window_.showError(QStringLiteral("cannot start %1").arg(cli), runId);
-  });
-  sweepProcess_->start(cli, arguments);
+    run->touch();
+  }
+  window_.refreshViews();
 }
 
 }  // namespace descentlab::gui

@@ -3,13 +3,14 @@
 // its own worker thread, writing its run file as it goes; its events land in a StagingBuffer whose wake posts one
 // queued call to this object, which starts a single-shot coalescing timer (35 ms). When it fires, every buffer is
 // taken with one swap, copied into the views' data, and the views redraw once. The GUI thread never waits on
-// training: pause and stop are atomic flags honoured between batches.
+// training: pause and stop are atomic flags honoured between batches. Robustness sweeps run the same way, on a
+// worker thread of their own (one at a time), with progress per (γ, seed) cell and cancel between cells.
 
 #include "core/train/staging_buffer.h"
+#include "core/train/sweep_session.h"
 #include "core/train/training_session.h"
 
 #include <QObject>
-#include <QProcess>
 #include <QTimer>
 
 #include <map>
@@ -38,12 +39,13 @@ class LabController : public QObject {
   int open(const QStringList& paths);
   bool save(const QString& runId, const QString& path);
   void close(const QString& runId);
-  void sweep(const QString& runId, const QString& noise);
+  // Sweeps the run's latest checkpoint under noise on a worker thread; progress goes to the runs table.
+  void sweep(const QString& runId, const widgets::SweepChoice& choice);
+  // Stops the sweep after its current cell; nothing of it is written.
+  void cancelSweep();
 
   int activeRuns() const;
-  // The descentlab-cli that runs robustness sweeps; by default the one beside the app's binary.
-  void setCliPath(const QString& path) { cliPath_ = path; }
-  bool sweepRunning() const { return sweepProcess_ != nullptr; }
+  bool sweepRunning() const { return sweep_ != nullptr; }
   int drains() const { return drains_; }
   // The GUI thread's delay between a wake and its drain, per drain (for the latency benchmark), in ms.
   const std::vector<double>& drainDelays() const { return drainDelays_; }
@@ -71,8 +73,9 @@ class LabController : public QObject {
   QString runsDirectory_;
   std::map<QString, LiveRun> live_;
   QTimer coalesce_;
-  QProcess* sweepProcess_ = nullptr;
-  QString cliPath_;
+  void onSweepFinished(const QString& runId, const record::SweepResult& result, const QString& error, bool cancelled);
+  std::unique_ptr<train::SweepSession> sweep_;
+  QString sweepRunId_;
   int drains_ = 0;
   qint64 firstWakeNs_ = -1;
   std::vector<double> drainDelays_;

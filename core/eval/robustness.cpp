@@ -115,8 +115,15 @@ record::SweepResult run_sweep(tasks::LayerwiseTask& task, const SweepOptions& op
   sweep.metric.assign(cells, 0.0);
   sweep.layer_loss.assign(cells * static_cast<size_t>(layers), 0.0);
 
+  const auto proceed = [&](size_t done) {
+    if (options.on_cell && !options.on_cell(done, cells)) {
+      module.train();
+      throw SweepCancelled();
+    }
+  };
   for (size_t g = 0; g < sweep.gamma.size(); ++g) {
     for (size_t s = 0; s < sweep.seeds.size(); ++s) {
+      proceed(g * sweep.seeds.size() + s);
       const uint64_t seed = 1000003ULL * static_cast<uint64_t>(s) + 17;
       at::Generator generator = at::detail::createCPUGenerator(seed);
       torch::Tensor loss_sum = torch::zeros({layers}, torch::kFloat64);
@@ -144,6 +151,7 @@ record::SweepResult run_sweep(tasks::LayerwiseTask& task, const SweepOptions& op
       }
     }
   }
+  proceed(cells);
   module.train();
   return sweep;
 }

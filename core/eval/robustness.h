@@ -9,11 +9,13 @@
 
 #include <torch/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/record/events.h"
 #include "core/tasks/layerwise_task.h"
+#include "core/util/error.h"
 
 namespace descentlab::eval {
 
@@ -32,6 +34,15 @@ struct SweepOptions {
   int64_t seeds = 3;
   int64_t limit = 0;  // test samples to use; 0 = all
   int64_t batch_size = 128;
+  // Called before each (γ, seed) cell with its index and the number of cells, and once more with cells == done at
+  // the end; returning false cancels the sweep (run_sweep then throws SweepCancelled).
+  std::function<bool(size_t done, size_t cells)> on_cell;
+};
+
+// A sweep cancelled through SweepOptions::on_cell: nothing of it is kept.
+class SweepCancelled : public Error {
+ public:
+  SweepCancelled() : Error("the sweep was cancelled") {}
 };
 
 record::SweepResult run_sweep(tasks::LayerwiseTask& task, const SweepOptions& options);

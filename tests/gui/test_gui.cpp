@@ -22,14 +22,17 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QMenu>
+#include <QMenuBar>
 #include <QMimeData>
 #include <QPlainTextEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSet>
 #include <QSettings>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextBrowser>
 #include <QTimer>
 #include <QUrl>
 
@@ -361,25 +364,103 @@ TEST_F(LabTest, DroppedRunFilesOpenAndJoinTheRecentFiles) {
   EXPECT_EQ(recent.front(), QFileInfo(samplePath()).absoluteFilePath());
 }
 
-TEST_F(LabTest, TheSweepButtonSweepsTheFocusRunInTheBackground) {
+TEST_F(LabTest, HelpExplainsTheViewsAndEveryShortcutItListsWorks) {
+  // Every shortcut Help lists belongs to a menu action, and says what that action does.
+  QMap<QString, QAction*> byShortcut;
+  for (auto* menu : window_->menuBar()->findChildren<QMenu*>()) {
+    for (auto* action : menu->actions()) {
+      if (!action->shortcut().isEmpty()) byShortcut.insert(action->shortcut().toString(), action);
+    }
+  }
+  const QString help = widgets::gettingStartedHtml();
+  for (const char* key : {"F5", "F6", "F7", "Shift+F5", "Alt+Down", "Alt+Up", "Ctrl+H", "Ctrl+W", "Ctrl+O",
+                          "Ctrl+Shift+S", "F1", "Ctrl+Q"}) {
+    EXPECT_TRUE(byShortcut.contains(QString::fromLatin1(key))) << key;
+    EXPECT_TRUE(help.contains(QString::fromLatin1(key))) << key;
+  }
+  for (const char* view : {"Per-layer loss", "Lagrange multipliers", "Weight geometry", "Robustness"}) {
+    EXPECT_TRUE(help.contains(QString::fromUtf8(view))) << view;
+  }
+  // F1 opens it; F5 starts the experiment in the form, as the Start button does.
+  byShortcut.value(QStringLiteral("F1"))->trigger();
+  auto* page = window_->findChild<QTextBrowser*>(QStringLiteral("getting-started"));
+  ASSERT_NE(page, nullptr);
+  EXPECT_TRUE(page->toPlainText().contains(QStringLiteral("What to try first")));
+  auto* panel = window_->experimentPanel();
+  panel->setPreset(QStringLiteral("video-constrained"));
+  setTinyFields(*panel);
+  byShortcut.value(QStringLiteral("F5"))->trigger();
+  ASSERT_EQ(window_->model()->count(), 1) << window_->lastMessage().toStdString();
+  RunData* run = window_->model()->runAt(0);
+  ASSERT_TRUE(waitUntil([&] { return run->state == RunState::Running; }, 60000));
+  EXPECT_TRUE(byShortcut.value(QStringLiteral("F6"))->isEnabled());
+  byShortcut.value(QStringLiteral("Shift+F5"))->trigger();  // Stop
+  ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 60000));
+  EXPECT_FALSE(byShortcut.value(QStringLiteral("F6"))->isEnabled());
+}
+
+TEST_F(LabTest, ASweepShowsItsProgressCanBeCancelledAndIsStoredWhenWhole) {
   // A copy: the sweep is stored in the run file.
   const QString path = QDir(directory_->path()).filePath(QStringLiteral("to-sweep.h5"));
   QFile::remove(path);
   ASSERT_TRUE(QFile::copy(samplePath(), path));
   ASSERT_EQ(controller_->open({path}), 1);
-  controller_->setCliPath(QStringLiteral(DESCENTLAB_CLI_PATH));
   auto* run = window_->model()->runAt(0);
   window_->model()->setFocusRun(run->id);
-  emit window_->robustnessView()->sweepRequested(run->id, QStringLiteral("gaussian"));
+  auto* view = window_->robustnessView();
+  auto* sweepButton = button(view, QStringLiteral("Sweep selected run"));
+  ASSERT_NE(sweepButton, nullptr);
+  window_->refreshViews();
+  ASSERT_TRUE(sweepButton->isEnabled());
+  // Chosen before starting: a video run offers video noise; a long grid (81 strengths, 3 seeds), so the cancel
+  // surely comes before its end.
+  EXPECT_EQ(view->sweepChoice().noise, QStringLiteral("video"));
+  view->setSweepChoice({QStringLiteral("video"), QStringLiteral("0:4:0.05"), 3});
+  const QByteArray before = [&] {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+  }();
+
+  // Cancel mid-sweep: the run file is byte for byte what it was.
+  QTest::mouseClick(sweepButton, Qt::LeftButton);
   EXPECT_TRUE(controller_->sweepRunning());  // the GUI thread did not wait for it
+  ASSERT_TRUE(waitUntil([&] { return run->sweep.done >= 1; }, 120000)) << window_->lastMessage().toStdString();
+  EXPECT_EQ(run->sweep.cells, 243);
+  EXPECT_EQ(run->sweep.gammas, 81);
+  auto* table = window_->findChild<QTableWidget*>(QStringLiteral("runs-table"));
+  window_->refreshViews();
+  EXPECT_EQ(table->item(0, 1)->text(), QStringLiteral("sweeping"));
+  auto* bar = qobject_cast<QProgressBar*>(table->cellWidget(0, 2));
+  ASSERT_NE(bar, nullptr);
+  EXPECT_TRUE(bar->format().contains(QStringLiteral("γ "))) << bar->format().toStdString();
+  auto* cancel = button(view, QStringLiteral("Cancel sweep"));
+  ASSERT_TRUE(cancel && cancel->isVisible());
+  QTest::mouseClick(cancel, Qt::LeftButton);
+  ASSERT_TRUE(waitUntil([&] { return !controller_->sweepRunning(); }, 120000));
+  EXPECT_FALSE(run->sweep.running);
+  EXPECT_TRUE(run->sweeps.isEmpty());
+  QFile after(path);
+  ASSERT_TRUE(after.open(QIODevice::ReadOnly));
+  EXPECT_EQ(after.readAll(), before) << "a cancelled sweep writes nothing";
+  EXPECT_TRUE(store::RunReader(path.toStdString()).sweep_names().empty());
+  EXPECT_TRUE(window_->lastMessage().contains(QStringLiteral("cancelled")));
+
+  // A bad grid is named, and nothing starts.
+  view->setSweepChoice({QStringLiteral("video"), QStringLiteral("0:oops"), 2});
+  QTest::mouseClick(sweepButton, Qt::LeftButton);
+  ASSERT_TRUE(waitUntil([&] { return !controller_->sweepRunning(); }, 60000));
+  EXPECT_TRUE(window_->lastMessage().contains(QStringLiteral("0:oops"))) << window_->lastMessage().toStdString();
+
+  // A whole sweep is drawn and stored in the run file, for the next time it is opened.
+  view->setSweepChoice({QStringLiteral("video"), QStringLiteral("0:1:0.25"), 2});
+  QTest::mouseClick(sweepButton, Qt::LeftButton);
   ASSERT_TRUE(waitUntil([&] { return !controller_->sweepRunning(); }, 120000));
   ASSERT_TRUE(run->sweeps.contains(QStringLiteral("video"))) << window_->lastMessage().toStdString();
   const auto& sweep = run->sweeps[QStringLiteral("video")];
-  EXPECT_EQ(sweep.gamma.size(), 9);  // 0:2:0.25
-  EXPECT_EQ(sweep.seeds, 3);
-  window_->robustnessView()->refresh(true);
-  EXPECT_TRUE(window_->robustnessView()->hasData());
-  // And it is in the run file, for the next time it is opened.
+  EXPECT_EQ(sweep.gamma.size(), 5);
+  EXPECT_EQ(sweep.seeds, 2);
+  view->refresh(true);
+  EXPECT_TRUE(view->hasData());
   EXPECT_EQ(store::RunReader(path.toStdString()).sweep_names(), std::vector<std::string>{"video"});
 }
 

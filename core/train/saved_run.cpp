@@ -1,11 +1,11 @@
-#include "app/cli/saved_run.h"
+#include "core/train/saved_run.h"
 
 #include <torch/torch.h>
 
 #include "core/store/run_reader.h"
 #include "core/train/checkpoint_tensors.h"
 
-namespace descentlab::cli {
+namespace descentlab::train {
 
 SavedRun read_saved_run(const std::string& path, const std::string& label, const std::string& device) {
   SavedRun run;
@@ -24,7 +24,7 @@ void load_saved_model(const SavedRun& run, torch::nn::Module& module, const std:
     throw store::RunFileError(store::RunFileError::Kind::MissingObject, path, "/checkpoints/" + label + "/model",
                               "missing");
   }
-  train::load_module_state(module, model->second, path, "/checkpoints/" + label + "/model");
+  load_module_state(module, model->second, path, "/checkpoints/" + label + "/model");
 }
 
-}  // namespace descentlab::cli
+}  // namespace descentlab::train

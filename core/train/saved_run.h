@@ -9,7 +9,7 @@
 #include "core/config/experiment_config.h"
 #include "core/store/run_file.h"
 
-namespace descentlab::cli {
+namespace descentlab::train {
 
 struct SavedRun {
   config::ExperimentConfig config;
@@ -23,4 +23,4 @@ SavedRun read_saved_run(const std::string& path, const std::string& label, const
 void load_saved_model(const SavedRun& run, torch::nn::Module& module, const std::string& path,
                       const std::string& label);
 
-}  // namespace descentlab::cli
+}  // namespace descentlab::train
