@@ -66,6 +66,12 @@ LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
 }
 
 void LayerLossView::rebuild() {
+  // The rotated label must fit beside the bars: a short one when the view is squeezed (a 1024x700 window).
+  const QFontMetrics labelMetrics(bars_->axis(QCPAxis::atLeft)->labelFont());
+  const QString longLabel = QStringLiteral("descending share");
+  bars_->axis(QCPAxis::atLeft)
+      ->setLabel(labelMetrics.horizontalAdvance(longLabel) + 8 < bars_->rect().height() ? longLabel
+                                                                                        : QStringLiteral("share"));
   plot()->clearPlottables();
   plot()->clearItems();
   RunData* focus = model()->focusRun();

@@ -71,10 +71,11 @@ MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBacken
   setAcceptDrops(true);
   setDockNestingEnabled(true);
   setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowNestedDocks | QMainWindow::AllowTabbedDocks);
-  // As large as the screen allows, up to 1600 x 1000 (a window larger than its screen hides its right column).
+  // The screen's whole available area: on a large screen the views get the room (two columns from 1700 px wide),
+  // and a window larger than its screen would hide its right column.
   const QRect screen = QGuiApplication::primaryScreen() ? QGuiApplication::primaryScreen()->availableGeometry()
                                                         : QRect(0, 0, 1600, 1000);
-  resize(std::min(1600, screen.width()), std::min(1000, screen.height()));
+  resize(screen.size());
   model_ = new LabModel(this);
   experiment_ = new ExperimentPanel(backend, this);
 
@@ -132,9 +133,11 @@ MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBacken
   refreshViews();
 }
 
-QDockWidget* MainWindow::makeDock(const QString& title, QWidget* content) {
+QDockWidget* MainWindow::makeDock(const QString& title, QWidget* content, const QString& name) {
   auto* widget = new QDockWidget(title, this);
-  widget->setObjectName(QStringLiteral("dock-") + title.toLower().replace(QLatin1Char(' '), QLatin1Char('-')));
+  // The object name keys the saved layout: it stays when a title is reworded.
+  widget->setObjectName(QStringLiteral("dock-") +
+                        (name.isEmpty() ? title.toLower().replace(QLatin1Char(' '), QLatin1Char('-')) : name));
   widget->setWidget(content);
   widget->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
                       QDockWidget::DockWidgetClosable);
@@ -147,6 +150,9 @@ void MainWindow::buildDocks() {
 
   runTable_ = new QTableWidget(this);
   runTable_->setObjectName(QStringLiteral("runs-table"));
+  // Its header and one row at the least: a 1024x700 window also stacks two tab groups of views above it.
+  runTable_->setMinimumHeight(runTable_->horizontalHeader()->sizeHint().height() +
+                              runTable_->verticalHeader()->defaultSectionSize() + 4);
   runTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
   runTable_->setSelectionMode(QAbstractItemView::SingleSelection);
   runTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -175,7 +181,8 @@ void MainWindow::buildDocks() {
   robustness_ = new RobustnessView(model_, this);
   metricDock_ = makeDock(QStringLiteral("Test metric"), metric_);
   layerDock_ = makeDock(QStringLiteral("Per-layer loss"), layerLoss_);
-  lambdaDock_ = makeDock(QStringLiteral("Lagrange multipliers"), lambda_);
+  // Short titles: three tabs share a dock's width in a laptop-size window.
+  lambdaDock_ = makeDock(QStringLiteral("Multipliers λ"), lambda_, QStringLiteral("lagrange-multipliers"));
   weightDock_ = makeDock(QStringLiteral("Weight geometry"), weights_);
   robustDock_ = makeDock(QStringLiteral("Robustness"), robustness_);
 }
@@ -358,20 +365,21 @@ QString gettingStartedHtml() {
       "<li>Watch <b>Per-layer loss</b>: the test loss f<sub>ℓ</sub> after each layer ℓ. Descent means the curve "
       "falls from left to right; red triangles mark layers where it rises. Compare the ERM run (dashed) with the "
       "constrained one.</li>"
-      "<li>Open <b>Lagrange multipliers</b>: λ<sub>ℓ</sub> grows while layer ℓ's constraint is violated and falls "
+      "<li>Open <b>Multipliers λ</b> (the Lagrange multipliers): λ<sub>ℓ</sub> grows while layer ℓ's constraint is "
+      "violated and falls "
       "back to 0 once it holds. A flat 0 means the constraint never bound.</li>"
       "<li>For sparse training, start <i>vit-adamw</i> and <i>vit-horst</i> and open <b>Weight geometry</b>: the "
       "share of weights near zero, and the cumulative distribution on log |w|.</li>"
       "<li>When a layerwise run has finished, <b>Robustness</b> sweeps it under input noise of growing strength "
       "γ.</li>"
-      "<li>The <b>Geometry playground</b> shows, on toys, where each optimizer's implicit bias leads.</li></ol>"
+      "<li>The <b>Playground</b> shows, on toys, where each optimizer's implicit bias leads.</li></ol>"
       "<h3>The views</h3><table cellspacing=6>"
       "<tr><td><b>Training loss, Test metric</b></td><td>any series against step for every run, raw (faint) and "
       "smoothed; hover lists every run's value at that step; click a legend entry to hide a run.</td></tr>"
       "<tr><td><b>Per-layer loss</b></td><td>f<sub>ℓ</sub> against layer for the selected run (light = early "
       "evaluations, dark = late) and the newest curve of every other layerwise run; below, the share of test "
       "samples whose loss descends at each layer.</td></tr>"
-      "<tr><td><b>Lagrange multipliers</b></td><td>λ<sub>ℓ</sub>, the slack g<sub>ℓ</sub> or the resilient "
+      "<tr><td><b>Multipliers λ</b></td><td>λ<sub>ℓ</sub>, the slack g<sub>ℓ</sub> or the resilient "
       "relaxation u<sub>ℓ</sub> of the selected run, per layer.</td></tr>"
       "<tr><td><b>Weight geometry</b></td><td>the weight-magnitude distribution of every run, its sparsity and "
       "near-zero shares, and one run's histogram over time.</td></tr>"
@@ -394,7 +402,7 @@ QString gettingStartedHtml() {
 }
 
 void MainWindow::addPlayground(QWidget* playground) {
-  playgroundDock_ = makeDock(QStringLiteral("Geometry playground"), playground);
+  playgroundDock_ = makeDock(QStringLiteral("Playground"), playground, QStringLiteral("geometry-playground"));
   tabifyDockWidget(lambdaDock_, playgroundDock_);
   lambdaDock_->raise();
   for (auto* menu : menuBar()->findChildren<QMenu*>()) {

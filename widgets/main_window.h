@@ -102,7 +102,7 @@ class MainWindow : public QMainWindow {
   // Selects the run `offset` rows after the selected one (Run > Next / Previous run).
   void selectNeighbourRun(int offset);
   void buildDocks();
-  QDockWidget* makeDock(const QString& title, QWidget* content);
+  QDockWidget* makeDock(const QString& title, QWidget* content, const QString& name = QString());
   // The default layout for the window's size: two columns of views when wide, one column of two tab groups when
   // not; the log beside the runs when tall, behind them when not (View > Reset layout).
   void arrangeDocks();

@@ -106,14 +106,18 @@ void PlotView::setReadoutText(const QString& text) {
 
 void PlotView::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
+  // Legend entries are fitted (columns, shortened names) to the width: a new width redraws them from the model.
+  if (event->oldSize().width() != event->size().width() && drawnRevision_ >= 0) refresh(true);
   setReadoutText(readoutText_);
   // As many ticks as the axis has room for, so tick labels never run into each other in a small view.
   for (auto* rect : plot_->axisRects()) {
     const int height = std::max(rect->height(), plot_->height() / std::max(1, plot_->axisRectCount()) - 60);
     const int width = std::max(rect->width(), plot_->width() - 80);
     for (auto* axis : rect->axes()) {
-      const int room = axis->orientation() == Qt::Vertical ? height / 32 : width / 70;
-      axis->ticker()->setTickCount(std::clamp(room, 2, 6));
+      // At least three ticks across, or a narrow plot may label one step only.
+      const int room = axis->orientation() == Qt::Vertical ? height / 32 : width / 60;
+      axis->ticker()->setTickCount(axis->orientation() == Qt::Vertical ? std::clamp(room, 2, 6)
+                                                                       : std::clamp(room, 3, 8));
     }
   }
 }
@@ -145,6 +149,15 @@ void PlotView::refresh(bool force) {
     }
     const int width = plot_->width() > 100 ? plot_->width() : 800;
     plot_->legend->setWrap(widest > 0 ? std::clamp((width - 16) / widest, 1, 3) : 2);
+    plot_->legend->setFillOrder(plot_->legend->fillOrder(), true);  // a new wrap only applies once rearranged
+    // An entry wider than the plot even alone is shortened in the middle, so it is never cut at the edge.
+    const int room = width - 16 - 48;
+    for (int i = 0; i < plot_->legend->itemCount(); ++i) {
+      auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i));
+      if (item && metrics.horizontalAdvance(item->plottable()->name()) > room) {
+        item->plottable()->setName(metrics.elidedText(item->plottable()->name(), Qt::ElideMiddle, std::max(room, 40)));
+      }
+    }
   }
   // A legend without items would squeeze its layout column to nothing (QCustomPlot takes the smallest maximum
   // width of a column): it leaves the layout while empty and comes back with its first item.

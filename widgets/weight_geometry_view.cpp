@@ -72,14 +72,14 @@ QTableWidgetItem* numberItem(const QString& text, double value) {
   return item;
 }
 
-// As tall as its rows when there is room (sizeHint), one row and a scroll bar when the view is short
-// (minimumSizeHint): the layout shrinks the table before the plot.
+// As tall as its rows when there is room (sizeHint), down to its header and a scroll bar when the view is short
+// (minimumSizeHint: a 1024x700 window stacks three tab groups): the layout shrinks the table before the plot.
 class StatisticsTable : public QTableWidget {
  public:
   using QTableWidget::QTableWidget;
   QSize sizeHint() const override { return {QTableWidget::sizeHint().width(), heightFor(rowCount())}; }
   QSize minimumSizeHint() const override {
-    return {QTableWidget::minimumSizeHint().width(), heightFor(std::min(rowCount(), 1))};
+    return {QTableWidget::minimumSizeHint().width(), heightFor(0)};
   }
   void setScrolls(bool scrolls) {
     if (scrolls == scrolls_) return;

@@ -165,6 +165,10 @@ int finish_run(const train::TrainingResult& result, const train::TrainingSession
         {"steps_per_second", result.steps_per_second},
         {"test", {{"metric", result.metric}, {"value", result.test_metric}, {"loss", result.test_loss}}},
     };
+    if (!result.evaluated) {  // stopped before its first evaluation: no number is better than a 0
+      summary["test"] = {
+          {"metric", result.metric}, {"value", nullptr}, {"loss", nullptr}, {"note", "not evaluated yet"}};
+    }
     summary.merge_patch(result.extra);
     if (probe) {
       const auto counts = probe->counts();

@@ -187,14 +187,18 @@ void LabController::onFinished(const QString& runId, const train::TrainingResult
       run->hasLatestCheckpoint = result.stopped;  // a stop always writes "latest" (Trainer::run)
       run->finalStepsPerSecond = result.steps_per_second;
       if (!result.stopped) run->currentStep = run->totalSteps = result.steps;
-      run->appendLog(QStringLiteral("%1 %2 at step %3 after %4 s (%5 steps/s); test %6 %7, loss %8")
+      // A stop before the first evaluation has no test numbers: it says so instead of printing a 0.
+      const QString test = result.evaluated ? QStringLiteral("test %1 %2, loss %3")
+                                                  .arg(QString::fromStdString(result.metric))
+                                                  .arg(result.test_metric, 0, 'g', 5)
+                                                  .arg(result.test_loss, 0, 'g', 5)
+                                            : QStringLiteral("not evaluated yet");
+      run->appendLog(QStringLiteral("%1 %2 at step %3 after %4 s of training (%5 steps/s); %6")
                          .arg(timestamp(), result.stopped ? QStringLiteral("stopped") : QStringLiteral("finished"))
                          .arg(result.steps)
                          .arg(result.seconds, 0, 'f', 1)
                          .arg(result.steps_per_second, 0, 'f', 1)
-                         .arg(QString::fromStdString(result.metric))
-                         .arg(result.test_metric, 0, 'g', 5)
-                         .arg(result.test_loss, 0, 'g', 5));
+                         .arg(test));
       if (result.stopped) run->appendLog(QStringLiteral("its state is kept as \"latest\": Resume continues it"));
     }
     run->touch();

@@ -163,6 +163,7 @@ void Trainer::finish_epoch(int64_t epoch, TrainingResult& result) {
   // Histograms at every epoch end too, unless this step just had them.
   const int64_t every = config_.train.histogram_interval;
   if (every == 0 || step_ % every != 0) emit_histograms();
+  result.evaluated = true;
   result.test_metric = test.metric;
   result.test_loss = test.loss;
   result.epochs_completed = epoch + 1;

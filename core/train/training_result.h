@@ -16,7 +16,8 @@ struct TrainingResult {
   double seconds = 0.0;
   double steps_per_second = 0.0;  // over the steps this call ran
   std::string metric;             // "accuracy", "rmse" or "perplexity"
-  double test_metric = 0.0;       // at the last completed epoch
+  bool evaluated = false;         // an epoch's test evaluation ran in this call (false: stopped before it)
+  double test_metric = 0.0;       // at the last completed epoch; meaningless when !evaluated
   double test_loss = 0.0;
   // The engine's own summary: layerwise {"test": {"layer_loss", "descending_frequency"}, "lambda"}; sparse
   // {"optimizer", "sparsity", "near_zero_share": {"thresholds", "share"}}.

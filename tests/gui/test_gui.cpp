@@ -378,7 +378,7 @@ TEST_F(LabTest, HelpExplainsTheViewsAndEveryShortcutItListsWorks) {
     EXPECT_TRUE(byShortcut.contains(QString::fromLatin1(key))) << key;
     EXPECT_TRUE(help.contains(QString::fromLatin1(key))) << key;
   }
-  for (const char* view : {"Per-layer loss", "Lagrange multipliers", "Weight geometry", "Robustness"}) {
+  for (const char* view : {"Per-layer loss", "Multipliers λ", "Weight geometry", "Robustness", "Playground"}) {
     EXPECT_TRUE(help.contains(QString::fromUtf8(view))) << view;
   }
   // F1 opens it; F5 starts the experiment in the form, as the Start button does.
@@ -568,6 +568,10 @@ TEST_F(LabTest, TheWindowHoldsTogetherAtEveryCommonScreenSize) {
     QSettings().clear();
     window_ = std::make_unique<widgets::MainWindow>(widgets::EnvironmentSummary{}, backend_);
     controller_ = std::make_unique<gui::LabController>(*window_, backend_, directory_->path());
+    // The playground's dock as the app adds it (its OpenGL widget needs a display: a stand-in of its minimum size).
+    auto* playground = new QWidget;
+    playground->setMinimumSize(300, 210);
+    window_->addPlayground(playground);
     window_->resize(size);
     window_->show();
     QApplication::processEvents();

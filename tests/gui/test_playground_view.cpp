@@ -1,5 +1,5 @@
 // Tests of one view, fed with hand-made runs (see test_views_main.cpp): the geometry playground, readable docked
-// (300x220, 420x320) and floating (900x600). Every frame records where its text went; the checks read that record.
+// (300x210, 420x320) and floating (900x600). Every frame records where its text went; the checks read that record.
 //
 // Qt's offscreen platform has no OpenGL, so the frames are laid out by ImGui without a renderer
 // (layOutFramesWithoutOpenGL: the same frame paintGL draws). Where OpenGL 3.3 is available (the xcb platform under
@@ -33,7 +33,7 @@ namespace {
 using widgets::GeometryPlayground;
 using widgets::PlaygroundFrameRecord;
 
-const QSize kDockedMinimum(300, 220), kDockedLaptop(420, 320), kFloating(900, 600);
+const QSize kDockedMinimum(300, 210), kDockedLaptop(420, 320), kFloating(900, 600);
 
 // Polls `done` with events processed, until it holds or `timeoutMs` passes.
 bool waitUntil(const std::function<bool()>& done, int timeoutMs) {
