@@ -78,9 +78,7 @@ class StatisticsTable : public QTableWidget {
  public:
   using QTableWidget::QTableWidget;
   QSize sizeHint() const override { return {QTableWidget::sizeHint().width(), heightFor(rowCount())}; }
-  QSize minimumSizeHint() const override {
-    return {QTableWidget::minimumSizeHint().width(), heightFor(0)};
-  }
+  QSize minimumSizeHint() const override { return {QTableWidget::minimumSizeHint().width(), heightFor(0)}; }
   void setScrolls(bool scrolls) {
     if (scrolls == scrolls_) return;
     scrolls_ = scrolls;
@@ -507,9 +505,13 @@ void WeightGeometryView::arrange() {
   const double share = sideBySide ? (beside ? 1.3 / 2.3 : 0.5) : 1.0;
   const int distributionWidth = static_cast<int>((area.width() - besideWidth - 70) * share) - 60;
   plot()->xAxis->ticker()->setTickCount(std::clamp(distributionWidth / 75, 2, 6));
-  const int state = (sideBySide ? 1 : 0) + (beside ? 2 : 0);
+  // Stacked in a short view (a docked cell of a 1920x1080 window), the distribution and the heat map would both be
+  // too low to read: the heat map steps aside until the view has room (float it, or give the dock more height).
+  const bool compact = !sideBySide && area.height() < 360;
+  const int state = (sideBySide ? 1 : 0) + (beside ? 2 : 0) + (compact ? 4 : 0);
   if (state == arrangedState_) return;
   arrangedState_ = state;
+  for (QCPLayerable* part : std::initializer_list<QCPLayerable*>{heatTitle_, heat_, scale_}) part->setVisible(!compact);
 
   for (QCPLayoutElement* element :
        std::initializer_list<QCPLayoutElement*>{legendBox_, distribution, heatTitle_, heat_, scale_}) {
@@ -532,6 +534,10 @@ void WeightGeometryView::arrange() {
     layout->addElement(1, 2, scale_);
     layout->setRowStretchFactors({0.001, 1.0});
     layout->setColumnStretchFactors({1.0, 1.0, 0.001});
+  } else if (compact) {  // legend, distribution
+    layout->addElement(0, 0, legendBox_);
+    layout->addElement(1, 0, distribution);
+    layout->setRowStretchFactors({0.001, 1.0});
   } else {  // legend, distribution, title, heat map beside its colour bar
     layout->addElement(0, 0, legendBox_);
     layout->addElement(1, 0, distribution);
