@@ -257,11 +257,12 @@ void MainWindow::showRelevantDocks() {
       autoHidden_.remove(dock);
     }
   }
+  // Raised once the dock area has applied the hides above (it picks its own current tab when a tab is hidden).
   if (sparseOnly) {
-    weightDock_->raise();
+    QTimer::singleShot(0, weightDock_, &QDockWidget::raise);
   } else if (kinds & 1) {
-    layerDock_->raise();
-    lambdaDock_->raise();
+    QTimer::singleShot(0, layerDock_, &QDockWidget::raise);
+    QTimer::singleShot(0, lambdaDock_, &QDockWidget::raise);
   }
 }
 

@@ -204,7 +204,7 @@ void TrainingCurvesView::rebuild() {
     // A run that repeats an earlier one is drawn dashed over it, so both colours show.
     static const Qt::PenStyle kRepeatStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine};
     line->setPen(QPen(run.colour, 2, kRepeatStyles[std::min(curve.duplicateRank, 3)]));
-    if (sparse && !smoothing) {
+    if (sparse && (!smoothing || curve.raw.size() < 3)) {  // a single evaluation is a point, not a line
       line->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run.colour, Qt::white, 6));
     }
     line->setName(curve.sameAs.isEmpty() ? run.name
