@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/store/run_file.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/trainer.h"
 #include "test_sinks.h"
@@ -242,6 +243,36 @@ TEST(Trainer, TimeHeldByAPauseIsNotTrainingTime) {
   // So does the throughput of the interval the pause fell in (steps 3-4): far above 4 samples per 0.5 s.
   ASSERT_GE(sink.scalars["throughput"].size(), 2u);
   EXPECT_GT(sink.scalars["throughput"][1].second, 4.0 / kPauseSeconds * 4);
+}
+
+TEST(Trainer, ResumeRefusesACheckpointWhoseStepDisagreesWithItsDataOrder) {
+  ToyEngine first(toy_config(3));
+  TrainingControl control;
+  StopAfter stopper(control, 4);
+  RecordingStore store;
+  first.add_sink(&stopper);
+  first.set_control(&control);
+  first.set_checkpoint_store(&store);
+  ASSERT_TRUE(first.run().stopped);
+  const record::CheckpointData good = store.saves.back().second;
+  for (const int64_t damaged : {int64_t{-5}, int64_t{3}, int64_t{5}, int64_t{1000000}}) {
+    record::CheckpointData checkpoint = good;
+    checkpoint.step = damaged;
+    ToyEngine second(toy_config(3));
+    try {
+      second.resume_from(checkpoint, "run.h5", "latest");
+      ADD_FAILURE() << "step " << damaged << " was accepted";
+    } catch (const store::RunFileError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find("run.h5"), std::string::npos) << message;
+      EXPECT_NE(message.find("/checkpoints/latest/step"), std::string::npos) << message;
+      EXPECT_NE(message.find(std::to_string(damaged)), std::string::npos) << message;
+      EXPECT_NE(message.find("step 4 of 9"), std::string::npos) << message;
+    }
+  }
+  ToyEngine third(toy_config(3));
+  third.resume_from(good, "run.h5", "latest");  // the undamaged one resumes
+  EXPECT_EQ(third.step(), 4);
 }
 
 }  // namespace

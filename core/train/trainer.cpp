@@ -7,6 +7,7 @@
 
 #include "core/eval/weight_histograms.h"
 #include "core/record/metrics.h"
+#include "core/store/run_file.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/training_state.h"
 #include "core/util/number_text.h"
@@ -81,6 +82,17 @@ void Trainer::resume_from(const record::CheckpointData& checkpoint, const std::s
   if (progress != checkpoint.sections.end() && progress->second.count("accumulated")) {
     const torch::Tensor accumulated = train::to_tensor(progress->second.at("accumulated"));
     if (accumulated.numel() == 1) accumulated_ = accumulated.item<int64_t>();
+  }
+  // The step must be where the restored data order stands: a checkpoint whose step was damaged would resume at a
+  // wrong step and truncate (or skip) every metric row after it. Refused, naming the object and both numbers.
+  const int64_t batch = config_.train.batch_size;
+  const int64_t expected = order_.epoch() * order_.batches_per_epoch(batch) + (order_.position() + batch - 1) / batch;
+  if (checkpoint.step != expected || checkpoint.step < 0 || checkpoint.step > total_steps()) {
+    throw store::RunFileError(store::RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/step",
+                              "is " + std::to_string(checkpoint.step) + ", but its data order stands at epoch " +
+                                  std::to_string(order_.epoch()) + ", sample " + std::to_string(order_.position()) +
+                                  ", which is step " + std::to_string(expected) + " of " +
+                                  std::to_string(total_steps()));
   }
   step_ = checkpoint.step;
   has_best_ = false;
