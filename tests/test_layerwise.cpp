@@ -272,6 +272,16 @@ TEST(Robustness, GammaGridsAndASweepOverAVideoModel) {
   EXPECT_EQ(eval::parse_gamma_grid("0.5,2"), (std::vector<double>{0.5, 2.0}));
   EXPECT_THROW(eval::parse_gamma_grid("1:0:0.1"), Error);
   EXPECT_THROW(eval::parse_gamma_grid("a,b"), Error);
+  // Strict numbers (issue 16 points 8-9): "1e999" was an internal stod error, "inf" stored NaN, "1abc" read as 1.
+  for (const char* bad : {"1e999", "0,inf", "0:inf:1", "nan", "1abc", "0,,1", "", "-1,2", "0:1:0", "0:1e9:1e-6"}) {
+    try {
+      eval::parse_gamma_grid(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find(std::string("\"") + bad + "\""), std::string::npos) << error.what();
+    }
+  }
+  EXPECT_EQ(eval::parse_gamma_grid(" 0.5 , 2 "), (std::vector<double>{0.5, 2.0}));
   const auto config = tiny_video_config();
   torch::manual_seed(1);
   tasks::VideoTask task(config, torch::kCPU);

@@ -39,29 +39,48 @@ torch::Tensor substitute_tokens(const torch::Tensor& token_ids, double gamma, in
 }
 
 std::vector<double> parse_gamma_grid(const std::string& text) {
-  std::vector<double> values;
-  const auto fail = [&] { throw Error("gamma grid \"" + text + "\": expected start:stop:step or a,b,c"); };
-  try {
-    if (text.find(':') != std::string::npos) {
-      std::vector<double> parts;
-      std::stringstream stream(text);
-      std::string part;
-      while (std::getline(stream, part, ':')) parts.push_back(std::stod(part));
-      if (parts.size() != 3 || parts[2] <= 0 || parts[1] < parts[0]) fail();
-      const auto count = static_cast<int64_t>(std::floor((parts[1] - parts[0]) / parts[2] + 1e-9));
-      for (int64_t i = 0; i <= count; ++i) values.push_back(parts[0] + static_cast<double>(i) * parts[2]);
-    } else {
-      std::stringstream stream(text);
-      std::string part;
-      while (std::getline(stream, part, ',')) values.push_back(std::stod(part));
+  const std::string expected = "gamma grid \"" + text + "\": ";
+  const auto fail = [&](const std::string& why) { throw Error(expected + why); };
+  // One strength: the whole part a finite number ("1e999", "inf", "1abc" and "" are refused by name).
+  const auto strength = [&](std::string part) {
+    part.erase(0, part.find_first_not_of(" \t"));
+    part.erase(part.find_last_not_of(" \t") + 1);
+    size_t used = 0;
+    double value = 0.0;
+    try {
+      value = std::stod(part, &used);
+    } catch (const std::invalid_argument&) {
+      fail("\"" + part + "\" is not a number (expected start:stop:step or a,b,c)");
+    } catch (const std::out_of_range&) {
+      fail("\"" + part + "\" is out of range");
     }
-  } catch (const std::invalid_argument&) {
-    fail();
+    if (used != part.size()) fail("\"" + part + "\" is not a number (expected start:stop:step or a,b,c)");
+    if (!std::isfinite(value)) fail("\"" + part + "\" is not finite");
+    if (value < 0) fail("\"" + part + "\" is negative: strengths are >= 0");
+    return value;
+  };
+  constexpr int64_t kMostStrengths = 10000;  // a sweep evaluates the test set once per strength and seed
+  std::vector<double> values;
+  std::vector<std::string> parts;
+  const char separator = text.find(':') != std::string::npos ? ':' : ',';
+  std::stringstream stream(text);
+  std::string part;
+  while (std::getline(stream, part, separator)) parts.push_back(part);
+  if (separator == ':') {
+    if (parts.size() != 3) fail("expected start:stop:step");
+    const double start = strength(parts[0]), stop = strength(parts[1]), step = strength(parts[2]);
+    if (step <= 0) fail("the step must be > 0");
+    if (stop < start) fail("stop is below start");
+    const double count = std::floor((stop - start) / step + 1e-9);
+    if (count + 1 > kMostStrengths) fail("more than " + std::to_string(kMostStrengths) + " strengths");
+    for (int64_t i = 0; i <= static_cast<int64_t>(count); ++i) values.push_back(start + static_cast<double>(i) * step);
+  } else {
+    for (const auto& each : parts) values.push_back(strength(each));
+    if (static_cast<int64_t>(values.size()) > kMostStrengths) {
+      fail("more than " + std::to_string(kMostStrengths) + " strengths");
+    }
   }
-  if (values.empty()) fail();
-  for (double value : values) {
-    if (!(value >= 0)) fail();
-  }
+  if (values.empty()) fail("no strength (expected start:stop:step or a,b,c)");
   return values;
 }
 
