@@ -42,6 +42,7 @@
 #include <iostream>
 #include <thread>
 
+#include "gui_test_support.h"
 #include "layout_check.h"
 #include "widgets/lab_model.h"
 #include "widgets/main_window.h"
@@ -53,16 +54,7 @@ namespace {
 using widgets::RunData;
 using widgets::RunState;
 
-bool waitUntil(const std::function<bool()>& done, int timeoutMs) {
-  QElapsedTimer clock;
-  clock.start();
-  while (!done()) {
-    if (clock.elapsed() > timeoutMs) return false;
-    QApplication::processEvents(QEventLoop::AllEvents, 20);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
+using testing::waitUntil;
 
 // A tiny video-denoising experiment (no downloaded data): a few seconds on one core.
 const std::vector<std::string>& tinyOverrides() {
@@ -593,11 +585,3 @@ TEST_F(LabTest, TheWindowHoldsTogetherAtEveryCommonScreenSize) {
 
 }  // namespace
 }  // namespace descentlab
-
-int main(int argc, char** argv) {
-  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication application(argc, argv);
-  QApplication::setOrganizationName(QStringLiteral("DescentLab-tests"));  // never the user's own settings
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

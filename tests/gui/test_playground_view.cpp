@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gui_test_support.h"
+
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
@@ -35,16 +37,7 @@ using widgets::PlaygroundFrameRecord;
 
 const QSize kDockedMinimum(300, 210), kDockedLaptop(420, 320), kFloating(900, 600);
 
-// Polls `done` with events processed, until it holds or `timeoutMs` passes.
-bool waitUntil(const std::function<bool()>& done, int timeoutMs) {
-  QElapsedTimer clock;
-  clock.start();
-  while (!done()) {
-    if (clock.elapsed() > timeoutMs) return false;
-    QApplication::processEvents(QEventLoop::AllEvents, 20);
-  }
-  return true;
-}
+using testing::waitUntil;
 
 bool openGL33Available() {
   QSurfaceFormat format;

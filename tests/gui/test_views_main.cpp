@@ -1,5 +1,5 @@
-// The views' own tests: one view at a time, fed from a LabModel with hand-made runs (no training), on Qt's
-// offscreen platform. The whole window with real training is tests/gui/test_gui.cpp.
+// The main of both GUI test binaries: a QApplication on Qt's offscreen platform, with test-only settings. The views'
+// own tests (one view at a time, hand-made runs) and the whole window with real training (test_gui.cpp) use it.
 #include <gtest/gtest.h>
 
 #include <QApplication>
