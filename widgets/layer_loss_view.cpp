@@ -90,9 +90,9 @@ void LayerLossView::rebuild() {
     placeholder(plot(), plot()->axisRect(0),
                 waiting.isEmpty()
                     ? QStringLiteral("No layerwise-descent run open\n(presets text-* and video-*)")
-                    : QStringLiteral("Not evaluated yet:\n%1\n(per-layer losses come with each test\nevaluation, "
-                                     "at the end of every epoch)")
-                          .arg(waiting.join(QStringLiteral("\n"))));
+                    : QStringLiteral("Not evaluated yet: %1 run%2\n(test losses come at each epoch's end)")
+                          .arg(waiting.size())
+                          .arg(waiting.size() == 1 ? "" : "s"));
     return;
   }
   const bool logY = logY_->isChecked();
