@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Sanitizer stages of CI (.ci/run runs them after the two suites, on the Debian 12 host only; README.md, Developing).
+#
+#   bash scripts/sanitize.sh setup   # install clang, compiler-rt (sanitizer and libFuzzer runtimes), llvm-symbolizer
+#   bash scripts/sanitize.sh asan    # build-asan/: every target but the benchmarks, clang with
+#                                    #   -fsanitize=address,undefined -fno-sanitize-recover=all; the whole ctest suite
+#                                    #   (GUI tests on Qt's offscreen platform)
+#   bash scripts/sanitize.sh tsan    # build-tsan/: the threaded tests (staging buffer, run writer, trainer control,
+#                                    #   the GUI's controller driving training sessions) under ThreadSanitizer
+#
+# LibTorch, Qt and HDF5 are Debian's prebuilt, uninstrumented libraries. ASan and UBSan still check every access our
+# code makes; ThreadSanitizer cannot see synchronisation inside uninstrumented code, so its suppressions
+# (scripts/sanitizers/tsan.supp) name third-party code only, each with its reason. Any report fails the stage.
+# Needs the datasets (bash scripts/lab.sh setup fetches them; tests that need a missing one are skipped).
+#
+# Environment: DESCENTLAB_JOBS (default: the number of cores) for compile and test jobs.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+jobs="${DESCENTLAB_JOBS:-$(nproc)}"
+sanitizers="$repo/scripts/sanitizers"
+
+say() { printf '\n==> %s\n' "$*"; }
+fail() { printf '\nERROR: %s\n' "$*" >&2; exit 1; }
+
+# clang (the sanitizer builds and libFuzzer), its compiler-rt runtimes, llvm-symbolizer (file:line in reports).
+packages=(clang libclang-rt-dev llvm)
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    sudo -n "$@"
+  else
+    fail "root is needed to run: $*
+Run this script as root, or give this user password-less sudo, or run that command yourself first."
+  fi
+}
+
+setup() {
+  say "Checking the sanitizer packages"
+  command -v apt-get >/dev/null || fail "apt-get not found: the sanitizer stages need Debian 12"
+  local missing=() package
+  for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "all ${#packages[@]} packages installed"
+  else
+    echo "missing: ${missing[*]}; installing them with apt-get"
+    as_root apt-get update -q || fail "apt-get update failed: is Debian's package archive reachable from this machine?"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" ||
+      fail "apt-get install failed for: ${missing[*]}"
+  fi
+  local fuzzer
+  fuzzer=$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null || true)
+  [ -f "$fuzzer" ] || fuzzer="$(clang++ -print-resource-dir)/lib/linux/libclang_rt.fuzzer-x86_64.a"
+  [ -f "$fuzzer" ] || fail "libFuzzer's runtime (libclang_rt.fuzzer-x86_64.a) is missing after installing libclang-rt-dev"
+}
+
+# The runtime options every sanitized binary of these stages runs with (exported: ctest, the CLI checks' child
+# processes and gtest's test discovery at build time all see them).
+export_sanitizer_options() {
+  local symbolizer
+  symbolizer=$(command -v llvm-symbolizer || true)
+  [ -n "$symbolizer" ] && export ASAN_SYMBOLIZER_PATH="$symbolizer"
+  export ASAN_OPTIONS="abort_on_error=0:halt_on_error=1:detect_leaks=1:check_initialization_order=1"
+  export LSAN_OPTIONS="suppressions=$sanitizers/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$sanitizers/ubsan.supp"
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0:suppressions=$sanitizers/tsan.supp:print_suppressions=0"
+  export QT_QPA_PLATFORM=offscreen
+}
+
+# configure BUILD_DIR SANITIZERS [extra cmake arguments]: clang, -O1 with line tables (stacks with file:line), the
+# precompiled torch header kept (it saves most of a cold build), no benchmarks.
+configure() {
+  local dir=$1 sanitize=$2
+  shift 2
+  if [ ! -f "$dir/CMakeCache.txt" ]; then
+    cmake -S "$repo" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_CXX_COMPILER=clang++ \
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
+      -DDESCENTLAB_SANITIZE="$sanitize" -DDESCENTLAB_BUILD_BENCH=OFF "$@" ||
+      fail "CMake configuration of $dir failed (see above)"
+  fi
+}
+
+asan() {
+  local dir="$repo/build-asan"
+  export_sanitizer_options
+  say "AddressSanitizer + UndefinedBehaviorSanitizer: building in $dir"
+  configure "$dir" address,undefined
+  cmake --build "$dir" --parallel "$jobs" || fail "the ASan/UBSan build failed (see above)"
+  say "AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite (ctest)"
+  ctest --test-dir "$dir" --output-on-failure --parallel "$jobs" ||
+    fail "tests failed under ASan/UBSan (the report is above each failure)"
+}
+
+# The tests that run threads of ours: the staging buffer's producers and consumer, the run writer's background
+# flush, the trainer's pause/stop control, and the GUI's controller driving training and sweep sessions on workers.
+tsan_tests='^(StagingBuffer|RunFile|Trainer|LabTest)\.'
+
+tsan() {
+  local dir="$repo/build-tsan"
+  export_sanitizer_options
+  say "ThreadSanitizer: building the threaded tests in $dir"
+  configure "$dir" thread
+  cmake --build "$dir" --parallel "$jobs" --target descentlab_tests descentlab_gui_tests ||
+    fail "the TSan build failed (see above)"
+  say "ThreadSanitizer: the threaded tests (ctest -R '$tsan_tests')"
+  ctest --test-dir "$dir" --output-on-failure --parallel "$jobs" -R "$tsan_tests" ||
+    fail "tests failed under ThreadSanitizer (the report is above each failure)"
+}
+
+case "${1:-}" in
+  setup) setup ;;
+  asan) setup; asan ;;
+  tsan) setup; tsan ;;
+  *) echo "usage: bash scripts/sanitize.sh setup|asan|tsan" >&2; exit 2 ;;
+esac
