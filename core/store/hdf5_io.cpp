@@ -35,6 +35,14 @@ H5::StrType utf8_string_type() {
   return type;
 }
 
+// A scalar attribute is read into one value: an attribute of another shape (several values, or none) would have
+// HDF5 write past that value (found by fuzz/run_file), so it is refused like an attribute of the wrong type.
+void require_one_value(const H5::Attribute& attribute, const std::string& function, const std::string& name) {
+  if (attribute.getSpace().getSimpleExtentNpoints() != 1) {
+    throw H5::AttributeIException(function, name + " does not hold exactly one value");
+  }
+}
+
 H5::Attribute replace_attribute(H5::H5Object& object, const std::string& name, const H5::DataType& type) {
   if (has_attribute(object, name)) object.removeAttr(name);
   return object.createAttribute(name, type, H5::DataSpace(H5S_SCALAR));
@@ -59,6 +67,7 @@ std::string string_attribute(const H5::H5Object& object, const std::string& name
   const H5::Attribute attribute = object.openAttribute(name);
   const H5::DataType stored = attribute.getDataType();
   if (stored.getClass() != H5T_STRING) throw H5::AttributeIException("string_attribute", name + " is not a string");
+  require_one_value(attribute, "string_attribute", name);
   std::string value;
   attribute.read(attribute.getStrType(), value);
   return value;
@@ -69,6 +78,7 @@ int64_t int_attribute(const H5::H5Object& object, const std::string& name) {
   if (attribute.getDataType().getClass() != H5T_INTEGER) {
     throw H5::AttributeIException("int_attribute", name + " is not an integer");
   }
+  require_one_value(attribute, "int_attribute", name);
   int64_t value = 0;
   attribute.read(H5::PredType::NATIVE_INT64, &value);
   return value;
@@ -76,6 +86,7 @@ int64_t int_attribute(const H5::H5Object& object, const std::string& name) {
 
 double double_attribute(const H5::H5Object& object, const std::string& name) {
   const H5::Attribute attribute = object.openAttribute(name);
+  require_one_value(attribute, "double_attribute", name);
   double value = 0;
   attribute.read(H5::PredType::NATIVE_DOUBLE, &value);
   return value;
