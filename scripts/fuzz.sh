@@ -59,7 +59,7 @@ fuzz_one() {
   local seeds=("$repo/fuzz/corpus/$target")
   [ -d "$repo/fuzz/regressions/$target" ] && seeds+=("$repo/fuzz/regressions/$target")
   local code=0
-  "$build_dir/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+  "$build_dir/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=2048 -max_len=8192 \
     -print_final_stats=1 -artifact_prefix="$dir/" "$dir/corpus" "${seeds[@]}" >"$dir/fuzz.log" 2>&1 || code=$?
   echo "$code" >"$dir/exit"
 }
