@@ -24,7 +24,7 @@ using descentlab::testing::sample_checkpoint;
 using descentlab::testing::sample_header;
 using descentlab::testing::ScratchFolder;
 
-// The child: never returns. Writes the last committed step to `report` after each commit.
+// The child: never returns. Writes -step to `report` as each commit begins and step once it is committed.
 [[noreturn]] void write_until_killed(const std::string& path, int report) {
   try {
     RunWriterOptions options;
@@ -33,6 +33,8 @@ using descentlab::testing::ScratchFolder;
     for (int64_t step = 1;; ++step) {
       writer->scalar("loss", step, static_cast<double>(step), 1.0 / static_cast<double>(step));
       writer->vector("layer_loss", step, static_cast<double>(step), {1.0, 0.5, 0.25});
+      const int64_t starting = -step;
+      if (::write(report, &starting, sizeof starting) != sizeof starting) ::_exit(3);
       if (step % 3 == 0) {
         writer->save_checkpoint("latest", sample_checkpoint(step, 64 * 1024));  // 256 KiB of weights
       } else {
@@ -48,7 +50,7 @@ using descentlab::testing::ScratchFolder;
 TEST(RunFileCrash, KillNineAtAnyMomentLeavesEveryCommittedRecord) {
   ScratchFolder folder;
   const std::string path = (folder / "crash.h5").string();
-  int killed_mid_commit = 0;  // rounds that left a half-written temporary file: the kill hit a commit
+  int killed_mid_commit = 0;  // rounds whose kill came after a commit began and before it was reported done
   for (int round = 0; round < 12; ++round) {
     std::filesystem::remove(path);
     int pipe_ends[2];
@@ -63,19 +65,24 @@ TEST(RunFileCrash, KillNineAtAnyMomentLeavesEveryCommittedRecord) {
     // Let the child commit a few times, then kill it after a varied delay (0.0 .. 5.5 ms past a report).
     int64_t reported = 0;
     int64_t step = 0;
-    while (reported < 4 + round && ::read(pipe_ends[0], &step, sizeof step) == sizeof step) reported = step;
+    int64_t last_message = 0;
+    while (reported < 4 + round && ::read(pipe_ends[0], &step, sizeof step) == sizeof step) {
+      last_message = step;
+      if (step > 0) reported = step;
+    }
     std::this_thread::sleep_for(std::chrono::microseconds(500 * round));
     ::kill(child, SIGKILL);
     int status = 0;
     ::waitpid(child, &status, 0);
     ASSERT_TRUE(WIFSIGNALED(status)) << "the writer ended by itself (status " << status << ") in round " << round;
-    while (::read(pipe_ends[0], &step, sizeof step) == sizeof step) reported = step;  // reports sent before the kill
+    while (::read(pipe_ends[0], &step, sizeof step) == sizeof step) {  // reports sent before the kill
+      last_message = step;
+      if (step > 0) reported = step;
+    }
     ::close(pipe_ends[0]);
+    if (last_message < 0) ++killed_mid_commit;
     for (const auto& entry : std::filesystem::directory_iterator(folder.path())) {
-      if (entry.path().filename().string().rfind("crash.h5.tmp-", 0) == 0) {
-        ++killed_mid_commit;
-        std::filesystem::remove(entry.path());
-      }
+      if (entry.path().filename().string().rfind("crash.h5.tmp-", 0) == 0) std::filesystem::remove(entry.path());
     }
 
     const RunReader reader(path);  // must open

@@ -5,6 +5,7 @@
 
 #include "core/store/hdf5_io.h"
 #include "core/store/run_file_format.h"
+#include "core/util/sha256.h"
 
 namespace descentlab::store {
 
@@ -140,8 +141,7 @@ void write_header(H5::H5File& file, const RunHeader& header) {
   hdf5::set_string_attribute(root, "config", header.config_json.empty() ? "{}" : header.config_json);
 }
 
-void create_run_file(const std::string& path, const RunHeader& header) {
-  H5::H5File file(path, H5F_ACC_TRUNC);
+void initialize_run_file(H5::H5File& file, const RunHeader& header) {
   write_header(file, header);
   for (const char* group : {kMetrics, kHistograms, kSweeps, kCheckpoints}) file.createGroup(group);
 }
@@ -228,7 +228,79 @@ void write_checkpoint(H5::Group& checkpoints, const std::string& label, const re
           hdf5::write_array(section, tensor_name, hdf5_type_of(blob.dtype, path, object), shape, blob.bytes.data());
       hdf5::set_string_attribute(dataset, "dtype", blob.dtype);
     }
+    hdf5::set_string_attribute(section, "sha256", section_checksum(tensors));
   }
+  record::CheckpointData described = checkpoint;
+  described.created = hdf5::string_attribute(group, "created");
+  described.extra_json = hdf5::string_attribute(group, "extra");
+  hdf5::set_string_attribute(group, "sha256", checkpoint_checksum(described));
+}
+
+std::string section_checksum(const std::map<std::string, record::TensorBlob>& tensors) {
+  Sha256 sum;
+  for (const auto& [name, blob] : tensors) {
+    sum.add(name);
+    sum.add(blob.dtype);
+    sum.add_int(static_cast<int64_t>(blob.shape.size()));
+    for (int64_t dim : blob.shape) sum.add_int(dim);
+    sum.add_int(static_cast<int64_t>(blob.bytes.size()));
+    sum.add(blob.bytes.data(), blob.bytes.size());
+  }
+  return sum.hex();
+}
+
+std::string checkpoint_checksum(const record::CheckpointData& checkpoint) {
+  Sha256 sum;
+  sum.add_int(checkpoint.step);
+  sum.add_int(checkpoint.epoch);
+  sum.add(checkpoint.created);
+  sum.add(checkpoint.extra_json);
+  for (const auto& [name, tensors] : checkpoint.sections) {
+    sum.add(name);
+    sum.add(section_checksum(tensors));
+  }
+  return sum.hex();
+}
+
+record::CheckpointData read_checkpoint(const H5::Group& group, const std::string& path, const std::string& object) {
+  record::CheckpointData checkpoint;
+  checkpoint.step = hdf5::int_attribute(group, "step");
+  checkpoint.epoch = hdf5::int_attribute(group, "epoch");
+  checkpoint.created = hdf5::string_attribute(group, "created");
+  checkpoint.extra_json = hdf5::string_attribute(group, "extra");
+  const auto damaged = [&](const std::string& where, const std::string& stored, const std::string& computed) {
+    return RunFileError(RunFileError::Kind::Corrupt, path, where,
+                        "checksum mismatch (stored sha256 " + stored.substr(0, 12) + "..., the data gives " +
+                            computed.substr(0, 12) +
+                            "...): this checkpoint is damaged; resume from another label (inspect lists them) or "
+                            "start the run again");
+  };
+  for (const auto& section_name : hdf5::child_names(group)) {
+    const H5::Group section = group.openGroup(section_name);
+    auto& tensors = checkpoint.sections[section_name];
+    for (const auto& tensor_name : hdf5::child_names(section)) {
+      const std::string tensor_object = object + "/" + section_name + "/" + tensor_name;
+      const H5::DataSet dataset = section.openDataSet(tensor_name);
+      record::TensorBlob blob;
+      blob.dtype = hdf5::has_attribute(dataset, "dtype") ? hdf5::string_attribute(dataset, "dtype") : "";
+      const H5::PredType& type = hdf5_type_of(blob.dtype, path, tensor_object);
+      for (hsize_t dim : hdf5::dataset_shape(dataset)) blob.shape.push_back(static_cast<int64_t>(dim));
+      blob.bytes.resize(static_cast<size_t>(blob.numel()) * element_size_of(blob.dtype, path, tensor_object));
+      if (!blob.bytes.empty()) dataset.read(blob.bytes.data(), type);
+      tensors[tensor_name] = std::move(blob);
+    }
+    if (hdf5::has_attribute(section, "sha256")) {
+      const std::string stored = hdf5::string_attribute(section, "sha256");
+      const std::string computed = section_checksum(tensors);
+      if (stored != computed) throw damaged(object + "/" + section_name, stored, computed);
+    }
+  }
+  if (hdf5::has_attribute(group, "sha256")) {
+    const std::string stored = hdf5::string_attribute(group, "sha256");
+    const std::string computed = checkpoint_checksum(checkpoint);
+    if (stored != computed) throw damaged(object, stored, computed);
+  }
+  return checkpoint;
 }
 
 }  // namespace format

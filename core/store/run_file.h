@@ -32,6 +32,7 @@ class RunFileError : public DataError {
     ShapeMismatch,    // a stored tensor or series does not fit what it is loaded into
     InvalidArgument,  // a bad name or inconsistent data given to the writer
     WriteFailed,      // the disk refused (full, read-only, permissions)
+    Busy,             // another writer holds the run file's lock
   };
   RunFileError(Kind kind, const std::string& path, const std::string& object, const std::string& message)
       : DataError(path, (object.empty() ? "" : object + ": ") + message), kind_(kind), object_(object) {}

@@ -4,6 +4,7 @@
 
 #include <H5Cpp.h>
 
+#include <map>
 #include <string>
 
 #include "core/record/events.h"
@@ -24,8 +25,8 @@ H5::H5File open_validated(const std::string& path, unsigned flags);
 RunHeader read_header(const H5::H5File& file, const std::string& path);
 void write_header(H5::H5File& file, const RunHeader& header);
 
-// Creates a new file at `path` with the header and the four top-level groups.
-void create_run_file(const std::string& path, const RunHeader& header);
+// Writes the header and the four top-level groups into a new, empty file.
+void initialize_run_file(H5::H5File& file, const RunHeader& header);
 
 // The HDF5 memory type and element size for a torch dtype name; throws RunFileError (InvalidArgument) otherwise.
 const H5::PredType& hdf5_type_of(const std::string& dtype, const std::string& path, const std::string& object);
@@ -40,8 +41,17 @@ void write_metric_rows(H5::Group& metrics, const std::string& name, record::Seri
 void write_histogram_rows(H5::Group& histograms, const std::string& name, const std::vector<double>& edges,
                           const std::vector<int64_t>& steps, const std::vector<int64_t>& counts);
 void write_sweep(H5::Group& sweeps, const record::SweepResult& sweep);
+// Writes a checkpoint with its checksums: attribute "sha256" on each section group (over its tensors' names,
+// dtypes, shapes and bytes) and on the checkpoint group (over step, epoch, created, extra and the sections' sums).
 void write_checkpoint(H5::Group& checkpoints, const std::string& label, const record::CheckpointData& checkpoint,
                       const std::string& path);
+// Reads a checkpoint and checks its checksums; a mismatch is RunFileError(Corrupt) naming the damaged section.
+// A checkpoint without checksums (written before they existed) is read unchecked.
+record::CheckpointData read_checkpoint(const H5::Group& group, const std::string& path, const std::string& object);
+
+// The checksums write_checkpoint stores: one per section, and one over the whole checkpoint.
+std::string section_checksum(const std::map<std::string, record::TensorBlob>& tensors);
+std::string checkpoint_checksum(const record::CheckpointData& checkpoint);
 
 // Converts an HDF5 library exception to a RunFileError naming the file and object.
 RunFileError to_run_file_error(const H5::Exception& error, RunFileError::Kind kind, const std::string& path,

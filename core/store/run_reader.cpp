@@ -173,28 +173,7 @@ record::CheckpointData RunReader::checkpoint(const std::string& label) const {
   const std::string object = "/checkpoints/" + label;
   return guarded(path_, object, [&] {
     const H5::Group group = open_child_group(file_->handle, path_, format::kCheckpoints, label);
-    record::CheckpointData checkpoint;
-    checkpoint.step = hdf5::int_attribute(group, "step");
-    checkpoint.epoch = hdf5::int_attribute(group, "epoch");
-    checkpoint.created = hdf5::string_attribute(group, "created");
-    checkpoint.extra_json = hdf5::string_attribute(group, "extra");
-    for (const auto& section_name : hdf5::child_names(group)) {
-      const H5::Group section = group.openGroup(section_name);
-      auto& tensors = checkpoint.sections[section_name];
-      for (const auto& tensor_name : hdf5::child_names(section)) {
-        const std::string tensor_object = object + "/" + section_name + "/" + tensor_name;
-        const H5::DataSet dataset = section.openDataSet(tensor_name);
-        record::TensorBlob blob;
-        blob.dtype = hdf5::has_attribute(dataset, "dtype") ? hdf5::string_attribute(dataset, "dtype") : "";
-        const H5::PredType& type = format::hdf5_type_of(blob.dtype, path_, tensor_object);
-        for (hsize_t dim : hdf5::dataset_shape(dataset)) blob.shape.push_back(static_cast<int64_t>(dim));
-        blob.bytes.resize(static_cast<size_t>(blob.numel()) *
-                          format::element_size_of(blob.dtype, path_, tensor_object));
-        if (!blob.bytes.empty()) dataset.read(blob.bytes.data(), type);
-        tensors[tensor_name] = std::move(blob);
-      }
-    }
-    return checkpoint;
+    return format::read_checkpoint(group, path_, object);
   });
 }
 

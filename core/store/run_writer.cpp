@@ -4,15 +4,18 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
-
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 
+#include "core/store/durable_file.h"
 #include "core/store/hdf5_io.h"
 #include "core/store/run_file_format.h"
+#include "core/util/number_text.h"
 
 namespace descentlab::store {
 namespace fs = std::filesystem;
@@ -64,25 +67,45 @@ struct RunWriter::Pending {
 
 namespace {
 
-void sync_path(const std::string& path, bool directory) {
-  const int descriptor = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
-  if (descriptor < 0) return;
-  ::fsync(descriptor);
-  ::close(descriptor);
-}
-
 std::string parent_folder(const std::string& path) {
   const fs::path parent = fs::path(path).parent_path();
   return parent.empty() ? "." : parent.string();
 }
 
-// Copies every object of `source` into a new file `destination`, leaving out the checkpoints and sweeps that are
-// about to be replaced, so that their space is not carried along.
-void rebuild_without(const std::string& source, const std::string& destination, const RunHeader& header,
+// An HDF5 file that lives in memory only (the core driver without a backing store): the commit builds the new
+// version there and writes its bytes itself, so that every disk operation is one this code checks. HDF5 then never
+// writes to disk, so no HDF5 close can fail on a full disk and leave a half-closed file for the library's shutdown.
+H5::FileAccPropList in_memory(const std::vector<char>* image) {
+  H5::FileAccPropList access;
+  if (H5Pset_fapl_core(access.getId(), 1 << 20, 0) < 0) throw std::runtime_error("HDF5 refused the core driver");
+  if (image && H5Pset_file_image(access.getId(), const_cast<char*>(image->data()), image->size()) < 0) {
+    throw std::runtime_error("HDF5 refused the file image");
+  }
+  return access;
+}
+
+std::string memory_name(const char* role) {
+  static std::atomic<int64_t> counter{0};
+  return std::string("descentlab-in-memory-") + role + "-" + std::to_string(::getpid()) + "-" +
+         std::to_string(++counter);
+}
+
+std::vector<char> image_of(H5::H5File& file) {
+  file.flush(H5F_SCOPE_GLOBAL);
+  const ssize_t size = H5Fget_file_image(file.getId(), nullptr, 0);
+  if (size <= 0) throw std::runtime_error("HDF5 could not size the new version");
+  std::vector<char> image(static_cast<size_t>(size));
+  if (H5Fget_file_image(file.getId(), image.data(), image.size()) != size) {
+    throw std::runtime_error("HDF5 could not copy out the new version");
+  }
+  return image;
+}
+
+// Copies every object of `from` into `to` (new, empty), leaving out the checkpoints and sweeps that are about to be
+// replaced, so that their space is not carried along.
+void rebuild_without(const H5::H5File& from, H5::H5File& to, const std::string& destination, const RunHeader& header,
                      const std::map<std::string, record::CheckpointData>& replaced_checkpoints,
                      const std::map<std::string, record::SweepResult>& replaced_sweeps) {
-  H5::H5File from(source, H5F_ACC_RDONLY);
-  H5::H5File to(destination, H5F_ACC_TRUNC);
   format::write_header(to, header);
   const H5::Group from_root = from.openGroup("/");
   H5::Group to_root = to.openGroup("/");
@@ -90,7 +113,9 @@ void rebuild_without(const std::string& source, const std::string& destination, 
     const bool checkpoints = top == format::kCheckpoints;
     const bool sweeps = top == format::kSweeps;
     if (!checkpoints && !sweeps) {
-      H5Ocopy(from_root.getId(), top.c_str(), to_root.getId(), top.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+      if (H5Ocopy(from_root.getId(), top.c_str(), to_root.getId(), top.c_str(), H5P_DEFAULT, H5P_DEFAULT) < 0) {
+        throw RunFileError(RunFileError::Kind::WriteFailed, destination, "/" + top, "copy failed");
+      }
       continue;
     }
     const H5::Group from_group = from.openGroup(top);
@@ -124,19 +149,25 @@ void truncate_series(H5::H5File& file, int64_t last_step) {
   }
 }
 
-// Removes "RUN.h5.tmp-<pid>" files left by writers that were killed mid-commit (their process is gone).
+// Removes "RUN.h5.tmp-<pid>" files left by writers that were killed mid-commit. Called with the run file's lock
+// held, so no other writer is committing: every such file is abandoned.
 void remove_abandoned_temporaries(const std::string& path) {
   const fs::path run(path);
   const std::string prefix = run.filename().string() + ".tmp-";
   std::error_code status;
   for (const auto& entry : fs::directory_iterator(parent_folder(path), status)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    char* end = nullptr;
-    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
-    if (pid <= 0 || *end != '\0') continue;
-    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(entry.path(), status);
+    if (name.rfind(prefix, 0) == 0) fs::remove(entry.path(), status);
   }
+}
+
+// What a second writer is told the lock's holder is doing: this program's name and the writer's purpose.
+std::string lock_purpose(const RunWriterOptions& options) {
+  std::ifstream comm("/proc/self/comm");
+  std::string program;
+  std::getline(comm, program);
+  if (program.empty()) program = "DescentLab";
+  return options.purpose.empty() ? program : program + ": " + options.purpose;
 }
 
 }  // namespace
@@ -148,11 +179,14 @@ RunWriter::RunWriter(std::string path, const RunWriterOptions& options)
 
 std::unique_ptr<RunWriter> RunWriter::create(const std::string& path, const RunHeader& header,
                                              const RunWriterOptions& options) {
+  auto lock = RunFileLock::acquire(path, lock_purpose(options));
   if (fs::exists(path) && !options.overwrite) {
     throw RunFileError(RunFileError::Kind::InvalidArgument, path, "",
                        "a file already exists here; choose another name or allow overwriting");
   }
+  remove_abandoned_temporaries(path);
   std::unique_ptr<RunWriter> writer(new RunWriter(path, options));
+  writer->lock_ = std::move(lock);
   writer->header_ = header;
   if (writer->header_.created.empty()) writer->header_.created = utc_timestamp();
   writer->flush();  // the file exists, complete, from the start
@@ -162,7 +196,11 @@ std::unique_ptr<RunWriter> RunWriter::create(const std::string& path, const RunH
 }
 
 std::unique_ptr<RunWriter> RunWriter::open(const std::string& path, const RunWriterOptions& options) {
+  auto lock = RunFileLock::acquire(path, lock_purpose(options));
+  // Before validating: a killed writer's temporaries go even when the file itself is then refused.
+  remove_abandoned_temporaries(path);
   std::unique_ptr<RunWriter> writer(new RunWriter(path, options));
+  writer->lock_ = std::move(lock);
   try {
     H5::H5File file = format::open_validated(path, H5F_ACC_RDONLY);
     writer->header_ = format::read_header(file, path);
@@ -186,7 +224,6 @@ std::unique_ptr<RunWriter> RunWriter::open(const std::string& path, const RunWri
   } catch (const H5::Exception& error) {
     throw format::to_run_file_error(error, RunFileError::Kind::Corrupt, path, "");
   }
-  remove_abandoned_temporaries(path);
   writer->file_exists_ = true;
   writer->ready_ = true;
   writer->start_flusher();
@@ -204,7 +241,9 @@ RunWriter::~RunWriter() {
   try {
     commit();
   } catch (const std::exception& error) {
-    std::cerr << "descentlab: could not write the last metrics to " << path_ << ": " << error.what() << "\n";
+    std::cerr << "descentlab: the rows recorded since the last commit are lost (the file keeps everything committed "
+                 "before): "
+              << error.what() << "\n";
   }
 }
 
@@ -373,8 +412,9 @@ void RunWriter::restore_and_throw(std::unique_ptr<Pending>& batch, const std::st
   std::lock_guard<std::mutex> lock(data_mutex_);
   batch->merge_newer(std::move(*pending_));
   pending_ = std::move(batch);
-  last_error_ = "could not commit (kept in memory, will retry): " + message;
-  throw RunFileError(RunFileError::Kind::WriteFailed, path_, "", last_error_);
+  last_error_ = message + " (the rows stay in memory; the writer tries again every " +
+                number_text(options_.flush_interval_seconds) + " s and at the next checkpoint)";
+  throw RunFileError(RunFileError::Kind::WriteFailed, path_, "", message);
 }
 
 void RunWriter::commit() {
@@ -388,50 +428,17 @@ void RunWriter::commit() {
   if (batch->empty() && file_exists_) return;
 
   const std::string temporary = path_ + ".tmp-" + std::to_string(::getpid());
+  std::string warning;
   try {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    bool rebuild = false;
-    for (const auto& entry : batch->checkpoints) rebuild = rebuild || stored_checkpoints_.count(entry.first) > 0;
-    for (const auto& entry : batch->sweeps) rebuild = rebuild || stored_sweeps_.count(entry.first) > 0;
-    if (!file_exists_) {
-      format::create_run_file(temporary, header_);
-    } else if (rebuild) {
-      rebuild_without(path_, temporary, header_, batch->checkpoints, batch->sweeps);
-    } else {
-      fs::copy_file(path_, temporary, fs::copy_options::overwrite_existing);
-    }
-    {
-      H5::H5File file(temporary, H5F_ACC_RDWR);
-      if (batch->truncate_after) truncate_series(file, *batch->truncate_after);
-      if (upgrade_format_) {
-        H5::Group root = file.openGroup("/");
-        hdf5::set_int_attribute(root, "format_version", kFormatVersion);
-      }
-      H5::Group metrics = file.openGroup(format::kMetrics);
-      for (const auto& [name, rows] : batch->metrics) {
-        if (!rows.steps.empty()) {
-          format::write_metric_rows(metrics, name, rows.shape, rows.width, rows.steps, rows.wall_times, rows.values);
-        }
-      }
-      H5::Group histograms = file.openGroup(format::kHistograms);
-      for (const auto& [name, snapshots] : batch->histograms) {
-        if (!snapshots.steps.empty()) {
-          format::write_histogram_rows(histograms, name, snapshots.edges, snapshots.steps, snapshots.counts);
-        }
-      }
-      H5::Group sweeps = file.openGroup(format::kSweeps);
-      for (const auto& [name, sweep] : batch->sweeps) format::write_sweep(sweeps, sweep);
-      H5::Group checkpoints = file.openGroup(format::kCheckpoints);
-      for (const auto& [label, checkpoint] : batch->checkpoints) {
-        format::write_checkpoint(checkpoints, label, checkpoint, path_);
-      }
-    }
-    sync_path(temporary, false);
-    fs::rename(temporary, path_);
-    sync_path(parent_folder(path_), true);
+    const std::vector<char> image = build_version(*batch);
+    warning = replace_file_durably(path_, temporary, image.data(), image.size());
+  } catch (const RunFileError& error) {
+    // replace_file_durably's messages begin with the file's name already; keep only the reason.
+    const std::string prefix = path_ + ": ";
+    const std::string what = error.what();
+    restore_and_throw(batch, temporary, what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what);
   } catch (const H5::Exception& error) {
-    restore_and_throw(batch, temporary, "HDF5 error: " + error.getDetailMsg());
+    restore_and_throw(batch, temporary, "HDF5 error while building the new version: " + error.getDetailMsg());
   } catch (const std::exception& error) {
     restore_and_throw(batch, temporary, error.what());
   }
@@ -441,7 +448,54 @@ void RunWriter::commit() {
   for (const auto& entry : batch->sweeps) stored_sweeps_.insert(entry.first);
   ++commits_;
   std::lock_guard<std::mutex> lock(data_mutex_);
-  last_error_.clear();
+  last_error_ = warning;
+}
+
+std::vector<char> RunWriter::build_version(const Pending& batch) {
+  bool rebuild = false;
+  for (const auto& entry : batch.checkpoints) rebuild = rebuild || stored_checkpoints_.count(entry.first) > 0;
+  for (const auto& entry : batch.sweeps) rebuild = rebuild || stored_sweeps_.count(entry.first) > 0;
+  H5::H5File file;
+  if (!file_exists_) {
+    file = H5::H5File(memory_name("new"), H5F_ACC_TRUNC, H5::FileCreatPropList::DEFAULT, in_memory(nullptr));
+    format::initialize_run_file(file, header_);
+  } else {
+    std::vector<char> committed = read_whole_file(path_);
+    if (rebuild) {
+      const H5::H5File from(memory_name("committed"), H5F_ACC_RDONLY, H5::FileCreatPropList::DEFAULT,
+                            in_memory(&committed));
+      file = H5::H5File(memory_name("rebuilt"), H5F_ACC_TRUNC, H5::FileCreatPropList::DEFAULT, in_memory(nullptr));
+      rebuild_without(from, file, path_, header_, batch.checkpoints, batch.sweeps);
+    } else {
+      file = H5::H5File(memory_name("next"), H5F_ACC_RDWR, H5::FileCreatPropList::DEFAULT, in_memory(&committed));
+    }
+  }
+  if (batch.truncate_after) truncate_series(file, *batch.truncate_after);
+  if (upgrade_format_) {
+    H5::Group root = file.openGroup("/");
+    hdf5::set_int_attribute(root, "format_version", kFormatVersion);
+  }
+  H5::Group metrics = file.openGroup(format::kMetrics);
+  for (const auto& [name, rows] : batch.metrics) {
+    if (!rows.steps.empty()) {
+      format::write_metric_rows(metrics, name, rows.shape, rows.width, rows.steps, rows.wall_times, rows.values);
+    }
+  }
+  H5::Group histograms = file.openGroup(format::kHistograms);
+  for (const auto& [name, snapshots] : batch.histograms) {
+    if (!snapshots.steps.empty()) {
+      format::write_histogram_rows(histograms, name, snapshots.edges, snapshots.steps, snapshots.counts);
+    }
+  }
+  H5::Group sweeps = file.openGroup(format::kSweeps);
+  for (const auto& [name, sweep] : batch.sweeps) format::write_sweep(sweeps, sweep);
+  H5::Group checkpoints = file.openGroup(format::kCheckpoints);
+  for (const auto& [label, checkpoint] : batch.checkpoints) {
+    format::write_checkpoint(checkpoints, label, checkpoint, path_);
+  }
+  std::vector<char> image = image_of(file);
+  file.close();
+  return image;
 }
 
 }  // namespace descentlab::store

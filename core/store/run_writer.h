@@ -1,12 +1,15 @@
 #pragma once
 // RunWriter: the metric sink that keeps a run in its HDF5 run file.
 //
-// Crash safety: the run file on disk is never modified in place. Each commit writes a complete new version to
-// "RUN.h5.tmp-<pid>", syncs it, and renames it over RUN.h5, so a process killed at any moment leaves the last
-// committed version intact and openable. Metric events are buffered in memory (cheap, under a mutex held only to
-// move data) and a background thread commits them every `flush_interval_seconds`; checkpoints and sweeps are
-// committed by the same thread, or at once by flush(). Replacing a checkpoint label or a sweep rebuilds the file
-// without the old copy, so a run that saves "latest" every epoch does not grow without bound.
+// Crash safety: the run file on disk is never modified in place. Each commit builds the complete new version in
+// memory, writes it to "RUN.h5.tmp-<pid>" checking every write, fsync and close, and only then renames it over
+// RUN.h5 and syncs the folder; so a process killed at any moment, or a disk that fills up, leaves the last committed
+// version intact and openable (core/store/durable_file.h). One writer at a time: create() and open() take the run
+// file's lock (core/store/run_lock.h) and refuse, naming the holder, when another writer has it. Metric events are
+// buffered in memory (cheap, under a mutex held only to move data) and a background thread commits them every
+// `flush_interval_seconds`; checkpoints and sweeps are committed by the same thread, or at once by flush(). Replacing a
+// checkpoint label or a sweep rebuilds the file without the old copy, so a run that saves "latest" every epoch does not
+// grow without bound.
 
 #include <atomic>
 #include <condition_variable>
@@ -16,15 +19,18 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/record/events.h"
 #include "core/store/run_file.h"
+#include "core/store/run_lock.h"
 
 namespace descentlab::store {
 
 struct RunWriterOptions {
   double flush_interval_seconds = 2.0;  // how long metric events may wait in memory; <= 0: only on flush()
   bool overwrite = false;               // create(): replace an existing file instead of refusing
+  std::string purpose;                  // a few words a second writer is told ("a robustness sweep")
 };
 
 class RunWriter : public record::MetricSink, public record::CheckpointStore {
@@ -43,8 +49,9 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   void vector(const std::string& name, int64_t step, double wall_time, const std::vector<double>& values) override;
   void histogram(const record::HistogramSnapshot& snapshot) override;
   void sweep(const record::SweepResult& sweep) override;
-  // Commits everything pending now and returns when it is on disk. Throws RunFileError if the commit failed
-  // (nothing is lost: the data stays pending and the next commit retries it).
+  // Commits everything pending now and returns when it is on disk. Throws RunFileError(WriteFailed) if the commit
+  // failed: the file on disk is untouched and the data stays pending, so a later commit retries it (a full disk's
+  // message names the folder, the bytes needed and the bytes free).
   void flush() override;
 
   // Queues a checkpoint under `label` ("latest", "best", or a user name), replacing any earlier one of that label.
@@ -59,7 +66,7 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   void truncate_after(int64_t step);
 
   const std::string& path() const { return path_; }
-  // The last background commit error, empty when the last commit succeeded.
+  // The last background commit error (or a warning of the last commit), empty when the last commit went well.
   std::string last_error() const;
   int64_t commits() const { return commits_.load(); }
 
@@ -71,7 +78,8 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   void append(const std::string& name, record::SeriesShape shape, int64_t step, double wall_time,
               const std::vector<double>& values);
   void queue_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint);
-  void commit();  // serialised by commit_mutex_
+  void commit();                                          // serialised by commit_mutex_
+  std::vector<char> build_version(const Pending& batch);  // the new file's bytes, built in memory
   [[noreturn]] void restore_and_throw(std::unique_ptr<Pending>& batch, const std::string& temporary,
                                       const std::string& message);
   void flusher_loop();
@@ -87,6 +95,7 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   std::map<std::string, std::vector<double>> histogram_edges_;
   std::string last_error_;
 
+  std::unique_ptr<RunFileLock> lock_;  // held from create()/open() until the writer is gone
   std::mutex commit_mutex_;
   bool ready_ = false;  // set once create() or open() succeeded; until then the destructor writes nothing
   bool file_exists_ = false;

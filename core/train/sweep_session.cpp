@@ -22,6 +22,12 @@ SweepSession::~SweepSession() {
 record::SweepResult SweepSession::run() {
   eval::SweepOptions options;
   options.gamma = eval::parse_gamma_grid(request_.gamma);  // a bad grid fails before the data is read
+  // The run file's lock first: a sweep of a file another process is training is refused now, naming that process,
+  // rather than after minutes of work.
+  store::RunWriterOptions writer_options;
+  writer_options.flush_interval_seconds = 0;
+  writer_options.purpose = "a robustness sweep";
+  auto writer = store::RunWriter::open(request_.run_path, writer_options);
   const SavedRun saved = read_saved_run(request_.run_path, request_.checkpoint, request_.device);
   const torch::Device device = resolve_device(saved.config.train.device);
   torch::manual_seed(saved.config.train.seed);
@@ -51,7 +57,6 @@ record::SweepResult SweepSession::run() {
   };
   const record::SweepResult sweep = eval::run_sweep(*task, options);
   // Only a whole sweep reaches the run file (one commit: written beside it, then renamed).
-  auto writer = store::RunWriter::open(request_.run_path);
   writer->sweep(sweep);
   writer->flush();
   return sweep;

@@ -1,0 +1,206 @@
+#include "core/store/durable_file.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include "core/store/run_file.h"
+
+namespace descentlab::store {
+namespace fs = std::filesystem;
+
+namespace fault {
+namespace {
+
+std::mutex& fault_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::array<int, 5>& pending_faults() {
+  static std::array<int, 5> faults{};
+  return faults;
+}
+
+}  // namespace
+
+void inject(Point point, int error_number) {
+  std::lock_guard<std::mutex> lock(fault_mutex());
+  pending_faults()[static_cast<size_t>(point)] = error_number;
+}
+
+void clear() {
+  std::lock_guard<std::mutex> lock(fault_mutex());
+  pending_faults().fill(0);
+}
+
+// The injected errno for `point` (consumed), or 0.
+int take(Point point) {
+  std::lock_guard<std::mutex> lock(fault_mutex());
+  int& pending = pending_faults()[static_cast<size_t>(point)];
+  const int error_number = pending;
+  pending = 0;
+  return error_number;
+}
+
+}  // namespace fault
+
+namespace {
+
+std::string folder_of(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+bool disk_full(int error_number) {
+  return error_number == ENOSPC || error_number == EDQUOT || error_number == EFBIG;
+}
+
+// Makes a system call unless a failure is injected at `point`: then the call is not made and it "fails" with the
+// injected errno, as the kernel would have failed it (fault::kKill kills the process there instead).
+template <typename Call>
+long long call_at(fault::Point point, Call call) {
+  const int injected = fault::take(point);
+  if (injected == fault::kKill) ::raise(SIGKILL);
+  if (injected != 0) {
+    errno = injected;
+    return -1;
+  }
+  return static_cast<long long>(call());
+}
+
+[[noreturn]] void fail(const std::string& target, const std::string& message) {
+  throw RunFileError(RunFileError::Kind::WriteFailed, target, "", message);
+}
+
+[[noreturn]] void fail_with_errno(const std::string& target, const std::string& temporary, size_t size,
+                                  const std::string& what, int error_number) {
+  if (disk_full(error_number)) {
+    const std::string folder = folder_of(target);
+    const long long free_now = free_bytes_in(folder);
+    fail(target, "the disk is full: this commit needs " + megabytes_text(static_cast<long long>(size)) + " in " +
+                     folder + (free_now >= 0 ? ", which has " + megabytes_text(free_now) + " free" : "") + " (" +
+                     std::strerror(error_number) + " while " + what + "); the run file still holds its last commit");
+  }
+  fail(target, "could not " + what + " " + temporary + ": " + std::strerror(error_number) +
+                   "; the run file still holds its last commit");
+}
+
+}  // namespace
+
+std::string megabytes_text(long long bytes) {
+  char text[48];
+  if (bytes < 1024 * 1024) {
+    std::snprintf(text, sizeof text, "%.1f KB", static_cast<double>(bytes) / 1024.0);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f MB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  }
+  return text;
+}
+
+long long free_bytes_in(const std::string& folder) {
+  struct statvfs info {};
+  if (::statvfs(folder.c_str(), &info) != 0) return -1;
+  return static_cast<long long>(info.f_bavail) * static_cast<long long>(info.f_frsize);
+}
+
+std::vector<char> read_whole_file(const std::string& path) {
+  const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (descriptor < 0) {
+    const int error_number = errno;
+    throw RunFileError(error_number == ENOENT ? RunFileError::Kind::NotFound : RunFileError::Kind::WriteFailed, path,
+                       "", std::string("cannot open it to add to it: ") + std::strerror(error_number));
+  }
+  std::vector<char> bytes;
+  std::array<char, 1 << 16> buffer{};
+  while (true) {
+    const ssize_t got = ::read(descriptor, buffer.data(), buffer.size());
+    if (got == 0) break;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      const int error_number = errno;
+      ::close(descriptor);
+      throw RunFileError(RunFileError::Kind::WriteFailed, path, "",
+                         std::string("read error: ") + std::strerror(error_number));
+    }
+    bytes.insert(bytes.end(), buffer.data(), buffer.data() + got);
+  }
+  ::close(descriptor);
+  return bytes;
+}
+
+std::string replace_file_durably(const std::string& target, const std::string& temporary, const char* data,
+                                 size_t size) {
+  const std::string folder = folder_of(target);
+  const long long free_before = free_bytes_in(folder);
+  std::error_code ignored;
+  fs::remove(temporary, ignored);
+  // The old version stays until the rename, so the new one needs its whole size free beside it.
+  if (free_before >= 0 && static_cast<unsigned long long>(free_before) < size) {
+    fail(target, "the disk is full: this commit needs " + megabytes_text(static_cast<long long>(size)) + " in " +
+                     folder + ", which has " + megabytes_text(free_before) +
+                     " free; the run file still holds its last commit");
+  }
+  const int descriptor = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (descriptor < 0) fail_with_errno(target, temporary, size, "create", errno);
+  const auto abandon = [&](const std::string& what, int error_number) {
+    ::close(descriptor);
+    fs::remove(temporary, ignored);
+    fail_with_errno(target, temporary, size, what, error_number);
+  };
+  // Reserving the blocks first turns a full disk into one clear failure before any byte is written.
+  const int reserved = size > 0 ? ::posix_fallocate(descriptor, 0, static_cast<off_t>(size)) : 0;
+  if (reserved != 0 && reserved != EOPNOTSUPP && reserved != EINVAL) abandon("reserve space for", reserved);
+  size_t written = 0;
+  while (written < size) {
+    const long long put =
+        call_at(fault::Point::Write, [&] { return ::write(descriptor, data + written, size - written); });
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      abandon("write", errno);
+    }
+    written += static_cast<size_t>(put);
+  }
+  if (call_at(fault::Point::Fsync, [&] { return ::fsync(descriptor); }) != 0) abandon("sync", errno);
+  // close() releases the descriptor even when it reports an error, so it is always made; an injected failure then
+  // only changes what it reports.
+  int closed = ::close(descriptor);
+  int close_errno = errno;
+  const int injected_close = fault::take(fault::Point::Close);
+  if (injected_close == fault::kKill) ::raise(SIGKILL);
+  if (injected_close != 0) {
+    closed = -1;
+    close_errno = injected_close;
+  }
+  if (closed != 0) {
+    const int error_number = close_errno;
+    fs::remove(temporary, ignored);
+    fail_with_errno(target, temporary, size, "close", error_number);
+  }
+  if (call_at(fault::Point::Rename, [&] { return ::rename(temporary.c_str(), target.c_str()); }) != 0) {
+    const int error_number = errno;
+    fs::remove(temporary, ignored);
+    fail_with_errno(target, temporary, size, "rename to the run file", error_number);
+  }
+  // The rename is done; only its durability across a power cut is in question if the folder cannot be synced.
+  const int folder_descriptor = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (folder_descriptor < 0) return "committed, but its folder " + folder + " could not be opened to sync it";
+  const long long synced = call_at(fault::Point::SyncFolder, [&] { return ::fsync(folder_descriptor); });
+  const int error_number = errno;
+  ::close(folder_descriptor);
+  if (synced != 0 && error_number != EINVAL) {
+    return "committed, but syncing its folder " + folder + " failed (" + std::strerror(error_number) +
+           "): a power cut now could lose this commit";
+  }
+  return "";
+}
+
+}  // namespace descentlab::store

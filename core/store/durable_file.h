@@ -1,0 +1,43 @@
+#pragma once
+// Durable replacement of a file (internal to core/store): the new bytes go to a temporary name beside the target,
+// every write, fsync and close is checked, and only then is the temporary renamed over the target and its folder
+// synced. Any failure removes the temporary and leaves the target as it was, and the error says what failed in plain
+// words: a full disk names the folder, the bytes needed and the bytes free.
+//
+// The fault points can be made to fail on purpose (tests/test_run_file_faults.cpp): the injected failure takes the
+// same path as a real one from the kernel, so the tests check what users would meet.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace descentlab::store {
+
+// Reads a whole file; throws RunFileError (NotFound or WriteFailed for an I/O error) naming it.
+std::vector<char> read_whole_file(const std::string& path);
+
+// Writes `size` bytes to `temporary` (created new, mode 0644), fsyncs and closes it, renames it to `target` and
+// fsyncs the folder. On failure before the rename the temporary is removed, `target` is untouched and
+// RunFileError(WriteFailed) is thrown naming `target`. Once renamed, the commit stands: a failed folder sync (the
+// rename might not survive a power cut) is returned as a warning, empty when all went well.
+std::string replace_file_durably(const std::string& target, const std::string& temporary, const char* data,
+                                 size_t size);
+
+// The free bytes for an unprivileged writer in `folder`, or -1 when the file system does not say.
+long long free_bytes_in(const std::string& folder);
+
+// "12.3 MB" style sizes for messages.
+std::string megabytes_text(long long bytes);
+
+namespace fault {
+
+// Where a commit can be made to fail on purpose. Each injected failure fires once, with the given errno.
+enum class Point { Write, Fsync, Close, Rename, SyncFolder };
+// Injected instead of an errno: the process kills itself (SIGKILL) just before that call, as a crash would.
+inline constexpr int kKill = -9;
+void inject(Point point, int error_number);
+void clear();
+
+}  // namespace fault
+
+}  // namespace descentlab::store

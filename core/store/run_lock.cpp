@@ -1,0 +1,104 @@
+#include "core/store/run_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/store/run_file.h"
+
+namespace descentlab::store {
+namespace {
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
+}
+
+// Reads "key=value" lines of a lock file.
+std::string holder_field(const std::string& text, const std::string& key) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(key + "=", 0) == 0) return line.substr(key.size() + 1);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string RunFileLock::describe_holder(const std::string& lock_path) {
+  std::ifstream file(lock_path);
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string contents = text.str();
+  const std::string pid = holder_field(contents, "pid");
+  if (pid.empty()) return "";
+  std::string holder = "process " + pid;
+  const std::string host = holder_field(contents, "host");
+  if (!host.empty() && host != host_name()) holder += " on host " + host;
+  if (pid == std::to_string(::getpid()) && (host.empty() || host == host_name())) holder = "this process";
+  const std::string purpose = holder_field(contents, "purpose");
+  if (!purpose.empty()) holder += " (" + purpose;
+  const std::string since = holder_field(contents, "since");
+  if (!since.empty()) holder += purpose.empty() ? " (since " + since : ", since " + since;
+  if (!purpose.empty() || !since.empty()) holder += ")";
+  return holder;
+}
+
+std::unique_ptr<RunFileLock> RunFileLock::acquire(const std::string& run_path, const std::string& purpose) {
+  const std::string lock_path = lock_path_for(run_path);
+  // A releasing writer removes the lock file while it still holds it, so the file we lock may already be unlinked:
+  // after locking, check that the path still names the same file, and try again if it does not.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int descriptor = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (descriptor < 0) {
+      const int error_number = errno;
+      throw RunFileError(RunFileError::Kind::WriteFailed, run_path, "",
+                         "cannot create its lock file " + lock_path + ": " + std::strerror(error_number));
+    }
+    if (::flock(descriptor, LOCK_EX | LOCK_NB) != 0) {
+      const int error_number = errno;
+      ::close(descriptor);
+      if (error_number != EWOULDBLOCK) {
+        throw RunFileError(RunFileError::Kind::WriteFailed, run_path, "",
+                           "cannot lock " + lock_path + ": " + std::strerror(error_number));
+      }
+      const std::string holder = describe_holder(lock_path);
+      throw RunFileError(RunFileError::Kind::Busy, run_path, "",
+                         "is being written by " + (holder.empty() ? std::string("another process") : holder) +
+                             " (lock " + lock_path +
+                             "); one writer at a time: wait for it to finish or stop it, and open the file "
+                             "read-only meanwhile");
+    }
+    struct stat locked {};
+    struct stat named {};
+    if (::fstat(descriptor, &locked) != 0 || ::stat(lock_path.c_str(), &named) != 0 || locked.st_ino != named.st_ino ||
+        locked.st_dev != named.st_dev) {
+      ::close(descriptor);
+      continue;
+    }
+    const std::string holder = "pid=" + std::to_string(::getpid()) + "\nhost=" + host_name() + "\npurpose=" + purpose +
+                               "\nsince=" + utc_timestamp() + "\n";
+    // The holder lines are a courtesy for the message above; the lock itself is the flock.
+    if (::ftruncate(descriptor, 0) == 0) {
+      const ssize_t written = ::pwrite(descriptor, holder.data(), holder.size(), 0);
+      (void)written;
+    }
+    return std::unique_ptr<RunFileLock>(new RunFileLock(lock_path, descriptor));
+  }
+  throw RunFileError(RunFileError::Kind::Busy, run_path, "", "its lock file " + lock_path + " keeps changing");
+}
+
+RunFileLock::~RunFileLock() {
+  ::unlink(lock_path_.c_str());  // while still holding it: see acquire()
+  ::close(descriptor_);
+}
+
+}  // namespace descentlab::store

@@ -1,0 +1,33 @@
+#pragma once
+// One writer per run file: an advisory lock (flock) on "RUN.h5.lock" beside the run file, held for as long as a
+// RunWriter lives (train, sweep, prune, the window's runs and sweeps all write through one). The lock file says who
+// holds it (pid, host, what, since when), so a second writer is refused with a message naming the holder. Readers
+// never take it and never wait. The kernel drops a flock when its process dies, however it dies, so the lock of a
+// killed writer is free at once: the next writer takes it and rewrites the holder lines (a stale lock file is never
+// an obstacle). A clean release removes the lock file.
+
+#include <memory>
+#include <string>
+
+namespace descentlab::store {
+
+class RunFileLock {
+ public:
+  // Takes the lock for `run_path`, or throws RunFileError (Kind::Busy) naming the holder. `purpose` is a few words
+  // shown to a second writer ("training", "a robustness sweep").
+  static std::unique_ptr<RunFileLock> acquire(const std::string& run_path, const std::string& purpose);
+  ~RunFileLock();
+  RunFileLock(const RunFileLock&) = delete;
+  RunFileLock& operator=(const RunFileLock&) = delete;
+
+  static std::string lock_path_for(const std::string& run_path) { return run_path + ".lock"; }
+  // The holder lines of a lock file ("pid 4242 on host x: training since ..."), empty when none can be read.
+  static std::string describe_holder(const std::string& lock_path);
+
+ private:
+  RunFileLock(std::string lock_path, int descriptor) : lock_path_(std::move(lock_path)), descriptor_(descriptor) {}
+  std::string lock_path_;
+  int descriptor_ = -1;
+};
+
+}  // namespace descentlab::store
