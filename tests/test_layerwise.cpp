@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <functional>
+
 #include <cmath>
 #include <limits>
 
@@ -232,6 +234,86 @@ TEST(LayerwiseTrainer, StoppedAndResumedRunIsBitwiseIdenticalToAnUninterruptedOn
   for (size_t i = 0; i < straight.size(); ++i) EXPECT_TRUE(torch::equal(parameters[i], straight[i])) << i;
   EXPECT_EQ(lambda_of(rest), lambda_of(straight_result));
   EXPECT_EQ(test_layer_loss_of(rest), test_layer_loss_of(straight_result));
+}
+
+// Restored values are checked against the model and the config before anything is changed: each damage below used
+// to resume silently (or fail with a LibTorch stack trace) and is now refused naming the object.
+TEST(LayerwiseTrainer, DamagedRestoredValuesAreRefusedNamingTheObject) {
+  const auto config = tiny_video_config();
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  {
+    torch::manual_seed(config.train.seed);
+    tasks::VideoTask task(config, torch::kCPU);
+    LayerwiseTrainer trainer(config, task, torch::kCPU);
+    store::RunWriterOptions options;
+    options.flush_interval_seconds = 0;
+    auto writer = store::RunWriter::create(path, testing::sample_header(), options);
+    TrainingControl control;
+    StopAfter stopper(control, 7);
+    trainer.add_sink(&stopper);
+    trainer.set_checkpoint_store(writer.get());
+    trainer.set_control(&control);
+    trainer.run();
+  }
+  const record::CheckpointData good = store::RunReader(path).checkpoint("latest");
+  const auto float_blob = [](std::vector<float> values, std::vector<int64_t> shape) {
+    return train::to_blob(torch::tensor(values).reshape(shape));
+  };
+  const int64_t layers = train::to_tensor(good.sections.at("dual").at("lambda")).numel();
+  struct Damage {
+    const char* what;
+    std::function<void(record::CheckpointData&)> apply;
+    const char* object;
+  };
+  const std::vector<Damage> damages = {
+      {"negative lambda",
+       [&](record::CheckpointData& c) {
+         c.sections["dual"]["lambda"] = float_blob(std::vector<float>(layers, -1.0f), {layers});
+       },
+       "/checkpoints/latest/dual/lambda"},
+      {"NaN lambda",
+       [&](record::CheckpointData& c) {
+         c.sections["dual"]["lambda"] = float_blob(std::vector<float>(layers, NAN), {layers});
+       },
+       "/checkpoints/latest/dual/lambda"},
+      {"wrong-shape slack",
+       [&](record::CheckpointData& c) {
+         c.sections["dual"]["resilient_slack"] = float_blob({0.f, 0.f}, {2});
+       },
+       "/checkpoints/latest/dual/resilient_slack"},
+      {"short RNG state",
+       [&](record::CheckpointData& c) {
+         auto& rng = c.sections["rng"]["cpu"];
+         rng.bytes.resize(100);
+         rng.shape = {100};
+       },
+       "/checkpoints/latest/rng/cpu"},
+      {"another seed",
+       [&](record::CheckpointData& c) {
+         c.sections["data"]["order"] = train::to_blob(torch::tensor({int64_t{999}, int64_t{1}, int64_t{8}}));
+       },
+       "/checkpoints/latest/data/order"},
+      {"accumulated out of range",
+       [&](record::CheckpointData& c) {
+         c.sections["progress"]["accumulated"] = train::to_blob(torch::scalar_tensor(int64_t{-5}, torch::kInt64));
+       },
+       "/checkpoints/latest/progress/accumulated"},
+  };
+  for (const auto& damage : damages) {
+    record::CheckpointData damaged = good;
+    damage.apply(damaged);
+    torch::manual_seed(1);
+    tasks::VideoTask task(config, torch::kCPU);
+    LayerwiseTrainer trainer(config, task, torch::kCPU);
+    try {
+      trainer.resume_from(damaged, path, "latest");
+      ADD_FAILURE() << damage.what << " was accepted";
+    } catch (const store::RunFileError& error) {
+      EXPECT_EQ(error.object(), damage.object) << damage.what << ": " << error.what();
+      EXPECT_EQ(std::string(error.what()).find("Exception raised from"), std::string::npos) << error.what();
+    }
+  }
 }
 
 TEST(Robustness, EmbeddingNoiseHasStandardDeviationGammaSigma) {

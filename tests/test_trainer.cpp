@@ -155,14 +155,45 @@ TEST(Trainer, ANonFiniteLossStopsWithTheEnginesWordsAndTheStep) {
   engine.nan_from_step = 4;
   RecordingSink sink;
   engine.add_sink(&sink);
+  RecordingStore store;
+  engine.set_checkpoint_store(&store);
   try {
     engine.run();
     FAIL() << "a NaN loss must stop the run";
   } catch (const TrainingError& error) {
     EXPECT_STREQ(error.what(),
-                 "the toy loss became nan at step 4 (a toy hint); the last good state is the checkpoint \"latest\"");
+                 "the toy loss became nan at step 4 (a toy hint); the last good state is the checkpoint "
+                 "\"latest\" (step 3)");
   }
   EXPECT_EQ(sink.scalars.at("loss").size(), 2u);  // steps 2 and 3; nothing emitted for the bad interval
+
+  // Before the first checkpoint there is no last good state to point to, and the message must not invent one.
+  ToyEngine early(toy_config(2));
+  early.nan_from_step = 2;
+  RecordingStore early_store;
+  early.set_checkpoint_store(&early_store);
+  try {
+    early.run();
+    FAIL() << "a NaN loss must stop the run";
+  } catch (const TrainingError& error) {
+    EXPECT_EQ(std::string(error.what()).find("\"latest\""), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("no checkpoint was saved"), std::string::npos) << error.what();
+  }
+  EXPECT_TRUE(early_store.saves.empty());
+}
+
+TEST(Trainer, ANonFiniteTestValueIsNeverTheBestModel) {
+  // An overflowing test perplexity (inf) at epoch 1 must not become "best" (lower is better: inf would never be
+  // beaten, and NaN compares false with everything); the finite epochs that follow compete as usual.
+  const double inf = std::numeric_limits<double>::infinity();
+  ToyEngine engine(toy_config(3), {inf, 2.0, std::numeric_limits<double>::quiet_NaN()});
+  RecordingStore store;
+  engine.set_checkpoint_store(&store);
+  engine.run();
+  ASSERT_EQ(store.saves.size(), 3u);
+  EXPECT_EQ(store.saves[0].first, (std::vector<std::string>{"latest"}));
+  EXPECT_EQ(store.saves[1].first, (std::vector<std::string>{"best", "latest"}));
+  EXPECT_EQ(store.saves[2].first, (std::vector<std::string>{"latest"}));
 }
 
 TEST(Trainer, AStoppedAndResumedRunVisitsTheSameBatchesAndEndsInTheSameState) {

@@ -7,6 +7,7 @@
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/device_step.h"
 #include "core/train/layerwise_math.h"
+#include "core/util/number_text.h"
 
 namespace descentlab::train {
 namespace metric = record::metric;
@@ -205,24 +206,50 @@ void LayerwiseTrainer::restore_state(const record::CheckpointData& checkpoint, c
     throw store::RunFileError(store::RunFileError::Kind::MissingObject, path, "/checkpoints/" + label + "/dual",
                               "the dual variables are missing");
   }
-  const torch::Tensor lambda = train::to_tensor(dual->second.at("lambda"));
-  if (lambda.sizes() != state_->lambda.sizes()) {
-    throw store::RunFileError(store::RunFileError::Kind::ShapeMismatch, path, "/checkpoints/" + label + "/dual/lambda",
-                              "does not match the model's layers");
+  const auto shape_text = [](torch::IntArrayRef shape) {
+    std::string text = "[";
+    for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+    return text + "]";
+  };
+  // Every restored tensor is checked before any is copied in: its shape against this model, its values finite, and
+  // λ (projected onto λ >= 0 by every dual step) non-negative. LibTorch's own shape errors would be stack traces.
+  const auto checked = [&](const record::TensorBlob& blob, const torch::Tensor& into, const std::string& object,
+                           bool non_negative) {
+    const torch::Tensor value = train::to_tensor(blob);
+    if (value.sizes() != into.sizes()) {
+      throw store::RunFileError(
+          store::RunFileError::Kind::ShapeMismatch, path, object,
+          "has shape " + shape_text(value.sizes()) + "; this model needs " + shape_text(into.sizes()));
+    }
+    if (!value.is_floating_point() || !torch::isfinite(value).all().item<bool>()) {
+      throw store::RunFileError(store::RunFileError::Kind::Corrupt, path, object,
+                                "holds values that are not finite numbers");
+    }
+    if (non_negative && (value < 0).any().item<bool>()) {
+      throw store::RunFileError(store::RunFileError::Kind::Corrupt, path, object,
+                                "holds a negative value (min " + number_text(value.min().item<double>()) +
+                                    "); the dual steps keep every multiplier and slack >= 0");
+    }
+    return value;
+  };
+  const std::string dual_object = "/checkpoints/" + label + "/dual/";
+  const torch::Tensor lambda = checked(dual->second.at("lambda"), state_->lambda, dual_object + "lambda", true);
+  const torch::Tensor slack =
+      checked(dual->second.at("resilient_slack"), state_->resilient_slack, dual_object + "resilient_slack", true);
+  std::vector<std::pair<torch::Tensor, torch::Tensor*>> sums;
+  const auto progress = checkpoint.sections.find("progress");
+  if (progress != checkpoint.sections.end()) {
+    for (const auto& [name, into] : {std::pair<const char*, torch::Tensor*>{"loss_sum", &state_->loss_sum},
+                                     {"slack_sum", &state_->slack_sum},
+                                     {"lagrangian_sum", &state_->lagrangian_sum}}) {
+      const auto found = progress->second.find(name);
+      if (found == progress->second.end()) continue;
+      sums.emplace_back(checked(found->second, *into, "/checkpoints/" + label + "/progress/" + name, false), into);
+    }
   }
   state_->lambda.copy_(lambda);
-  state_->resilient_slack.copy_(train::to_tensor(dual->second.at("resilient_slack")));
-  const auto progress = checkpoint.sections.find("progress");
-  if (progress == checkpoint.sections.end()) return;
-  const auto restore = [&](const char* name, torch::Tensor& into) {
-    const auto found = progress->second.find(name);
-    if (found == progress->second.end()) return;
-    const torch::Tensor value = train::to_tensor(found->second);
-    if (value.sizes() == into.sizes()) into.copy_(value);
-  };
-  restore("loss_sum", state_->loss_sum);
-  restore("slack_sum", state_->slack_sum);
-  restore("lagrangian_sum", state_->lagrangian_sum);
+  state_->resilient_slack.copy_(slack);
+  for (auto& [value, into] : sums) into->copy_(value);
 }
 
 nlohmann::json LayerwiseTrainer::summary() const {

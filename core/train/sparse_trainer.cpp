@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
+
 #include "core/config/json_reader.h"
 #include "core/eval/weight_histograms.h"
 #include "core/optim/mirror_adamw.h"
@@ -194,12 +196,41 @@ void SparseTrainer::restore_state(const record::CheckpointData& checkpoint, cons
     const auto found = checkpoint.sections.find(name);
     return found == checkpoint.sections.end() ? nullptr : &found->second;
   };
+  // One-value entries are checked before use: a damaged one is refused naming it, not met as a LibTorch trace.
+  const auto one_value = [&](const std::map<std::string, record::TensorBlob>& in, const char* section_name,
+                             const char* name) {
+    const torch::Tensor value = train::to_tensor(in.at(name));
+    if (value.numel() != 1) {
+      throw store::RunFileError(store::RunFileError::Kind::ShapeMismatch, path,
+                                "/checkpoints/" + label + "/" + section_name + "/" + name,
+                                "must hold one value, holds " + std::to_string(value.numel()));
+    }
+    return value.reshape({});
+  };
+  torch::Tensor loss_sum;
   if (const auto* progress = section("progress")) {
-    if (progress->count("loss_sum")) s.loss_sum.copy_(train::to_tensor(progress->at("loss_sum")).reshape({}));
+    if (progress->count("loss_sum")) {
+      loss_sum = one_value(*progress, "progress", "loss_sum");
+      if (!std::isfinite(loss_sum.item<double>())) {
+        throw store::RunFileError(store::RunFileError::Kind::Corrupt, path,
+                                  "/checkpoints/" + label + "/progress/loss_sum", "is not a finite number");
+      }
+    }
   }
   if (const auto* acdc = section("acdc")) {
-    if (acdc->count("phase")) s.phase = phase_from_code(train::to_tensor(acdc->at("phase")).item<int64_t>());
+    if (acdc->count("phase")) {
+      const torch::Tensor code = one_value(*acdc, "acdc", "phase");
+      const int64_t value = code.is_floating_point() ? -1 : code.item<int64_t>();
+      if (value < 0 || value > 2) {
+        throw store::RunFileError(store::RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/acdc/phase",
+                                  "is " + std::to_string(value) +
+                                      "; AC/DC phases are 0 dense, 1 compressed, "
+                                      "2 decompressed");
+      }
+      s.phase = phase_from_code(value);
+    }
   }
+  if (loss_sum.defined()) s.loss_sum.copy_(loss_sum);
   s.masks = load_masks(checkpoint, "masks", s.prunable, path, label, device_);
   s.previous_masks = load_masks(checkpoint, "previous_masks", s.prunable, path, label, device_);
   if (s.phase == AcdcPhase::compressed && s.masks.empty()) {

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -55,8 +56,11 @@ void Trainer::emit_histograms() {
 void Trainer::require_finite(double value, const std::string& what, const std::string& hint) {
   if (std::isfinite(value)) return;
   sinks_.flush();
+  const std::string last_good =
+      latest_step_ >= 0 ? "the last good state is the checkpoint \"latest\" (step " + std::to_string(latest_step_) + ")"
+                        : "no checkpoint was saved before it (the first comes at the end of epoch 1): start again";
   throw TrainingError("the " + what + " became " + number_text(value) + " at step " + std::to_string(step_) + " " +
-                      hint + "; the last good state is the checkpoint \"latest\"");
+                      hint + "; " + last_good);
 }
 
 void Trainer::checkpoint(const std::vector<std::string>& labels) {
@@ -72,6 +76,7 @@ void Trainer::checkpoint(const std::vector<std::string>& labels) {
   describe_checkpoint(extra);
   data.extra_json = extra.dump();
   checkpoints_->save_checkpoints(labels, std::move(data));
+  if (std::find(labels.begin(), labels.end(), "latest") != labels.end()) latest_step_ = step_;
 }
 
 void Trainer::resume_from(const record::CheckpointData& checkpoint, const std::string& path, const std::string& label) {
@@ -81,7 +86,18 @@ void Trainer::resume_from(const record::CheckpointData& checkpoint, const std::s
   const auto progress = checkpoint.sections.find("progress");
   if (progress != checkpoint.sections.end() && progress->second.count("accumulated")) {
     const torch::Tensor accumulated = train::to_tensor(progress->second.at("accumulated"));
-    if (accumulated.numel() == 1) accumulated_ = accumulated.item<int64_t>();
+    if (accumulated.numel() != 1 || accumulated.scalar_type() != torch::kInt64) {
+      throw store::RunFileError(store::RunFileError::Kind::ShapeMismatch, path,
+                                "/checkpoints/" + label + "/progress/accumulated", "must be one int64 value");
+    }
+    accumulated_ = accumulated.item<int64_t>();
+    // The steps summed since the last metric row: never more than one metric interval.
+    if (accumulated_ < 0 || accumulated_ > config_.train.metric_interval) {
+      throw store::RunFileError(store::RunFileError::Kind::Corrupt, path,
+                                "/checkpoints/" + label + "/progress/accumulated",
+                                "is " + std::to_string(accumulated_) + ", outside 0.." +
+                                    std::to_string(config_.train.metric_interval) + " (the metric interval)");
+    }
   }
   // The step must be where the restored data order stands: a checkpoint whose step was damaged would resume at a
   // wrong step and truncate (or skip) every metric row after it. Refused, naming the object and both numbers.
@@ -95,11 +111,12 @@ void Trainer::resume_from(const record::CheckpointData& checkpoint, const std::s
                                   std::to_string(total_steps()));
   }
   step_ = checkpoint.step;
+  latest_step_ = label == "latest" ? step_ : -1;
   has_best_ = false;
   const auto extra = nlohmann::json::parse(checkpoint.extra_json, nullptr, false);
   if (extra.is_object() && extra.contains("best_metric") && extra["best_metric"].is_number()) {
     best_metric_ = extra["best_metric"].get<double>();
-    has_best_ = true;
+    has_best_ = std::isfinite(best_metric_);
   }
 }
 
@@ -181,7 +198,8 @@ void Trainer::finish_epoch(int64_t epoch, TrainingResult& result) {
   result.epochs_completed = epoch + 1;
   const bool better = higher_is_better() ? test.metric > best_metric_ : test.metric < best_metric_;
   std::vector<std::string> labels{"latest"};
-  if (best_is_comparable() && (!has_best_ || better)) {
+  // A non-finite test value (an overflowing perplexity, say) is never the best model.
+  if (best_is_comparable() && std::isfinite(test.metric) && (!has_best_ || better)) {
     best_metric_ = test.metric;
     has_best_ = true;
     labels.insert(labels.begin(), "best");

@@ -105,6 +105,26 @@ void restore_training_state(const record::CheckpointData& checkpoint, torch::nn:
     throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/data/order",
                        "expected 3 int64 values: seed, epoch, position");
   }
+  const auto values = cursor.accessor<int64_t, 1>();
+  if (static_cast<uint64_t>(values[0]) != order.seed()) {
+    throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/data/order",
+                       "its data-order seed " + std::to_string(static_cast<uint64_t>(values[0])) +
+                           " is not the run's seed " + std::to_string(order.seed()) + " (train.seed)");
+  }
+  // The generator's state has one fixed size; a shorter or longer blob is damage, refused before anything changes
+  // (LibTorch's own refusal would arrive as a stack trace, after the model was already overwritten).
+  auto generator = at::detail::getDefaultCPUGenerator();
+  torch::Tensor current_rng;
+  {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    current_rng = generator.get_state();
+  }
+  if (rng_blob.dtype != "uint8" || rng_blob.numel() != current_rng.numel()) {
+    throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/rng/cpu",
+                       "holds " + std::to_string(rng_blob.numel()) + " " + rng_blob.dtype +
+                           " values; the random generator's state is " + std::to_string(current_rng.numel()) +
+                           " uint8 values");
+  }
   // Checks model shapes first; nothing is changed if they do not fit.
   train::load_module_state(model, checkpoint.sections.at("model"), path, "/checkpoints/" + label + "/model");
 
@@ -119,12 +139,13 @@ void restore_training_state(const record::CheckpointData& checkpoint, torch::nn:
     throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/optimizer/torch_archive",
                        std::string("the optimizer state does not load: ") + error.what());
   }
-  auto generator = at::detail::getDefaultCPUGenerator();
-  {
+  try {
     std::lock_guard<std::mutex> lock(generator.mutex());
     generator.set_state(train::to_tensor(rng_blob));
+  } catch (const c10::Error& error) {
+    throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/rng/cpu",
+                       std::string("the random generator's state does not load: ") + error.what_without_backtrace());
   }
-  const auto values = cursor.accessor<int64_t, 1>();
   order.restore(static_cast<uint64_t>(values[0]), values[1], values[2]);
 }
 
