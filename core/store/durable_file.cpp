@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -119,10 +121,12 @@ std::vector<char> read_whole_file(const std::string& path) {
     throw RunFileError(error_number == ENOENT ? RunFileError::Kind::NotFound : RunFileError::Kind::WriteFailed, path,
                        "", std::string("cannot open it to add to it: ") + std::strerror(error_number));
   }
-  std::vector<char> bytes;
-  std::array<char, 1 << 16> buffer{};
+  struct stat info {};
+  std::vector<char> bytes(::fstat(descriptor, &info) == 0 ? static_cast<size_t>(info.st_size) : 0);
+  size_t filled = 0;
   while (true) {
-    const ssize_t got = ::read(descriptor, buffer.data(), buffer.size());
+    if (filled == bytes.size()) bytes.resize(std::max<size_t>(bytes.size() * 2, 1 << 16));  // it grew meanwhile
+    const ssize_t got = ::read(descriptor, bytes.data() + filled, bytes.size() - filled);
     if (got == 0) break;
     if (got < 0) {
       if (errno == EINTR) continue;
@@ -131,9 +135,10 @@ std::vector<char> read_whole_file(const std::string& path) {
       throw RunFileError(RunFileError::Kind::WriteFailed, path, "",
                          std::string("read error: ") + std::strerror(error_number));
     }
-    bytes.insert(bytes.end(), buffer.data(), buffer.data() + got);
+    filled += static_cast<size_t>(got);
   }
   ::close(descriptor);
+  bytes.resize(filled);
   return bytes;
 }
 

@@ -219,6 +219,7 @@ void write_checkpoint(H5::Group& checkpoints, const std::string& label, const re
   hdf5::set_int_attribute(group, "epoch", checkpoint.epoch);
   hdf5::set_string_attribute(group, "created", checkpoint.created.empty() ? utc_timestamp() : checkpoint.created);
   hdf5::set_string_attribute(group, "extra", checkpoint.extra_json.empty() ? "{}" : checkpoint.extra_json);
+  std::map<std::string, std::string> section_sums;
   for (const auto& [section_name, tensors] : checkpoint.sections) {
     H5::Group section = group.createGroup(section_name);
     for (const auto& [tensor_name, blob] : tensors) {
@@ -228,12 +229,13 @@ void write_checkpoint(H5::Group& checkpoints, const std::string& label, const re
           hdf5::write_array(section, tensor_name, hdf5_type_of(blob.dtype, path, object), shape, blob.bytes.data());
       hdf5::set_string_attribute(dataset, "dtype", blob.dtype);
     }
-    hdf5::set_string_attribute(section, "sha256", section_checksum(tensors));
+    section_sums[section_name] = section_checksum(tensors);
+    hdf5::set_string_attribute(section, "sha256", section_sums[section_name]);
   }
-  record::CheckpointData described = checkpoint;
-  described.created = hdf5::string_attribute(group, "created");
-  described.extra_json = hdf5::string_attribute(group, "extra");
-  hdf5::set_string_attribute(group, "sha256", checkpoint_checksum(described));
+  hdf5::set_string_attribute(
+      group, "sha256",
+      checkpoint_checksum(checkpoint.step, checkpoint.epoch, hdf5::string_attribute(group, "created"),
+                          hdf5::string_attribute(group, "extra"), section_sums));
 }
 
 std::string section_checksum(const std::map<std::string, record::TensorBlob>& tensors) {
@@ -249,15 +251,16 @@ std::string section_checksum(const std::map<std::string, record::TensorBlob>& te
   return sum.hex();
 }
 
-std::string checkpoint_checksum(const record::CheckpointData& checkpoint) {
+std::string checkpoint_checksum(int64_t step, int64_t epoch, const std::string& created, const std::string& extra,
+                                const std::map<std::string, std::string>& section_sums) {
   Sha256 sum;
-  sum.add_int(checkpoint.step);
-  sum.add_int(checkpoint.epoch);
-  sum.add(checkpoint.created);
-  sum.add(checkpoint.extra_json);
-  for (const auto& [name, tensors] : checkpoint.sections) {
+  sum.add_int(step);
+  sum.add_int(epoch);
+  sum.add(created);
+  sum.add(extra);
+  for (const auto& [name, section_sum] : section_sums) {
     sum.add(name);
-    sum.add(section_checksum(tensors));
+    sum.add(section_sum);
   }
   return sum.hex();
 }
@@ -275,6 +278,7 @@ record::CheckpointData read_checkpoint(const H5::Group& group, const std::string
                             "...): this checkpoint is damaged; resume from another label (inspect lists them) or "
                             "start the run again");
   };
+  std::map<std::string, std::string> section_sums;
   for (const auto& section_name : hdf5::child_names(group)) {
     const H5::Group section = group.openGroup(section_name);
     auto& tensors = checkpoint.sections[section_name];
@@ -289,15 +293,18 @@ record::CheckpointData read_checkpoint(const H5::Group& group, const std::string
       if (!blob.bytes.empty()) dataset.read(blob.bytes.data(), type);
       tensors[tensor_name] = std::move(blob);
     }
-    if (hdf5::has_attribute(section, "sha256")) {
+    const bool summed = hdf5::has_attribute(section, "sha256");
+    section_sums[section_name] = summed ? section_checksum(tensors) : "";
+    if (summed) {
       const std::string stored = hdf5::string_attribute(section, "sha256");
-      const std::string computed = section_checksum(tensors);
-      if (stored != computed) throw damaged(object + "/" + section_name, stored, computed);
+      if (stored != section_sums[section_name])
+        throw damaged(object + "/" + section_name, stored, section_sums[section_name]);
     }
   }
   if (hdf5::has_attribute(group, "sha256")) {
     const std::string stored = hdf5::string_attribute(group, "sha256");
-    const std::string computed = checkpoint_checksum(checkpoint);
+    const std::string computed =
+        checkpoint_checksum(checkpoint.step, checkpoint.epoch, checkpoint.created, checkpoint.extra_json, section_sums);
     if (stored != computed) throw damaged(object, stored, computed);
   }
   return checkpoint;

@@ -51,7 +51,8 @@ record::CheckpointData read_checkpoint(const H5::Group& group, const std::string
 
 // The checksums write_checkpoint stores: one per section, and one over the whole checkpoint.
 std::string section_checksum(const std::map<std::string, record::TensorBlob>& tensors);
-std::string checkpoint_checksum(const record::CheckpointData& checkpoint);
+std::string checkpoint_checksum(int64_t step, int64_t epoch, const std::string& created, const std::string& extra,
+                                const std::map<std::string, std::string>& section_sums);
 
 // Converts an HDF5 library exception to a RunFileError naming the file and object.
 RunFileError to_run_file_error(const H5::Exception& error, RunFileError::Kind kind, const std::string& path,

@@ -73,9 +73,8 @@ std::unique_ptr<RunFileLock> RunFileLock::acquire(const std::string& run_path, c
       const std::string holder = describe_holder(lock_path);
       throw RunFileError(RunFileError::Kind::Busy, run_path, "",
                          "is being written by " + (holder.empty() ? std::string("another process") : holder) +
-                             " (lock " + lock_path +
-                             "); one writer at a time: wait for it to finish or stop it, and open the file "
-                             "read-only meanwhile");
+                             "; one writer at a time: wait for it to finish or stop it (its lock is " + lock_path +
+                             "); reading the file meanwhile is fine");
     }
     struct stat locked {};
     struct stat named {};

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -75,9 +76,12 @@ std::string parent_folder(const std::string& path) {
 // An HDF5 file that lives in memory only (the core driver without a backing store): the commit builds the new
 // version there and writes its bytes itself, so that every disk operation is one this code checks. HDF5 then never
 // writes to disk, so no HDF5 close can fail on a full disk and leave a half-closed file for the library's shutdown.
-H5::FileAccPropList in_memory(const std::vector<char>* image) {
+// `expected_bytes` sizes the driver's growth step: the whole new version in one or two steps, not a reallocation
+// (and a copy of everything so far) per megabyte.
+H5::FileAccPropList in_memory(const std::vector<char>* image, size_t expected_bytes) {
   H5::FileAccPropList access;
-  if (H5Pset_fapl_core(access.getId(), 1 << 20, 0) < 0) throw std::runtime_error("HDF5 refused the core driver");
+  const size_t increment = std::max<size_t>(size_t{1} << 20, expected_bytes);
+  if (H5Pset_fapl_core(access.getId(), increment, 0) < 0) throw std::runtime_error("HDF5 refused the core driver");
   if (image && H5Pset_file_image(access.getId(), const_cast<char*>(image->data()), image->size()) < 0) {
     throw std::runtime_error("HDF5 refused the file image");
   }
@@ -455,19 +459,32 @@ std::vector<char> RunWriter::build_version(const Pending& batch) {
   bool rebuild = false;
   for (const auto& entry : batch.checkpoints) rebuild = rebuild || stored_checkpoints_.count(entry.first) > 0;
   for (const auto& entry : batch.sweeps) rebuild = rebuild || stored_sweeps_.count(entry.first) > 0;
+  // Roughly what this commit adds: its tensors and rows (HDF5's own overhead is small beside them).
+  size_t added_bytes = 0;
+  for (const auto& [label, checkpoint] : batch.checkpoints) {
+    for (const auto& section : checkpoint.sections) {
+      for (const auto& tensor : section.second) added_bytes += tensor.second.bytes.size();
+    }
+  }
+  for (const auto& [name, rows] : batch.metrics) added_bytes += (rows.values.size() + 2 * rows.steps.size()) * 8;
+  for (const auto& [name, snapshots] : batch.histograms) added_bytes += (snapshots.counts.size() + 1) * 8;
   H5::H5File file;
   if (!file_exists_) {
-    file = H5::H5File(memory_name("new"), H5F_ACC_TRUNC, H5::FileCreatPropList::DEFAULT, in_memory(nullptr));
+    file =
+        H5::H5File(memory_name("new"), H5F_ACC_TRUNC, H5::FileCreatPropList::DEFAULT, in_memory(nullptr, added_bytes));
     format::initialize_run_file(file, header_);
   } else {
     std::vector<char> committed = read_whole_file(path_);
+    const size_t expected = committed.size() + added_bytes;
     if (rebuild) {
       const H5::H5File from(memory_name("committed"), H5F_ACC_RDONLY, H5::FileCreatPropList::DEFAULT,
-                            in_memory(&committed));
-      file = H5::H5File(memory_name("rebuilt"), H5F_ACC_TRUNC, H5::FileCreatPropList::DEFAULT, in_memory(nullptr));
+                            in_memory(&committed, committed.size()));
+      file = H5::H5File(memory_name("rebuilt"), H5F_ACC_TRUNC, H5::FileCreatPropList::DEFAULT,
+                        in_memory(nullptr, expected));
       rebuild_without(from, file, path_, header_, batch.checkpoints, batch.sweeps);
     } else {
-      file = H5::H5File(memory_name("next"), H5F_ACC_RDWR, H5::FileCreatPropList::DEFAULT, in_memory(&committed));
+      file = H5::H5File(memory_name("next"), H5F_ACC_RDWR, H5::FileCreatPropList::DEFAULT,
+                        in_memory(&committed, added_bytes));
     }
   }
   if (batch.truncate_after) truncate_series(file, *batch.truncate_after);
