@@ -203,6 +203,193 @@ case "$check" in
       fail "a bad run file was accepted"
     expect_in "bad.h5" "$scratch/out"
     ;;
+  exit_codes)
+    # Issue 16 point 4: the exit codes are in --help and in docs/cli.md; a bad numeric option is bad input (2), with
+    # no CLI11 code (104, 105) and no range to 1.8e308.
+    "$cli" --help >"$scratch/help" 2>&1 || fail "--help exited $?"
+    for line in "Exit codes:" "  2    bad input" "  3    I/O" "  4    not enough memory" "  70   internal error"; do
+      expect_in "$line" "$scratch/help"
+    done
+    docs="$(dirname "$0")/../docs/cli.md"
+    sed -n '/^Exit codes:/,/^Every error/p' "$scratch/help" >"$scratch/codes"
+    [ -s "$scratch/codes" ] || fail "no exit-code table in --help"
+    while IFS= read -r line; do expect_in "$line" "$docs"; done <"$scratch/codes"
+    expect_status() {  # STATUS COMMAND...: runs it, expects STATUS and one line naming the option
+      local want=$1; shift
+      "$@" >"$scratch/out" 2>&1
+      local got=$?
+      [ "$got" = "$want" ] || { cat "$scratch/out" >&2; fail "expected exit $want from: $*; got $got"; }
+      if grep -q "17976931348623157" "$scratch/out"; then cat "$scratch/out" >&2; fail "a range up to 1.8e308 in: $*"; fi
+    }
+    for value in abc 0 -5 1.5 1e300 nan; do
+      expect_status 2 "$cli" train --preset video-erm --out "$scratch/x.h5" --max-steps "$value"
+      expect_in "--max-steps" "$scratch/out"
+    done
+    expect_status 2 "$cli" sweep "$scratch/none.h5" --limit -5
+    expect_in "--limit" "$scratch/out"
+    expect_status 2 "$cli" sweep "$scratch/none.h5" --seeds 0
+    expect_status 2 "$cli" --threads 0 data info
+    expect_status 2 "$cli" prune "$scratch/none.h5" --sparsity nan
+    expect_in '"nan" is not a sparsity' "$scratch/out"
+    expect_status 2 "$cli" inspect "$scratch/none.h5"
+    expect_in "$scratch/none.h5: no such run file" "$scratch/out"
+    [ ! -e "$scratch/x.h5" ] || fail "a refused command wrote a run file"
+    ;;
+  config_errors)
+    # Issue 16 point 8: each names the file, key or value; none is an "internal error"; all are bad input (2).
+    expect_refusal() {  # TEXT COMMAND...: exit 2, one line on stderr holding TEXT, no internal error
+      local text=$1; shift
+      "$@" >"$scratch/out" 2>"$scratch/err"
+      local got=$?
+      [ "$got" = 2 ] || { cat "$scratch/err" >&2; fail "expected exit 2 from: $*; got $got"; }
+      expect_in "$text" "$scratch/err"
+      if grep -q "internal error" "$scratch/err"; then cat "$scratch/err" >&2; fail "internal error from: $*"; fi
+      [ "$(wc -l <"$scratch/err")" = 1 ] || { cat "$scratch/err" >&2; fail "more than one line from: $*"; }
+    }
+    mkdir "$scratch/folder"
+    expect_refusal "$scratch/folder: is a folder; --config takes a JSON file" \
+      "$cli" train --config "$scratch/folder" --out "$scratch/x.h5"
+    printf '{"task": "video",\n' >"$scratch/bad.json"
+    expect_refusal "$scratch/bad.json: not valid JSON: " "$cli" train --config "$scratch/bad.json" --out "$scratch/x.h5"
+    expect_in "line 2" "$scratch/err"
+    expect_refusal "$scratch/absent.json: no such config file" \
+      "$cli" train --config "$scratch/absent.json" --out "$scratch/x.h5"
+    expect_refusal "constraints.dual_lr: expected a number in [0, 100], got 1e+300" \
+      "$cli" train --preset video-constrained --set constraints.dual_lr=1e300 --out "$scratch/x.h5"
+    expect_refusal "constraints.resilient_lr: expected a number in [0, 100], got 1e+300" \
+      "$cli" train --preset video-constrained --set constraints.resilient_lr=1e300 --out "$scratch/x.h5"
+    # 2^64 - 1 is named as written, not as -1.
+    expect_refusal "model.layers: expected an integer in [1, 256], got 18446744073709551615" \
+      "$cli" train --preset video-erm --set model.layers=18446744073709551615 --out "$scratch/x.h5"
+    [ ! -e "$scratch/x.h5" ] || fail "a refused config wrote a run file"
+    ;;
+  memory_refusal)
+    # Issue 16 point 8: layers = 256, width = 4096 allocated for 74 s before a bare std::bad_alloc; now refused at
+    # once (exit 4) with the estimate and what is available, before anything is allocated or written.
+    start=$(date +%s)
+    "$cli" train --preset video-erm --set model.layers=256 --set model.width=4096 --device cpu --out "$scratch/huge.h5" \
+      >"$scratch/out" 2>"$scratch/err"
+    status=$?
+    [ "$status" = 4 ] || { cat "$scratch/err" >&2; fail "expected exit 4 (not enough memory), got $status"; }
+    for text in "needs about" "of host memory" "billion parameters" "is available (" "model.layers"; do
+      expect_in "$text" "$scratch/err"
+    done
+    [ $(( $(date +%s) - start )) -le 20 ] || fail "the refusal took more than 20 s"
+    [ ! -e "$scratch/huge.h5" ] || fail "a refused run wrote a run file"
+    # The check can be turned off, and a run that fits is not refused.
+    "$cli" train --preset video-erm --set data.train_clips=8 --set data.test_clips=4 --set data.frames=4 \
+      --set data.height=16 --set data.width=16 --set model.layers=1 --set model.width=16 --set model.ff_width=16 \
+      --set train.epochs=1 --set train.batch_size=8 --device cpu --out "$scratch/small.h5" >/dev/null 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "a small run was refused"; }
+    ;;
+  max_steps)
+    # bash cli_checks.sh max_steps CLI PYTHON COMPARE_SCRIPT. Issue 16 point 9: --max-steps 3 stopped at step 10
+    # (the next metric read) or at the epoch end. It stops at exactly 3, keeps that state as "latest", and a resume
+    # ends bitwise equal to an uninterrupted run.
+    python=$3 compare=$4
+    tiny=(--preset video-constrained --set data.train_clips=64 --set data.test_clips=8 --set data.frames=4
+          --set data.height=16 --set data.width=16 --set model.layers=2 --set model.width=16 --set model.ff_width=32
+          --set train.batch_size=4 --set train.epochs=2 --device cpu)
+    "$cli" train "${tiny[@]}" --out "$scratch/straight.h5" >/dev/null 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "uninterrupted run failed"; }
+    "$cli" train "${tiny[@]}" --out "$scratch/three.h5" --max-steps 3 --json >"$scratch/a.json" 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "--max-steps 3 failed"; }
+    tr -d ' \n' <"$scratch/a.json" >"$scratch/flat"
+    expect_in '"steps":3,' "$scratch/flat"
+    expect_in '"stopped":true' "$scratch/flat"
+    expect_in "stopped at step 3;" "$scratch/err"
+    "$cli" inspect "$scratch/three.h5" --json | tr -d ' \n' >"$scratch/inspect"
+    expect_in '"label":"latest","step":3}' "$scratch/inspect"
+    # A resumed run with a budget counts the run's steps in all: 17 is one past the first epoch's 16.
+    "$cli" train --resume "$scratch/three.h5" --max-steps 17 --json >"$scratch/b.json" 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "resume to 17 failed"; }
+    tr -d ' \n' <"$scratch/b.json" >"$scratch/flat"
+    expect_in '"steps":17,' "$scratch/flat"
+    "$cli" train --resume "$scratch/three.h5" --json >"$scratch/c.json" 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "resume to the end failed"; }
+    expect_in '"stopped": false' "$scratch/c.json"
+    "$python" "$compare" "$scratch/straight.h5" "$scratch/three.h5" || fail "the resumed run differs from the uninterrupted one"
+    ;;
+  damaged_runs)
+    # bash cli_checks.sh damaged_runs CLI PYTHON. Issue 16 points 7-9, on run files changed with h5py as a user
+    # or a crash might: each command exits with a line naming the file and no stack trace.
+    python=$3
+    tiny=(--set data.train_clips=16 --set data.test_clips=4 --set data.frames=4 --set data.height=16 --set data.width=16
+          --set model.layers=2 --set model.width=16 --set model.ff_width=16 --set train.epochs=1 --set train.batch_size=8
+          --device cpu)
+    "$cli" train --preset video-erm "${tiny[@]}" --out "$scratch/erm.h5" >/dev/null 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "erm run"; }
+    "$cli" train --preset video-constrained "${tiny[@]}" --set train.epochs=2 --max-steps 3 --out "$scratch/con.h5" \
+      >/dev/null 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "constrained run"; }
+    edit() {  # FILE PYTHON-STATEMENTS with f the open file, json and numpy as np imported
+      "$python" -c "import sys, json, h5py, numpy as np
+f = h5py.File(sys.argv[1], 'r+')
+$2
+f.close()" "$1" || fail "h5py could not edit $1"
+    }
+    no_trace() {  # no C++ stack trace, no bare library exception without the file
+      if grep -qE "frame #|Exception raised from" "$scratch/err"; then cat "$scratch/err" >&2; fail "a stack trace reached the user"; fi
+      expect_in "$1" "$scratch/err"
+    }
+    # 7: compare on a config without "constraints" (was "internal error: type_error.306", undefined behaviour).
+    cp "$scratch/erm.h5" "$scratch/plain.h5"
+    edit "$scratch/plain.h5" "c = json.loads(f.attrs['config']); del c['constraints']; f.attrs['config'] = json.dumps(c)"
+    "$cli" compare "$scratch/plain.h5" "$scratch/erm.h5" --json >"$scratch/out" 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "compare of a config without constraints exited $?"; }
+    tr -d ' \n' <"$scratch/out" >"$scratch/flat"
+    expect_in '"constrained":false' "$scratch/flat"
+    # 8: a stored config that is not JSON: sweep, prune and resume name the file (were bare parse errors).
+    cp "$scratch/con.h5" "$scratch/notjson.h5"
+    edit "$scratch/notjson.h5" "f.attrs['config'] = '{\"task\": '"
+    for command in "sweep $scratch/notjson.h5 --noise video --gamma 0:1:1 --seeds 1" "prune $scratch/notjson.h5" \
+                   "train --resume $scratch/notjson.h5"; do
+      # shellcheck disable=SC2086
+      "$cli" $command >"$scratch/out" 2>"$scratch/err"
+      status=$?
+      [ "$status" = 2 ] || { cat "$scratch/err" >&2; fail "$command: expected exit 2, got $status"; }
+      expect_in "$scratch/notjson.h5: the stored configuration (attribute \"config\") is not valid JSON" "$scratch/err"
+      no_trace "$scratch/notjson.h5"
+    done
+    # 9: a sweep of NaN weights was a table of NaN with exit 0.
+    cp "$scratch/erm.h5" "$scratch/nan.h5"
+    edit "$scratch/nan.h5" "d = f['checkpoints/latest/model/blocks.0.feed_forward_in.weight']; d[...] = np.nan"
+    "$cli" sweep "$scratch/nan.h5" --noise video --gamma 0:1:1 --seeds 1 >"$scratch/out" 2>"$scratch/err"
+    status=$?
+    [ "$status" = 2 ] || { cat "$scratch/err" >&2; fail "sweep of NaN weights: expected exit 2, got $status"; }
+    expect_in "$scratch/nan.h5" "$scratch/err"
+    grep -qE "not finite|checksum" "$scratch/err" || { cat "$scratch/err" >&2; fail "the NaN weights are not named"; }
+    no_trace "$scratch/nan.h5"
+    "$python" -c "import h5py, sys; sys.exit('video' in h5py.File(sys.argv[1], 'r').get('sweeps', {}))" "$scratch/nan.h5" ||
+      fail "a sweep of NaN weights was stored"
+    # 8: a short RNG blob gave a LibTorch error with its C++ stack trace; now one line, whatever its code.
+    cp "$scratch/con.h5" "$scratch/rng.h5"
+    edit "$scratch/rng.h5" "g = f['checkpoints/latest/rng']; a = dict(g['cpu'].attrs); del g['cpu']
+d = g.create_dataset('cpu', data=np.zeros(7, np.uint8))
+for k, v in a.items(): d.attrs[k] = v"
+    "$cli" train --resume "$scratch/rng.h5" >"$scratch/out" 2>"$scratch/err"
+    status=$?
+    [ "$status" != 0 ] || fail "a resume with a 7-byte RNG state exited 0"
+    if grep -q "frame #" "$scratch/err"; then cat "$scratch/err" >&2; fail "a stack trace reached the user"; fi
+    [ "$(grep -c . "$scratch/err")" -le 2 ] || { cat "$scratch/err" >&2; fail "more than one error line"; }
+    ;;
+  dataset_checksum)
+    # Issue 16 point 9: training read a changed dataset silently (checksums were checked only by data info); a run
+    # now verifies its dataset against datasets/SHA256SUMS first and names the file (exit 2).
+    real=$("$cli" data info --no-verify --dataset moby-dick --json 2>/dev/null | tr -d ' \n')
+    case "$real" in *'"present":true'*) ;; *) echo "moby-dick not fetched: skipped"; exit 77 ;; esac
+    root=$(printf '%s' "$real" | sed 's/.*"data_root":"\([^"]*\)".*/\1/')
+    mkdir -p "$scratch/data"
+    cp -r "$root/moby-dick" "$scratch/data/moby-dick"
+    printf 'X' | dd of="$scratch/data/moby-dick/chapter_1.txt" bs=1 seek=100 conv=notrunc 2>/dev/null
+    DESCENTLAB_DATA="$scratch/data" "$cli" train --preset gpt-adamw --set data.train_limit=16 --set data.test_limit=4 \
+      --set model.layers=1 --set model.width=16 --set model.ff_width=16 --device cpu --out "$scratch/gpt.h5" \
+      >"$scratch/out" 2>"$scratch/err"
+    status=$?
+    [ "$status" = 2 ] || { cat "$scratch/err" >&2; fail "a changed dataset: expected exit 2, got $status"; }
+    expect_in "$scratch/data/moby-dick/chapter_1.txt: SHA-256 differs from datasets/SHA256SUMS" "$scratch/err"
+    expect_in "bash datasets/fetch.sh" "$scratch/err"
+    [ ! -e "$scratch/gpt.h5" ] || fail "a run on a changed dataset wrote a run file"
+    ;;
   *) fail "unknown check" ;;
 esac
 echo "ok: $check"

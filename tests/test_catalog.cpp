@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "core/data/catalog.h"
@@ -151,6 +152,55 @@ TEST(Catalog, LoadsAnImageDatasetFromTheCache) {
   const auto set = load_image_dataset(cache.root(), "mnist", "test");
   EXPECT_EQ(set.count, 3);
   EXPECT_EQ(set.labels, (std::vector<uint8_t>{7, 2, 9}));
+}
+
+// Issue 16: a label byte out of 0..9 made a model of (label + 1) classes; it is refused naming the file and image.
+TEST(Catalog, AnImageLabelOutsideTheTenClassesIsRefusedNamingTheFile) {
+  MiniatureCache cache;
+  const auto path = cache.folder / "mnist" / "t10k-labels-idx1-ubyte";
+  std::string bytes = read_bytes(path);
+  bytes.back() = static_cast<char>(200);
+  write_bytes(path, bytes);
+  try {
+    load_image_dataset(cache.root(), "mnist", "test");
+    FAIL() << "expected DataError";
+  } catch (const DataError& error) {
+    EXPECT_EQ(error.path(), path.string());
+    EXPECT_NE(std::string(error.what()).find("label 200 of image 2 is not a class 0..9"), std::string::npos)
+        << error.what();
+  }
+}
+
+// Issue 16: checksums were checked by `data info` only; a training run now verifies its dataset first.
+TEST(Catalog, VerifyDatasetPassesAnIntactOneAndNamesAChangedOrMissingFile) {
+  MiniatureCache cache;
+  EXPECT_NO_THROW(verify_dataset(cache.root(), "mnist", cache.manifest));
+  EXPECT_NO_THROW(verify_dataset(cache.root(), "mnist", cache.manifest));  // the second time from the cache
+
+  const auto path = cache.folder / "mnist" / "train-labels-idx1-ubyte";
+  std::string bytes = read_bytes(path);
+  bytes.back() = static_cast<char>(bytes.back() ^ 1);  // same size: only the hash tells
+  write_bytes(path, bytes);
+  fs::last_write_time(path, fs::last_write_time(path) + std::chrono::seconds(5));
+  try {
+    verify_dataset(cache.root(), "mnist", cache.manifest);
+    FAIL() << "expected DataError";
+  } catch (const MissingDataError& error) {
+    FAIL() << "not missing: " << error.what();
+  } catch (const DataError& error) {
+    EXPECT_EQ(error.path(), path.string());
+    EXPECT_NE(std::string(error.what()).find("SHA-256 differs"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find(kFetchCommand), std::string::npos) << error.what();
+  }
+
+  fs::remove(path);
+  try {
+    verify_dataset(cache.root(), "mnist", cache.manifest);
+    FAIL() << "expected MissingDataError";
+  } catch (const MissingDataError& error) {
+    EXPECT_EQ(error.path(), path.string());
+  }
+  EXPECT_THROW(verify_dataset(cache.root(), "cifar", cache.manifest), Error);
 }
 
 }  // namespace

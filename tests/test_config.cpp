@@ -8,6 +8,7 @@
 #include "core/config/json_reader.h"
 #include "core/record/metrics.h"
 #include "core/record/sweep_statistics.h"
+#include "test_support.h"
 
 namespace descentlab {
 namespace {
@@ -98,10 +99,80 @@ TEST(Config, DefaultsThatFollowOtherKeys) {
   const auto horst = ExperimentConfig::from_json({{"task", "vit"}, {"optimizer", {{"name", "horst"}}}}, "test.json");
   EXPECT_DOUBLE_EQ(horst.optimizer.alpha, 5.0);
   EXPECT_DOUBLE_EQ(horst.optimizer.beta, 0.0);
-  const auto ham = ExperimentConfig::from_json({{"task", "gpt"}, {"optimizer", {{"name", "ham"}, {"alpha", 50}}}},
-                                               "test.json");
+  const auto ham =
+      ExperimentConfig::from_json({{"task", "gpt"}, {"optimizer", {{"name", "ham"}, {"alpha", 50}}}}, "test.json");
   EXPECT_DOUBLE_EQ(ham.optimizer.alpha, 50.0);
   EXPECT_DOUBLE_EQ(ham.optimizer.beta, 1e-3);
+}
+
+// Issue 16: every number is read in a sane, finite range; the message names the key and the value as written.
+TEST(Config, NumbersAreReadStrictlyNamingTheKeyAndTheValue) {
+  // 2^64 - 1 was read through int64 and reported as -1.
+  const std::string huge = error_of(nlohmann::json::parse(R"({"model": {"layers": 18446744073709551615}})"));
+  EXPECT_NE(huge.find("model.layers: expected an integer in [1, 256], got 18446744073709551615"), std::string::npos)
+      << huge;
+  EXPECT_EQ(huge.find("-1"), std::string::npos) << huge;
+  const std::string vector = error_of(nlohmann::json::parse(R"({"data": {"patch": [1, 18446744073709551615, 1]}})"));
+  EXPECT_NE(vector.find("data.patch"), std::string::npos) << vector;
+  // A seed is any unsigned 64-bit value, 2^64 - 1 included; a negative one is refused naming it.
+  const auto seeded =
+      ExperimentConfig::from_json(nlohmann::json::parse(R"({"train": {"seed": 18446744073709551615}})"), "test.json");
+  EXPECT_EQ(seeded.train.seed, 18446744073709551615ull);
+  EXPECT_EQ(seeded.to_json()["train"]["seed"].dump(), "18446744073709551615");
+  EXPECT_NE(error_of({{"train", {{"seed", -1}}}}).find("train.seed: expected an integer in [0, 2^64 - 1], got -1"),
+            std::string::npos);
+  // dual_lr = 1e300 passed and overflowed in the dual step; the step sizes and costs now have finite bounds.
+  const std::string dual = error_of({{"constraints", {{"dual_lr", 1e300}}}});
+  EXPECT_NE(dual.find("constraints.dual_lr: expected a number in [0, 100], got 1e+300"), std::string::npos) << dual;
+  for (const char* key : {"resilient_lr", "resilient_cost"}) {
+    EXPECT_NE(error_of({{"constraints", {{key, 1e300}}}}).find(std::string("constraints.") + key), std::string::npos);
+  }
+  EXPECT_NE(error_of({{"train", {{"grad_clip", 1e300}}}}).find("train.grad_clip"), std::string::npos);
+}
+
+// Issue 16: `--config DIR` gave a raw stream error; a missing file, a folder and bad JSON each name the file.
+TEST(Config, AConfigFileThatCannotBeReadIsNamed) {
+  testing::ScratchFolder folder;
+  const auto message = [](const std::string& path) {
+    try {
+      config::load_experiment("", "quick", path, {});
+    } catch (const config::ConfigError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no ConfigError");
+  };
+  const std::string directory = message(folder.path().string());
+  EXPECT_NE(directory.find(folder.path().string() + ": is a folder"), std::string::npos) << directory;
+  const std::string missing = message((folder / "absent.json").string());
+  EXPECT_NE(missing.find("absent.json: no such config file"), std::string::npos) << missing;
+  testing::write_bytes(folder / "bad.json", "{\"task\": \"video\",\n");
+  const std::string bad = message((folder / "bad.json").string());
+  EXPECT_NE(bad.find("bad.json: not valid JSON: "), std::string::npos) << bad;
+  EXPECT_NE(bad.find("line 2"), std::string::npos) << bad;
+  testing::write_bytes(folder / "good.json", R"({"task": "video", "model": {"layers": 2}})");
+  EXPECT_EQ(config::load_experiment("", "quick", (folder / "good.json").string(), {}).model.layers, 2);
+}
+
+// Issue 16: sweep, prune and resume printed a bare JSON parse error for a damaged stored configuration.
+TEST(Config, AStoredConfigThatIsNotJsonNamesTheRunFile) {
+  try {
+    config::stored_config("{\"task\": ", "runs/a.h5");
+    FAIL() << "expected DataError";
+  } catch (const DataError& error) {
+    EXPECT_EQ(error.path(), "runs/a.h5");
+    EXPECT_NE(std::string(error.what())
+                  .find("runs/a.h5: the stored configuration (attribute \"config\") is not "
+                        "valid JSON"),
+              std::string::npos)
+        << error.what();
+  }
+  try {
+    config::stored_config(R"({"model": {"layers": 0}})", "runs/a.h5");
+    FAIL() << "expected ConfigError";
+  } catch (const config::ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("runs/a.h5 (stored configuration): model.layers"), std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(Config, ChoiceKeysListEveryClosedChoiceForTheWindow) {

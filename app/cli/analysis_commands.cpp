@@ -179,8 +179,9 @@ void add_analysis_commands(CLI::App& app, int& exit_code) {
   sweep->add_option("run", options->run, "The run file")->required();
   sweep->add_option("--noise", options->noise, "Comma-separated: gaussian, uniform, discrete (text) or video");
   sweep->add_option("--gamma", options->gamma, "Strengths: start:stop:step or a,b,c");
-  sweep->add_option("--seeds", options->seeds, "Seeds per strength")->check(CLI::PositiveNumber);
-  sweep->add_option("--limit", options->limit, "Test samples to use (0: all)");
+  sweep->add_option("--seeds", options->seeds, "Seeds per strength (1 to 1000)")->check(CLI::Range(1, 1000));
+  sweep->add_option("--limit", options->limit, "Test samples to use (0: all)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000000}));
   sweep->add_option("--checkpoint", options->checkpoint, "Which checkpoint to evaluate (latest, best, ...)");
   sweep->add_option("--device", options->device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   sweep->add_flag("--json", options->json, "Print JSON");

@@ -1,14 +1,80 @@
 // descentlab-cli: the headless front end of DescentLab. Links only the core engine.
 
+#include <c10/util/Exception.h>
+
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <iostream>
+#include <new>
 
 #include "app/cli/commands.h"
 #include "core/runtime.h"
+#include "core/store/run_file.h"
+#include "core/train/trainer.h"
+#include "core/train/training_session.h"
 #include "core/util/error.h"
 
+namespace descentlab::cli {
+
+const char* exit_code_help() {
+  return "Exit codes:\n"
+         "  0    done\n"
+         "  1    the run failed: the loss or a metric became NaN or infinite\n"
+         "  2    bad input: the command line, a config key or value, or a file's content (missing, not a run file,\n"
+         "       corrupt, a dataset checksum that differs, values out of range)\n"
+         "  3    I/O: the system would not read or write a file (permissions, a full disk, a failed write)\n"
+         "  4    not enough memory: the run was refused before allocating (the message gives the estimate and\n"
+         "       what is available), or an allocation failed\n"
+         "  70   internal error: a bug; please report it with the command\n"
+         "  130  stopped by Ctrl-C or SIGTERM; the state is kept as \"latest\" (train --resume continues)\n"
+         "Every error is one line on stderr naming the file, key or value at fault.\n";
+}
+
 namespace {
+
+struct Failure {
+  int code = kInternal;
+  std::string message;
+};
+
+bool mentions_memory(const std::string& message) {
+  for (const char* words : {"not enough memory", "out of memory", "can't allocate memory", "CUDA out of memory"}) {
+    if (message.find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The one place where an error becomes an exit code and a line for the user.
+Failure classify(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const store::RunFileError& failure) {
+    return {failure.kind() == store::RunFileError::Kind::WriteFailed ? kIoError : kBadInput, failure.what()};
+  } catch (const MemoryError& failure) {
+    return {kNoMemory, failure.what()};
+  } catch (const IoError& failure) {
+    return {kIoError, failure.what()};
+  } catch (const train::TrainingError& failure) {
+    return {kRunFailed, failure.what()};
+  } catch (const Error& failure) {  // configs, datasets, run files, arguments: each names what is at fault
+    return {kBadInput, failure.what()};
+  } catch (const std::bad_alloc&) {
+    return {kNoMemory, "out of memory (an allocation failed); make the model, the batch or the data smaller"};
+  } catch (const c10::Error& failure) {
+    const std::string message = failure.what_without_backtrace();
+    if (mentions_memory(message)) return {kNoMemory, "out of memory: " + message};
+    return {kInternal, "internal error (LibTorch): " + message};
+  } catch (const std::filesystem::filesystem_error& failure) {
+    return {kIoError, failure.what()};
+  } catch (const std::ios_base::failure& failure) {
+    return {kIoError, failure.what()};
+  } catch (const std::exception& failure) {
+    return {kInternal, std::string("internal error: ") + failure.what()};
+  } catch (...) {
+    return {kInternal, "internal error: an exception that is not a std::exception"};
+  }
+}
 
 std::string version_text() {
   // --version answers while the options are parsed, before the thread count is applied: apply the default (or
@@ -18,36 +84,38 @@ std::string version_text() {
 }
 
 }  // namespace
+}  // namespace descentlab::cli
 
 int main(int argc, char** argv) {
+  using namespace descentlab::cli;
   CLI::App app{"DescentLab (headless): layerwise-descent and HORST experiments, datasets and run files.",
                "descentlab-cli"};
   app.require_subcommand(1);
   app.set_version_flag("--version", &version_text);
+  app.footer(exit_code_help());
   int threads = 0;
   app.add_option("--threads", threads,
                  "Torch and BLAS threads (default: $DESCENTLAB_THREADS, else 1; see docs/performance.md)")
       ->check(CLI::Range(1, 1024));
 
-  int exit_code = 0;
-  descentlab::cli::add_data_commands(app, exit_code);
-  descentlab::cli::add_inspect_command(app, exit_code);
-  descentlab::cli::add_train_command(app, exit_code);
-  descentlab::cli::add_analysis_commands(app, exit_code);
-  descentlab::cli::add_prune_command(app, exit_code);
+  int exit_code = kOk;
+  add_data_commands(app, exit_code);
+  add_inspect_command(app, exit_code);
+  add_train_command(app, exit_code);
+  add_analysis_commands(app, exit_code);
+  add_prune_command(app, exit_code);
   app.parse_complete_callback(
       [&threads]() { descentlab::configure_process(threads > 0 ? threads : descentlab::threads_from_environment(1)); });
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
-  } catch (const descentlab::Error& error) {
-    std::cerr << "descentlab-cli: error: " << error.what() << "\n";
-    return 1;
-  } catch (const std::exception& error) {
-    std::cerr << "descentlab-cli: internal error: " << error.what() << "\n";
-    return 1;
+    // --help and --version are "errors" of exit code 0 to CLI11; every real one is bad input.
+    return app.exit(error) == 0 ? kOk : kBadInput;
+  } catch (...) {
+    const Failure failure = classify(std::current_exception());
+    std::cerr << "descentlab-cli: " << (failure.code == kInternal ? "" : "error: ") << failure.message << "\n";
+    return failure.code;
   }
   return exit_code;
 }

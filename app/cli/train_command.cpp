@@ -115,8 +115,7 @@ train::TrainingResult run_controlled(train::TrainingSession& session, const Trai
                    static_cast<long long>(start.first_step));
     }
   });
-  train::StepBudget budget(session.control(), options.max_steps);
-  session.add_sink(&budget);
+  session.set_step_limit(options.max_steps);  // exact: not at the next metric interval or epoch end
   interrupted.store(false);
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
@@ -190,7 +189,7 @@ int finish_run(const train::TrainingResult& result, const train::TrainingSession
                  static_cast<long long>(counts.blocking_host_to_device_copies),
                  static_cast<long long>(counts.device_nonzero));
   }
-  return result.stopped && interrupted.load() ? 130 : 0;
+  return result.stopped && interrupted.load() ? kInterrupted : kOk;
 }
 
 int run_train(const TrainOptions& options) {
@@ -271,8 +270,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
   train->add_flag("--json", options->json, "Print a JSON summary at the end");
   train
       ->add_option("--max-steps", options->max_steps,
-                   "Stop once this many steps are done (the state is kept as \"latest\"; --resume continues)")
-      ->check(CLI::PositiveNumber);
+                   "Stop once the run has done exactly this many steps in all (the state at that step is kept as "
+                   "\"latest\"; --resume continues)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000000}));
   train->add_flag("--count-host-syncs", options->count_host_syncs,
                   "Count the operations that make the host wait for the device (scalar reads, device-to-host and "
                   "blocking host-to-device copies) over the whole run, and report them (slows the run a little)");

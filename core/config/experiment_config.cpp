@@ -1,5 +1,8 @@
 #include "core/config/experiment_config.h"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -65,7 +68,7 @@ void fields(Train& t, Visitor& v, TrainConfig*) {
   v.field("batch_size", "Samples per optimizer step", t.batch_size, 1, 1 << 20);
   v.field("lr", "Learning rate η of AdamW (also inside HAM and HORST)", t.lr, 0.0, 10.0);
   v.field("weight_decay", "Decoupled weight decay λ of AdamW", t.weight_decay, 0.0, 10.0);
-  v.field("grad_clip", "Clip the gradient norm to this; 0 = off", t.grad_clip, 0.0, kHuge);
+  v.field("grad_clip", "Clip the gradient norm to this; 0 = off", t.grad_clip, 0.0, 1e6);
   v.field("metric_interval", "Steps between metric reads (the device is never waited on in between)", t.metric_interval,
           1, kBig);
   v.field("histogram_interval", "Steps between weight-magnitude histograms; 0 = once per epoch", t.histogram_interval,
@@ -83,7 +86,7 @@ void fields(Constraints& c, Visitor& v, ConstraintConfig*) {
   v.field("alpha_schedule", "α constant, or moving linearly from alpha to alpha_final over the epochs",
           c.alpha_schedule);
   v.field("alpha_final", "α at the last epoch when alpha_schedule = linear; absent = alpha", c.alpha_final, 0.0, 1.0);
-  v.field("dual_lr", "Step size η_λ of the dual ascent on the multipliers λ", c.dual_lr, 0.0, kHuge);
+  v.field("dual_lr", "Step size η_λ of the dual ascent on the multipliers λ", c.dual_lr, 0.0, 100.0);
   v.field("dual_update", "Dual step after every batch, or once per epoch on a held-out constraint batch",
           c.dual_update);
   v.field("constraint_batch", "Samples held out for the per-epoch dual step (dual_update = epoch)", c.constraint_batch,
@@ -95,8 +98,8 @@ void fields(Constraints& c, Visitor& v, ConstraintConfig*) {
           c.stop_gradient);
   v.field("resilient", "Relax each constraint by a slack u_l >= 0 that costs (a/2) u² (resilient constrained learning)",
           c.resilient);
-  v.field("resilient_cost", "Cost a of the resilient relaxation", c.resilient_cost, 0.0, kHuge);
-  v.field("resilient_lr", "Step size η_u of the relaxation u", c.resilient_lr, 0.0, kHuge);
+  v.field("resilient_cost", "Cost a of the resilient relaxation", c.resilient_cost, 0.0, 1e6);
+  v.field("resilient_lr", "Step size η_u of the relaxation u", c.resilient_lr, 0.0, 100.0);
 }
 
 template <typename Optimizer, typename Visitor>
@@ -275,6 +278,28 @@ struct SectionWriter {
   }
 };
 
+// A config file's JSON: a missing file, a folder or bad JSON is the user's to fix (ConfigError); a file the system
+// will not read is an IoError. Both name the file.
+nlohmann::json read_config_file(const std::string& path) {
+  std::error_code status_error;
+  const auto status = std::filesystem::status(path, status_error);
+  if (status.type() == std::filesystem::file_type::not_found) throw ConfigError(path, "", "no such config file");
+  if (status.type() == std::filesystem::file_type::directory) {
+    throw ConfigError(path, "", "is a folder; --config takes a JSON file");
+  }
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path, std::string("cannot open the config file: ") + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw IoError(path, "cannot read the config file");
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& error) {
+    throw ConfigError(path, "", std::string("not valid JSON: ") + error.what());
+  }
+}
+
 }  // namespace
 
 ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& document, const std::string& source) {
@@ -375,15 +400,23 @@ nlohmann::json preset_document(const std::string& name, const std::string& size)
   throw ConfigError("--preset", "", "unknown preset \"" + name + "\" (known: " + known + ")");
 }
 
+ExperimentConfig stored_config(const std::string& config_json, const std::string& path) {
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(config_json);
+  } catch (const nlohmann::json::parse_error& error) {
+    throw DataError(path,
+                    std::string("the stored configuration (attribute \"config\") is not valid JSON: ") + error.what());
+  }
+  return ExperimentConfig::from_json(document, path + " (stored configuration)");
+}
+
 ExperimentConfig load_experiment(const std::string& preset, const std::string& size, const std::string& config_file,
                                  const std::vector<std::string>& overrides) {
   nlohmann::json document;
   std::string source;
   if (!config_file.empty()) {
-    std::ifstream in(config_file);
-    if (!in) throw ConfigError(config_file, "", "cannot open the config file");
-    document = nlohmann::json::parse(in, nullptr, false);
-    if (document.is_discarded()) throw ConfigError(config_file, "", "not valid JSON");
+    document = read_config_file(config_file);
     source = config_file;
   } else {
     document = preset_document(preset, size);

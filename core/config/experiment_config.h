@@ -141,7 +141,12 @@ std::vector<std::string> preset_names();
 std::string preset_description(const std::string& name);
 nlohmann::json preset_document(const std::string& name, const std::string& size);
 
-// A preset or a config file, then "key=value" overrides, validated.
+// The configuration stored in the run file `path` (its "config" attribute, docs/run-file.md): a DataError naming the
+// file when it is not JSON, a ConfigError naming the file and the key when a key is invalid.
+ExperimentConfig stored_config(const std::string& config_json, const std::string& path);
+
+// A preset or a config file, then "key=value" overrides, validated. A config file that is missing, a folder or not
+// JSON is a ConfigError naming it; one the system will not read is an IoError.
 ExperimentConfig load_experiment(const std::string& preset, const std::string& size, const std::string& config_file,
                                  const std::vector<std::string>& overrides);
 

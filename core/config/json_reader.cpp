@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace descentlab::config {
@@ -33,10 +34,14 @@ void JsonReader::read(const std::string& key, bool& value) {
 void JsonReader::read(const std::string& key, int64_t& value, int64_t minimum, int64_t maximum) {
   if (const auto* item = find(key)) {
     if (!item->is_number_integer()) fail(key, "expected an integer, got " + item->dump());
-    const auto parsed = item->get<int64_t>();
-    if (parsed < minimum || parsed > maximum) {
+    // An unsigned JSON number above 2^63 - 1 would wrap to a negative int64 (2^64 - 1 read as -1): compare it as
+    // unsigned, and name the value as it was written.
+    const bool too_large = item->is_number_unsigned() &&
+                           item->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    const auto parsed = too_large ? std::numeric_limits<int64_t>::max() : item->get<int64_t>();
+    if (too_large || parsed < minimum || parsed > maximum) {
       fail(key, "expected an integer in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "], got " +
-                    std::to_string(parsed));
+                    item->dump());
     }
     value = parsed;
   }
@@ -44,8 +49,10 @@ void JsonReader::read(const std::string& key, int64_t& value, int64_t minimum, i
 
 void JsonReader::read(const std::string& key, uint64_t& value) {
   if (const auto* item = find(key)) {
-    if (!item->is_number_integer() || item->get<int64_t>() < 0) {
-      fail(key, "expected a non-negative integer, got " + item->dump());
+    // Any unsigned 64-bit value (2^64 - 1 included, which get<int64_t>() would read as -1); a negative one is not.
+    // (Parsed text holds non-negative integers as unsigned; JSON built in C++ may hold them as signed.)
+    if (!item->is_number_unsigned() && !(item->is_number_integer() && item->get<int64_t>() >= 0)) {
+      fail(key, "expected an integer in [0, 2^64 - 1], got " + item->dump());
     }
     value = item->get<uint64_t>();
   }
@@ -82,7 +89,9 @@ void JsonReader::read(const std::string& key, std::vector<int64_t>& value, int64
     if (!item->is_array()) fail(key, "expected an array of integers, got " + item->dump());
     std::vector<int64_t> parsed;
     for (const auto& element : *item) {
-      if (!element.is_number_integer() || element.get<int64_t>() < minimum || element.get<int64_t>() > maximum) {
+      const bool too_large = element.is_number_unsigned() && element.get<uint64_t>() > static_cast<uint64_t>(maximum);
+      if (!element.is_number_integer() || too_large || element.get<int64_t>() < minimum ||
+          element.get<int64_t>() > maximum) {
         fail(key, "expected integers in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "], got " +
                       item->dump());
       }

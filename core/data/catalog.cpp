@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "core/generated/build_info.h"
@@ -166,6 +168,40 @@ std::vector<DatasetReport> inspect_datasets(const std::string& root, bool verify
   return reports;
 }
 
+void verify_dataset(const std::string& root, const std::string& name, const std::vector<ManifestEntry>& manifest) {
+  // Files already verified in this process, by path, with the size and modification time they had then.
+  struct Stamp {
+    std::uintmax_t size = 0;
+    fs::file_time_type modified;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Stamp> verified;
+  bool listed = false;
+  for (const auto& entry : manifest) {
+    if (entry.dataset != name) continue;
+    listed = true;
+    const std::string path = (fs::path(root) / entry.relative_path).string();
+    require_file(path, root);
+    std::error_code error;
+    const Stamp stamp{fs::file_size(path, error), fs::last_write_time(path, error)};
+    if (error) throw IoError(path, "cannot read its size and time: " + error.message());
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      const auto known = verified.find(path);
+      if (known != verified.end() && known->second.size == stamp.size && known->second.modified == stamp.modified) {
+        continue;
+      }
+    }
+    if (sha256_of_file(path) != entry.sha256) {
+      throw DataError(path, "SHA-256 differs from datasets/SHA256SUMS (a corrupt or changed file); re-fetch it with `" +
+                                std::string(kFetchCommand) + "`");
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    verified[path] = stamp;
+  }
+  if (!listed) throw Error("dataset '" + name + "' has no files in the manifest datasets/SHA256SUMS");
+}
+
 std::string require_dataset_dir(const std::string& root, const std::string& name) {
   const fs::path folder = fs::path(root) / name;
   if (!fs::is_directory(folder)) {
@@ -183,7 +219,17 @@ ImageSet load_image_dataset(const std::string& root, const std::string& name, co
   const std::string images = (folder / idx_file(name, split, "images")).string();
   const std::string labels = (folder / idx_file(name, split, "labels")).string();
   for (const auto& path : {images, labels}) require_file(path, root);
-  return read_image_set(images, labels);
+  ImageSet set = read_image_set(images, labels);
+  // Both datasets have the ten classes 0..9; the model's head is sized from the labels, so one wrong byte would
+  // quietly make a model of up to 256 classes.
+  for (size_t i = 0; i < set.labels.size(); ++i) {
+    if (set.labels[i] >= kImageClasses) {
+      throw DataError(labels, "label " + std::to_string(set.labels[i]) + " of image " + std::to_string(i) +
+                                  " is not a class 0.." + std::to_string(kImageClasses - 1) + "; re-fetch it with `" +
+                                  kFetchCommand + "`");
+    }
+  }
+  return set;
 }
 
 std::vector<Review> load_imdb_reviews(const std::string& root) {

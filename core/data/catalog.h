@@ -57,12 +57,21 @@ DatasetReport inspect_dataset(const std::string& name, const std::string& root,
                               const std::vector<ManifestEntry>& manifest, bool verify_checksums);
 std::vector<DatasetReport> inspect_datasets(const std::string& root, bool verify_checksums = true);
 
+// Before a run uses dataset `name`: every file of it that datasets/SHA256SUMS lists is present and has its SHA-256.
+// Throws MissingDataError naming the first missing file and DataError naming the first file that differs (both
+// with the fetch command). A file verified once in this process is not hashed again while its size and
+// modification time stay the same.
+void verify_dataset(const std::string& root, const std::string& name,
+                    const std::vector<ManifestEntry>& manifest = builtin_manifest());
+
 // The folder of one dataset; throws MissingDataError (naming the folder and the fetch command) if absent.
 std::string require_dataset_dir(const std::string& root, const std::string& name);
 
 // Loaders for the engines. Each throws MissingDataError naming the file and the fetch command when the data is
 // not in the cache, and DataError when it is there but unreadable.
-// MNIST-format image sets: dataset "mnist" or "fashion-mnist", split "train" or "test".
+// MNIST-format image sets: dataset "mnist" or "fashion-mnist", split "train" or "test"; every label a class
+// 0..kImageClasses-1 (DataError naming the labels file and the image otherwise).
+inline constexpr int kImageClasses = 10;
 ImageSet load_image_dataset(const std::string& root, const std::string& name, const std::string& split);
 std::vector<Review> load_imdb_reviews(const std::string& root);
 ChapterCorpus load_moby_dick(const std::string& root);

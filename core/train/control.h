@@ -37,7 +37,11 @@ class TrainingControl {
   // emitted its events. What a caller waits on instead of guessing how long a batch takes.
   bool holding() const { return holding_.load(); }
 
-  // Called by the trainer between batches: blocks while paused; returns false when the run should stop.
+  // Lets `batches` more batches run, then stops the run as stop() does (a step budget such as --max-steps, exact
+  // to the step: the trainer asks proceed() once before each batch). Negative: no limit (the default).
+  void limit_batches(int64_t batches) { batches_left_.store(batches); }
+
+  // Called by the trainer before each batch: blocks while paused; returns false when the run should stop.
   bool proceed() {
     if (paused_.load()) {
       const auto held_from = std::chrono::steady_clock::now();
@@ -48,7 +52,13 @@ class TrainingControl {
       held_ns_.fetch_add(
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - held_from).count());
     }
-    return !stopped_.load();
+    if (stopped_.load()) return false;
+    if (batches_left_.load() == 0) {
+      stop();
+      return false;
+    }
+    if (batches_left_.load() > 0) batches_left_.fetch_sub(1);
+    return true;
   }
   // Seconds the trainer has been held by pauses so far: speeds and run times count running time only.
   double held_seconds() const { return static_cast<double>(held_ns_.load()) * 1e-9; }
@@ -58,12 +68,15 @@ class TrainingControl {
   std::atomic<bool> stopped_{false};
   std::atomic<bool> holding_{false};
   std::atomic<int64_t> held_ns_{0};
+  std::atomic<int64_t> batches_left_{-1};
   std::mutex mutex_;
   std::condition_variable wake_;
 };
 
 // A sink that stops the run once a reported step reaches `limit` (0: no limit), like a user pressing Stop: the
-// trainer honours it before the next batch and keeps its state as "latest", so the run can be resumed.
+// trainer honours it before the next batch and keeps its state as "latest", so the run can be resumed. Steps are
+// reported at metric intervals and epoch ends, so the run stops at the first of those at or after `limit`; for an
+// exact step use TrainingControl::limit_batches (TrainingSession::set_step_limit, descentlab-cli --max-steps).
 class StepBudget : public record::MetricSink {
  public:
   StepBudget(TrainingControl& control, int64_t limit) : control_(control), limit_(limit) {}

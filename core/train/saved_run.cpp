@@ -10,8 +10,7 @@ namespace descentlab::train {
 SavedRun read_saved_run(const std::string& path, const std::string& label, const std::string& device) {
   SavedRun run;
   const store::RunReader reader(path);
-  run.config =
-      config::ExperimentConfig::from_json(nlohmann::json::parse(reader.header().config_json), path + " (config)");
+  run.config = config::stored_config(reader.header().config_json, path);
   run.checkpoint = reader.checkpoint(label);
   if (!device.empty()) run.config.train.device = config::require_choice<config::Device>(device, "--device");
   return run;
@@ -25,6 +24,16 @@ void load_saved_model(const SavedRun& run, torch::nn::Module& module, const std:
                               "missing");
   }
   load_module_state(module, model->second, path, "/checkpoints/" + label + "/model");
+  // Weights that are NaN or infinite would give a table of NaN (sweep, prune) that looks like a measurement.
+  torch::NoGradGuard no_grad;
+  for (const auto& parameter : module.named_parameters()) {
+    if (!torch::isfinite(parameter.value()).all().item<bool>()) {
+      throw store::RunFileError(store::RunFileError::Kind::Corrupt, path,
+                                "/checkpoints/" + label + "/model/" + parameter.key(),
+                                "holds weights that are not finite (NaN or infinite); this checkpoint cannot be "
+                                "evaluated (another checkpoint, e.g. --checkpoint best, may be)");
+    }
+  }
 }
 
 }  // namespace descentlab::train

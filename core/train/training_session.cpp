@@ -2,14 +2,18 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <exception>
 
 #include "core/data/catalog.h"
 #include "core/runtime.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
+#include "core/tasks/footprint.h"
 #include "core/train/layerwise_trainer.h"
 #include "core/train/sparse_trainer.h"
+#include "core/util/system_memory.h"
 
 namespace descentlab::train {
 namespace {
@@ -54,15 +58,42 @@ Engine make_engine(const config::ExperimentConfig& config, const torch::Device& 
   }
   engine.sparse_task = tasks::make_sparse_task(config, data::default_data_root(), device);
   engine.trainer = std::make_unique<SparseTrainer>(config, *engine.sparse_task, device);
-  const std::string sparsity = config.sparsity.method == config::SparsityMethod::none
-                                   ? "none (dense)"
-                                   : config::word(config.sparsity.method) + " to " + std::to_string(config.sparsity.target);
-  engine.description = config.name + ": " + engine.sparse_task->describe() + "; optimizer " + config::word(config.optimizer.name) +
-                       ", sparsity " + sparsity;
+  const std::string sparsity =
+      config.sparsity.method == config::SparsityMethod::none
+          ? "none (dense)"
+          : config::word(config.sparsity.method) + " to " + std::to_string(config.sparsity.target);
+  engine.description = config.name + ": " + engine.sparse_task->describe() + "; optimizer " +
+                       config::word(config.optimizer.name) + ", sparsity " + sparsity;
   return engine;
 }
 
+// The dataset a config trains on ("" for the generated video), verified against datasets/SHA256SUMS before it is
+// read: a changed or damaged file would otherwise train silently (an image label of 200 made a 201-class model).
+void verify_training_data(const config::ExperimentConfig& config) {
+  std::string dataset;
+  if (config.task == config::Task::text) dataset = "imdb";
+  if (config.task == config::Task::vit) dataset = config::word(config.data.dataset);
+  if (config.task == config::Task::gpt) dataset = "moby-dick";
+  if (!dataset.empty()) data::verify_dataset(data::default_data_root(), dataset);
+}
+
+// Refuses, before anything is allocated, a run whose estimated footprint exceeds the memory there is
+// (DESCENTLAB_MEMORY_CHECK=0 turns the check off).
+void check_memory(const config::ExperimentConfig& config, const torch::Device& device) {
+  const char* setting = std::getenv("DESCENTLAB_MEMORY_CHECK");
+  if (setting && std::string(setting) == "0") return;
+  const auto available = available_memory();
+  if (!available) return;
+  tasks::require_fits(config, tasks::estimate_footprint(config), device.is_cpu(), *available);
+}
+
 }  // namespace
+
+std::string error_text(const std::exception& error) {
+  // LibTorch's errors carry a C++ stack trace of 16-24 frames after the message: the message is what a user needs.
+  if (const auto* torch_error = dynamic_cast<const c10::Error*>(&error)) return torch_error->what_without_backtrace();
+  return error.what();
+}
 
 TrainingSession::TrainingSession(config::ExperimentConfig config, SessionOptions options)
     : TrainingSession(std::move(config), std::move(options), false) {}
@@ -72,8 +103,7 @@ TrainingSession::TrainingSession(config::ExperimentConfig config, SessionOptions
 
 std::unique_ptr<TrainingSession> TrainingSession::resume(const std::string& run_path) {
   const store::RunReader reader(run_path);
-  auto config =
-      config::ExperimentConfig::from_json(nlohmann::json::parse(reader.header().config_json), run_path + " (config)");
+  auto config = config::stored_config(reader.header().config_json, run_path);
   if (!reader.has_checkpoint("latest")) {
     throw store::RunFileError(store::RunFileError::Kind::MissingObject, run_path, "/checkpoints/latest",
                               "no checkpoint to resume from");
@@ -101,6 +131,8 @@ TrainingResult TrainingSession::run() {
   }
   // Seeds before the model is built, so the same config gives the same run.
   torch::manual_seed(config_.train.seed);
+  verify_training_data(config_);
+  check_memory(config_, device);
   Engine engine = make_engine(config_, device);
   Trainer& trainer = *engine.trainer;
   auto writer = open_run(trainer, config_, options_, resuming_, device);
@@ -108,6 +140,8 @@ TrainingResult TrainingSession::run() {
   for (auto* sink : extra_sinks_) trainer.add_sink(sink);
   trainer.set_checkpoint_store(writer.get());
   trainer.set_control(&control_);
+  // --max-steps: exactly the batches left to that step, however the metric interval and the epochs fall.
+  if (step_limit_ > 0) control_.limit_batches(std::max<int64_t>(0, step_limit_ - trainer.step()));
   if (on_start_) {
     on_start_({trainer.total_steps(), trainer.step(), engine.description, device.str(), trainer.metric_name()});
   }
@@ -128,7 +162,7 @@ void TrainingSession::start(std::function<void(const TrainingResult&, const std:
     try {
       result = run();
     } catch (const std::exception& failure) {
-      error = failure.what();
+      error = error_text(failure);
     } catch (...) {
       error = "unknown error in the training thread";
     }

@@ -4,6 +4,7 @@
 // can hold sessions without seeing torch; run() does the work on the calling thread, start() on a worker thread.
 
 #include <atomic>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -51,6 +52,9 @@ class TrainingSession {
   void set_device(const std::string& name) {
     config_.train.device = config::require_choice<config::Device>(name, "device");
   }
+  // Stops the run once it has done `step` steps in all (0: no limit), exactly there, whatever the metric interval
+  // and the epochs; the state at that step is kept as "latest", so --resume continues exactly. Before run().
+  void set_step_limit(int64_t step) { step_limit_ = step; }
   // The device the run uses ("cpu", "cuda:0"), known once run() has started; empty before.
   std::string device_name() const;
 
@@ -81,11 +85,15 @@ class TrainingSession {
   bool resuming_ = false;
   std::vector<record::MetricSink*> extra_sinks_;
   std::function<void(const SessionStart&)> on_start_;
+  int64_t step_limit_ = 0;
   std::string device_name_;
   mutable std::mutex device_name_mutex_;
   TrainingControl control_;
   std::atomic<bool> running_{false};
   std::thread worker_;
 };
+
+// An error's message for a person: LibTorch's c10::Error without the C++ stack trace it carries, any other as it is.
+std::string error_text(const std::exception& error);
 
 }  // namespace descentlab::train

@@ -1,0 +1,110 @@
+// The size check before a run allocates (issue 16): the parameter counts of the estimate against the models as
+// built, the memory figures as read from /proc/meminfo and cgroup files, and the refusal's message.
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+#include "core/config/experiment_config.h"
+#include "core/models/sparse_models.h"
+#include "core/models/unrolled_transformer.h"
+#include "core/tasks/footprint.h"
+#include "core/tasks/layerwise_task.h"
+#include "core/util/error.h"
+#include "core/util/system_memory.h"
+
+namespace descentlab {
+namespace {
+
+double parameters_of(const torch::nn::Module& module) {
+  double count = 0.0;
+  for (const auto& parameter : module.parameters()) count += static_cast<double>(parameter.numel());
+  return count;
+}
+
+config::ExperimentConfig small(config::Task task) {
+  config::ExperimentConfig c;
+  c.task = task;
+  c.model.layers = 3;
+  c.model.width = 24;
+  c.model.heads = 4;
+  c.model.ff_width = 40;
+  return c;
+}
+
+TEST(Footprint, ParameterCountsAreThoseOfTheBuiltModels) {
+  for (const auto readout : {config::Readout::shared, config::Readout::per_layer}) {
+    auto text = small(config::Task::text);
+    text.model.readout = readout;
+    text.data.vocabulary_size = 300;
+    text.data.max_length = 20;
+    models::TextTransformerImpl text_model(tasks::transformer_options(text.model), 300, 20, 2, false);
+    EXPECT_DOUBLE_EQ(tasks::parameter_count(text), parameters_of(text_model));
+
+    auto video = small(config::Task::video);
+    video.model.readout = readout;
+    video.data.frames = 4;
+    video.data.height = 16;
+    video.data.width = 8;
+    video.data.patch = {2, 4, 4};
+    models::VideoTransformerImpl video_model(tasks::transformer_options(video.model), 4, 16, 8, {2, 4, 4});
+    EXPECT_DOUBLE_EQ(tasks::parameter_count(video), parameters_of(video_model));
+  }
+  auto vit = small(config::Task::vit);
+  vit.data.image_patch = 7;
+  models::TinyVitImpl vit_model(tasks::transformer_options(vit.model), 28, 7, 10);
+  EXPECT_DOUBLE_EQ(tasks::parameter_count(vit), parameters_of(vit_model));
+  auto gpt = small(config::Task::gpt);
+  gpt.data.context = 16;
+  models::TinyGptImpl gpt_model(tasks::transformer_options(gpt.model), 256, 16);
+  EXPECT_DOUBLE_EQ(tasks::parameter_count(gpt), parameters_of(gpt_model));
+}
+
+// The case of the issue: layers = 256, width = 4096 allocated for 74 s before failing under a 12 GiB limit.
+TEST(Footprint, AModelTooLargeIsRefusedWithTheNumbers) {
+  auto c = config::preset_document("video-constrained", "quick");
+  c["model"]["layers"] = 256;
+  c["model"]["width"] = 4096;
+  const auto config = config::ExperimentConfig::from_json(c, "test");
+  const auto footprint = tasks::estimate_footprint(config);
+  EXPECT_GT(footprint.parameters, 17e9);
+  EXPECT_GT(footprint.model_bytes, footprint.parameters * 4.0 * 4.0);  // weights, gradients, two moments at least
+  const MemoryAvailability twelve_gib{12.0 * 1024 * 1024 * 1024, "the cgroup limit memory.max less its usage"};
+  try {
+    tasks::require_fits(config, footprint, /*model_on_host=*/true, twelve_gib);
+    FAIL() << "expected MemoryError";
+  } catch (const MemoryError& error) {
+    const std::string message = error.what();
+    for (const char* part :
+         {"video-constrained-quick", "needs about", "609 GiB of host memory", "billion parameters",
+          "activations of a batch of 16: ", "but 12 GiB is available (the cgroup limit memory.max", "model.layers"}) {
+      EXPECT_NE(message.find(part), std::string::npos) << part << " in " << message;
+    }
+  }
+  // The quick presets fit in a small machine; on CUDA only the data counts against host memory.
+  const MemoryAvailability two_gib{2.0 * 1024 * 1024 * 1024, "test"};
+  for (const auto& name : config::preset_names()) {
+    const auto preset = config::ExperimentConfig::from_json(config::preset_document(name, "quick"), name);
+    EXPECT_NO_THROW(tasks::require_fits(preset, tasks::estimate_footprint(preset), true, two_gib)) << name;
+  }
+  EXPECT_NO_THROW(tasks::require_fits(config, footprint, /*model_on_host=*/false, twelve_gib));
+}
+
+TEST(SystemMemory, ReadsMemAvailableAndCgroupLimits) {
+  EXPECT_EQ(parse_meminfo_available("MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   2048 kB\n"),
+            2048.0 * 1024.0);
+  EXPECT_FALSE(parse_meminfo_available("MemTotal: 1 kB\n").has_value());
+  EXPECT_FALSE(parse_meminfo_available("MemAvailable: lots\n").has_value());
+  EXPECT_EQ(parse_cgroup_bytes("12884901888\n"), 12884901888.0);
+  EXPECT_FALSE(parse_cgroup_bytes("max\n").has_value());
+  EXPECT_FALSE(parse_cgroup_bytes("9223372036854771712\n").has_value());  // cgroup v1's "no limit"
+  EXPECT_FALSE(parse_cgroup_bytes("").has_value());
+  const auto here = available_memory();
+  ASSERT_TRUE(here.has_value());  // Linux: /proc/meminfo at least
+  EXPECT_GT(here->bytes, 0.0);
+  EXPECT_EQ(byte_text(512), "512 bytes");
+  EXPECT_EQ(byte_text(1536.0 * 1024 * 1024), "1.5 GiB");
+  EXPECT_EQ(byte_text(12.0 * 1024 * 1024 * 1024), "12 GiB");
+}
+
+}  // namespace
+}  // namespace descentlab
