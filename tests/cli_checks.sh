@@ -390,6 +390,19 @@ for k, v in a.items(): d.attrs[k] = v"
     expect_in "bash datasets/fetch.sh" "$scratch/err"
     [ ! -e "$scratch/gpt.h5" ] || fail "a run on a changed dataset wrote a run file"
     ;;
+  gui_report_sizes)
+    # Issue 16 point 9: descentlab report --width 0 / -5 / abc were accepted (toInt read them as 0). Argument: GUI.
+    gui=$2
+    for option in --width --height; do
+      for value in 0 -5 abc 1e3 99999; do
+        QT_QPA_PLATFORM=offscreen "$gui" report "$scratch/none.h5" --out "$scratch/report" "$option" "$value" \
+          >"$scratch/out" 2>&1
+        status=$?
+        [ "$status" = 2 ] || { cat "$scratch/out" >&2; fail "report $option $value: expected exit 2, got $status"; }
+        expect_in "$option \"$value\": expected a whole number of pixels from 16 to 16384" "$scratch/out"
+      done
+    done
+    ;;
   *) fail "unknown check" ;;
 esac
 echo "ok: $check"

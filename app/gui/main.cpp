@@ -122,6 +122,19 @@ int run_report(int argc, char** argv) {
     std::cerr << "usage: descentlab report RUN.h5 [RUN2.h5 ...] --out DIR [--width PX] [--height PX]\n";
     return 2;
   }
+  // Sizes in pixels, strictly: "0", "-5", "abc" or "1e3" are refused naming the option (toInt read them as 0).
+  int sizes[2] = {0, 0};
+  const QCommandLineOption* size_options[2] = {&width, &height};
+  for (int i = 0; i < 2; ++i) {
+    bool ok = false;
+    const QString text = parser.value(*size_options[i]);
+    sizes[i] = text.toInt(&ok);
+    if (!ok || sizes[i] < 16 || sizes[i] > 16384) {
+      std::cerr << "descentlab report: error: --" << size_options[i]->names().first().toStdString() << " \""
+                << text.toStdString() << "\": expected a whole number of pixels from 16 to 16384\n";
+      return 2;
+    }
+  }
   const LabBackend backend;
   MainWindow window(summarize_environment(), backend);
   LabController controller(window, backend, QDir::tempPath());
@@ -138,7 +151,7 @@ int run_report(int argc, char** argv) {
   for (auto* view : window.views()) {
     view->refresh(true);
     const QString path = QDir(directory).filePath(view->fileStem() + QStringLiteral(".png"));
-    if (!view->exportImage(path, parser.value(width).toInt(), parser.value(height).toInt())) {
+    if (!view->exportImage(path, sizes[0], sizes[1])) {
       std::cerr << "descentlab report: error: cannot write " << path.toStdString() << "\n";
       return 1;
     }
