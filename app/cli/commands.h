@@ -11,7 +11,7 @@ enum ExitCode : int {
   kOk = 0,
   kRunFailed = 1,     // the run itself failed: the loss or a metric became NaN or infinite
   kBadInput = 2,      // the command line, a config, or a file's content (missing, corrupt, out of range, checksum)
-  kIoError = 3,       // the system would not read or write a file (permissions, a full disk, a failed write)
+  kIoError = 3,       // the system would not read or write a file (permissions, a full disk, a lock held)
   kNoMemory = 4,      // the run does not fit in memory (refused before allocating, or an allocation failed)
   kInternal = 70,     // a bug: an error DescentLab did not expect (EX_SOFTWARE)
   kInterrupted = 130  // stopped by Ctrl-C or SIGTERM; the state is kept as "latest"

@@ -23,7 +23,8 @@ const char* exit_code_help() {
          "  1    the run failed: the loss or a metric became NaN or infinite\n"
          "  2    bad input: the command line, a config key or value, or a file's content (missing, not a run file,\n"
          "       corrupt, a dataset checksum that differs, values out of range)\n"
-         "  3    I/O: the system would not read or write a file (permissions, a full disk, a failed write)\n"
+         "  3    I/O: the system would not read or write a file (permissions, a full disk, a failed write),\n"
+         "       or another writer holds the run file's lock\n"
          "  4    not enough memory: the run was refused before allocating (the message gives the estimate and\n"
          "       what is available), or an allocation failed\n"
          "  70   internal error: a bug; please report it with the command\n"
@@ -50,7 +51,9 @@ Failure classify(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
   } catch (const store::RunFileError& failure) {
-    return {failure.kind() == store::RunFileError::Kind::WriteFailed ? kIoError : kBadInput, failure.what()};
+    const auto kind = failure.kind();
+    const bool io = kind == store::RunFileError::Kind::WriteFailed || kind == store::RunFileError::Kind::Busy;
+    return {io ? kIoError : kBadInput, failure.what()};
   } catch (const MemoryError& failure) {
     return {kNoMemory, failure.what()};
   } catch (const IoError& failure) {
