@@ -6,7 +6,7 @@
 #                                    #   -fsanitize=address,undefined -fno-sanitize-recover=all; the whole ctest suite
 #                                    #   (GUI tests on Qt's offscreen platform)
 #   bash scripts/sanitize.sh tsan    # build-tsan/: the threaded tests (staging buffer, run writer, trainer control,
-#                                    #   the GUI's controller driving training sessions) under ThreadSanitizer
+#                                    #   the GUI's controller driving training and sweep sessions) under ThreadSanitizer
 #
 # LibTorch, Qt and HDF5 are Debian's prebuilt, uninstrumented libraries. ASan and UBSan still check every access our
 # code makes; ThreadSanitizer cannot see synchronisation inside uninstrumented code, so its suppressions
@@ -97,7 +97,8 @@ asan() {
 }
 
 # The tests that run threads of ours: the staging buffer's producers and consumer, the run writer's background
-# flush, the trainer's pause/stop control, and the GUI's controller driving training and sweep sessions on workers.
+# flush, the trainer's pause/stop control from another thread, and the GUI controller (LabTest) driving training and
+# sweep sessions on worker threads that hand their results to the GUI thread (LabController::postToGui).
 tsan_tests='^(StagingBuffer|RunFile|Trainer|LabTest)\.'
 
 tsan() {

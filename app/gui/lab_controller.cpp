@@ -102,24 +102,40 @@ void LabController::launch(const QString& runId, std::unique_ptr<train::Training
   // Called on the training thread, at most once per drained batch: one queued call, nothing else.
   live.buffer = std::make_unique<train::StagingBuffer>([this] {
     const qint64 woken = now_ns();
-    QMetaObject::invokeMethod(
-        this, [this, woken] { scheduleDrain(woken); }, Qt::QueuedConnection);
+    postToGui([this, woken] { scheduleDrain(woken); });
   });
   session->add_sink(live.buffer.get());
   session->on_start([this, runId](const train::SessionStart& start) {
-    QMetaObject::invokeMethod(
-        this, [this, runId, start] { onStarted(runId, start); }, Qt::QueuedConnection);
+    postToGui([this, runId, start] { onStarted(runId, start); });
   });
   auto* raw = session.get();
   live.session = std::move(session);
   live_[runId] = std::move(live);
   raw->start([this, runId](const train::TrainingResult& result, const std::string& error) {
-    QMetaObject::invokeMethod(
-        this, [this, runId, result, error] { onFinished(runId, result, QString::fromStdString(error)); },
-        Qt::QueuedConnection);
+    postToGui([this, runId, result, error] { onFinished(runId, result, QString::fromStdString(error)); });
   });
   window_.updateRunControls();
   window_.refreshViews();
+}
+
+void LabController::postToGui(std::function<void()> task) {
+  {
+    const std::lock_guard<std::mutex> lock(postedMutex_);
+    posted_.push_back(std::move(task));
+  }
+  QMetaObject::invokeMethod(this, "runPosted", Qt::QueuedConnection);
+}
+
+// One task per queued call, so that each runs where its own queued call would have run.
+void LabController::runPosted() {
+  std::function<void()> task;
+  {
+    const std::lock_guard<std::mutex> lock(postedMutex_);
+    if (posted_.empty()) return;
+    task = std::move(posted_.front());
+    posted_.pop_front();
+  }
+  task();
 }
 
 void LabController::scheduleDrain(qint64 wokenAtNs) {
@@ -342,29 +358,23 @@ void LabController::sweep(const QString& runId, const widgets::SweepChoice& choi
                      .arg(choice.seeds));
   // Called on the sweep's thread, once per cell: one queued call each.
   sweep_->on_progress([this, runId](const train::SweepProgress& progress) {
-    QMetaObject::invokeMethod(
-        this,
-        [this, runId, progress] {
-          auto* swept = window_.model()->run(runId);
-          if (!swept || !swept->sweep.running) return;
-          swept->sweep.done = static_cast<int>(progress.done);
-          swept->sweep.cells = static_cast<int>(progress.cells);
-          swept->sweep.gammaIndex = static_cast<int>(progress.gamma_index);
-          swept->sweep.gammas = static_cast<int>(progress.gammas);
-          swept->sweep.seed = static_cast<int>(progress.seed);
-          swept->sweep.etaSeconds = progress.eta_seconds;
-          swept->touch();
-          window_.refreshViews();
-        },
-        Qt::QueuedConnection);
+    postToGui([this, runId, progress] {
+      auto* swept = window_.model()->run(runId);
+      if (!swept || !swept->sweep.running) return;
+      swept->sweep.done = static_cast<int>(progress.done);
+      swept->sweep.cells = static_cast<int>(progress.cells);
+      swept->sweep.gammaIndex = static_cast<int>(progress.gamma_index);
+      swept->sweep.gammas = static_cast<int>(progress.gammas);
+      swept->sweep.seed = static_cast<int>(progress.seed);
+      swept->sweep.etaSeconds = progress.eta_seconds;
+      swept->touch();
+      window_.refreshViews();
+    });
   });
   sweep_->start([this, runId](const record::SweepResult& result, const std::string& error, bool cancelled) {
-    QMetaObject::invokeMethod(
-        this,
-        [this, runId, result, error, cancelled] {
-          onSweepFinished(runId, result, QString::fromStdString(error), cancelled);
-        },
-        Qt::QueuedConnection);
+    postToGui([this, runId, result, error, cancelled] {
+      onSweepFinished(runId, result, QString::fromStdString(error), cancelled);
+    });
   });
   window_.robustnessView()->setSweepRunning(true);
   window_.refreshViews();
