@@ -99,12 +99,36 @@ case "$check" in
       { cat "$scratch/c.err" >&2; fail "resume failed"; }
     expect_in '"stopped": false' "$scratch/c.json"
     "$python" "$compare" "$scratch/straight.h5" "$scratch/budget.h5" || fail "resumed run differs from the uninterrupted one"
+    # Resuming a finished run trains nothing and says so, giving the run file's last evaluation (it said "not
+    # evaluated yet" with no number, or a test value of 0.0, before).
+    "$cli" train --resume "$scratch/budget.h5" --json >"$scratch/f.json" 2>"$scratch/f.err" ||
+      { cat "$scratch/f.err" >&2; fail "resume of a finished run failed"; }
+    expect_in "already finished" "$scratch/f.err"
+    expect_in '"note": "no new evaluation in this call: the run file' "$scratch/f.json"
+    expect_in '"already_finished": true' "$scratch/f.json"
+    "$python" "$compare" "$scratch/straight.h5" "$scratch/budget.h5" || fail "resuming a finished run changed it"
 
     # Ctrl-C: a longer run, interrupted once its first epoch is reported.
     "$cli" train "${tiny[@]}" --set train.epochs=12 --out "$scratch/long.h5" >/dev/null 2>&1 || fail "long run failed"
     "$cli" train "${tiny[@]}" --set train.epochs=12 --out "$scratch/interrupted.h5" >/dev/null 2>"$scratch/d.err" &
     pid=$!
     for _ in $(seq 1 200); do grep -q "epoch 1 " "$scratch/d.err" 2>/dev/null && break; sleep 0.05; done
+    # One writer at a time: while it trains, a second train --overwrite of the same file and a sweep of it are
+    # refused (exit 3) naming the training process; before the lock, both exited 0 and interleaved their rows.
+    if kill -0 "$pid" 2>/dev/null; then
+      "$cli" train "${tiny[@]}" --set train.epochs=12 --out "$scratch/interrupted.h5" --overwrite >/dev/null 2>"$scratch/g.err"
+      status=$?
+      if kill -0 "$pid" 2>/dev/null; then  # still the holder: the refusal must name it
+        [ "$status" = 3 ] || { cat "$scratch/g.err" >&2; fail "a second writer exited $status, expected 3"; }
+        expect_in "is being written by process $pid" "$scratch/g.err"
+        "$cli" sweep "$scratch/interrupted.h5" --noise video --gamma 0 --seeds 1 >/dev/null 2>"$scratch/h.err"
+        status=$?
+        if kill -0 "$pid" 2>/dev/null; then
+          [ "$status" = 3 ] || { cat "$scratch/h.err" >&2; fail "a sweep during training exited $status, expected 3"; }
+          expect_in "is being written by process $pid" "$scratch/h.err"
+        fi
+      fi
+    fi
     kill -INT "$pid"
     wait "$pid"
     status=$?

@@ -5,22 +5,28 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "app/cli/commands.h"
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
+#include "core/record/metrics.h"
+#include "core/store/run_reader.h"
 #include "core/train/control.h"
 #include "core/train/host_sync_probe.h"
 #include "core/train/training_session.h"
+#include "core/util/number_text.h"
 
 namespace descentlab::cli {
 namespace {
@@ -152,6 +158,36 @@ int finish_run(const train::TrainingResult& result, const train::TrainingSession
     std::fprintf(stderr, "\nstopped at step %lld; resume with: descentlab-cli train --resume %s\n",
                  static_cast<long long>(result.steps), session.run_path().c_str());
   }
+  // A resumed run that was already finished trains and evaluates nothing: say so, and give its last evaluation
+  // from the run file rather than no number (or a 0).
+  const bool already_finished = !result.stopped && !result.evaluated && result.steps > 0;
+  std::optional<std::pair<int64_t, std::pair<double, double>>> last_test;  // step, (value, loss)
+  if (already_finished) {
+    const store::RunReader reader(session.run_path());
+    const auto names = reader.metric_names();
+    const std::string value_name = record::test_series(result.metric);
+    if (std::find(names.begin(), names.end(), value_name) != names.end()) {
+      const auto values = reader.metric(value_name);
+      if (values.rows() > 0) {
+        double loss = std::numeric_limits<double>::quiet_NaN();
+        if (std::find(names.begin(), names.end(), "test_loss") != names.end()) {
+          const auto losses = reader.metric("test_loss");
+          if (losses.rows() > 0) loss = losses.values.back();
+        }
+        last_test = {{values.steps.back(), {values.values.back(), loss}}};
+      }
+    }
+    if (last_test) {
+      std::fprintf(stderr,
+                   "the run was already finished at step %lld: nothing to train and no new evaluation in this call; "
+                   "its last test %s is %s (step %lld)\n",
+                   static_cast<long long>(result.steps), result.metric.c_str(),
+                   number_text(last_test->second.first).c_str(), static_cast<long long>(last_test->first));
+    } else {
+      std::fprintf(stderr, "the run was already finished at step %lld: nothing to train in this call\n",
+                   static_cast<long long>(result.steps));
+    }
+  }
   if (options.json) {
     nlohmann::json summary = {
         {"run", session.run_path()},
@@ -164,10 +200,20 @@ int finish_run(const train::TrainingResult& result, const train::TrainingSession
         {"steps_per_second", result.steps_per_second},
         {"test", {{"metric", result.metric}, {"value", result.test_metric}, {"loss", result.test_loss}}},
     };
-    if (!result.evaluated) {  // stopped before its first evaluation: no number is better than a 0
-      summary["test"] = {
-          {"metric", result.metric}, {"value", nullptr}, {"loss", nullptr}, {"note", "not evaluated yet"}};
+    if (last_test) {  // already finished: the run file's last evaluation, marked as such
+      const double loss = last_test->second.second;
+      summary["test"] = {{"metric", result.metric},
+                         {"value", last_test->second.first},
+                         {"loss", std::isfinite(loss) ? nlohmann::json(loss) : nlohmann::json()},
+                         {"step", last_test->first},
+                         {"note", "no new evaluation in this call: the run file's last evaluation"}};
+    } else if (!result.evaluated) {  // stopped before its first evaluation: no number is better than a 0
+      summary["test"] = {{"metric", result.metric},
+                         {"value", nullptr},
+                         {"loss", nullptr},
+                         {"note", already_finished ? "no new evaluation in this call" : "not evaluated yet"}};
     }
+    if (already_finished) summary["already_finished"] = true;
     summary.merge_patch(result.extra);
     if (probe) {
       const auto counts = probe->counts();

@@ -24,9 +24,11 @@ std::unique_ptr<store::RunWriter> open_run(Trainer& trainer, const config::Exper
   store::RunWriterOptions writer_options;
   writer_options.overwrite = options.overwrite;
   writer_options.flush_interval_seconds = options.flush_interval_seconds;
+  writer_options.purpose = resuming ? "resuming training" : "training";
   if (resuming) {
-    const record::CheckpointData state = store::RunReader(options.run_path).checkpoint("latest");
+    // The lock first, then the checkpoint: no other writer can replace "latest" between the two.
     auto writer = store::RunWriter::open(options.run_path, writer_options);
+    const record::CheckpointData state = store::RunReader(options.run_path).checkpoint("latest");
     trainer.resume_from(state, options.run_path, "latest");
     writer->truncate_after(state.step);
     return writer;
