@@ -295,7 +295,7 @@ nlohmann::json read_config_file(const std::string& path) {
   if (in.bad()) throw IoError(path, "cannot read the config file");
   try {
     return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {  // parse_error, and out_of_range for 1e99999
     throw ConfigError(path, "", std::string("not valid JSON: ") + error.what());
   }
 }
@@ -404,7 +404,7 @@ ExperimentConfig stored_config(const std::string& config_json, const std::string
   nlohmann::json document;
   try {
     document = nlohmann::json::parse(config_json);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {  // parse_error, and out_of_range for 1e99999
     throw DataError(path,
                     std::string("the stored configuration (attribute \"config\") is not valid JSON: ") + error.what());
   }

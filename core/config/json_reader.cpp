@@ -11,7 +11,10 @@ JsonReader::JsonReader(const nlohmann::json& object, std::string source, std::st
     : object_(object.is_null() ? nlohmann::json::object() : object),
       source_(std::move(source)),
       prefix_(std::move(prefix)) {
-  if (!object_.is_object()) throw ConfigError(source_, prefix_, "expected an object, got " + object_.dump());
+  if (!object_.is_object())
+    throw ConfigError(
+        source_, prefix_,
+        "expected an object, got " + object_.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 const nlohmann::json* JsonReader::find(const std::string& key) {
@@ -26,14 +29,16 @@ void JsonReader::fail(const std::string& key, const std::string& message) const 
 
 void JsonReader::read(const std::string& key, bool& value) {
   if (const auto* item = find(key)) {
-    if (!item->is_boolean()) fail(key, "expected true or false, got " + item->dump());
+    if (!item->is_boolean())
+      fail(key, "expected true or false, got " + item->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     value = item->get<bool>();
   }
 }
 
 void JsonReader::read(const std::string& key, int64_t& value, int64_t minimum, int64_t maximum) {
   if (const auto* item = find(key)) {
-    if (!item->is_number_integer()) fail(key, "expected an integer, got " + item->dump());
+    if (!item->is_number_integer())
+      fail(key, "expected an integer, got " + item->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     // An unsigned JSON number above 2^63 - 1 would wrap to a negative int64 (2^64 - 1 read as -1): compare it as
     // unsigned, and name the value as it was written.
     const bool too_large = item->is_number_unsigned() &&
@@ -41,7 +46,7 @@ void JsonReader::read(const std::string& key, int64_t& value, int64_t minimum, i
     const auto parsed = too_large ? std::numeric_limits<int64_t>::max() : item->get<int64_t>();
     if (too_large || parsed < minimum || parsed > maximum) {
       fail(key, "expected an integer in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "], got " +
-                    item->dump());
+                    item->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
     value = parsed;
   }
@@ -52,7 +57,8 @@ void JsonReader::read(const std::string& key, uint64_t& value) {
     // Any unsigned 64-bit value (2^64 - 1 included, which get<int64_t>() would read as -1); a negative one is not.
     // (Parsed text holds non-negative integers as unsigned; JSON built in C++ may hold them as signed.)
     if (!item->is_number_unsigned() && !(item->is_number_integer() && item->get<int64_t>() >= 0)) {
-      fail(key, "expected an integer in [0, 2^64 - 1], got " + item->dump());
+      fail(key, "expected an integer in [0, 2^64 - 1], got " +
+                    item->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
     value = item->get<uint64_t>();
   }
@@ -60,11 +66,13 @@ void JsonReader::read(const std::string& key, uint64_t& value) {
 
 void JsonReader::read(const std::string& key, double& value, double minimum, double maximum) {
   if (const auto* item = find(key)) {
-    if (!item->is_number()) fail(key, "expected a number, got " + item->dump());
+    if (!item->is_number())
+      fail(key, "expected a number, got " + item->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     const double parsed = item->get<double>();
     if (!std::isfinite(parsed) || parsed < minimum || parsed > maximum) {
       std::ostringstream range;
-      range << "expected a number in [" << minimum << ", " << maximum << "], got " << item->dump();
+      range << "expected a number in [" << minimum << ", " << maximum << "], got "
+            << item->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       fail(key, range.str());
     }
     value = parsed;
@@ -73,7 +81,8 @@ void JsonReader::read(const std::string& key, double& value, double minimum, dou
 
 void JsonReader::read(const std::string& key, std::string& value, const std::vector<std::string>& allowed) {
   if (const auto* item = find(key)) {
-    if (!item->is_string()) fail(key, "expected a string, got " + item->dump());
+    if (!item->is_string())
+      fail(key, "expected a string, got " + item->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     const auto parsed = item->get<std::string>();
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), parsed) == allowed.end()) {
       std::string options;
@@ -86,14 +95,16 @@ void JsonReader::read(const std::string& key, std::string& value, const std::vec
 
 void JsonReader::read(const std::string& key, std::vector<int64_t>& value, int64_t minimum, int64_t maximum) {
   if (const auto* item = find(key)) {
-    if (!item->is_array()) fail(key, "expected an array of integers, got " + item->dump());
+    if (!item->is_array())
+      fail(key, "expected an array of integers, got " +
+                    item->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     std::vector<int64_t> parsed;
     for (const auto& element : *item) {
       const bool too_large = element.is_number_unsigned() && element.get<uint64_t>() > static_cast<uint64_t>(maximum);
       if (!element.is_number_integer() || too_large || element.get<int64_t>() < minimum ||
           element.get<int64_t>() > maximum) {
         fail(key, "expected integers in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "], got " +
-                      item->dump());
+                      item->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       }
       parsed.push_back(element.get<int64_t>());
     }
@@ -103,7 +114,8 @@ void JsonReader::read(const std::string& key, std::vector<int64_t>& value, int64
 
 JsonReader JsonReader::child(const std::string& key) {
   const auto* item = find(key);
-  if (item && !item->is_object()) fail(key, "expected an object, got " + item->dump());
+  if (item && !item->is_object())
+    fail(key, "expected an object, got " + item->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return JsonReader(item ? *item : nlohmann::json::object(), source_, path(key));
 }
 
@@ -125,7 +137,16 @@ void apply_assignment(nlohmann::json& document, const std::string& assignment) {
   const std::string key = assignment.substr(0, equals);
   const std::string text = assignment.substr(equals + 1);
   nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) value = text;
+  if (value.is_discarded()) {
+    // Kept as a string; it must be text: invalid UTF-8 would surface later as nlohmann's type_error when the config
+    // is written to the run file.
+    value = text;
+    try {
+      (void)value.dump();
+    } catch (const nlohmann::json::type_error&) {
+      throw ConfigError("--set", key, "the value is not valid UTF-8 text");
+    }
+  }
   nlohmann::json* node = &document;
   size_t start = 0;
   while (true) {

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 #include "core/util/error.h"
@@ -140,8 +141,11 @@ size_t idx_type_size(IdxType type) {
 }
 
 int64_t IdxHeader::element_count() const {
+  // Saturates instead of overflowing (four dimensions of 2^32 - 1 would): the callers refuse it as implausible.
   int64_t count = 1;
-  for (int64_t dim : dims) count *= dim;
+  for (int64_t dim : dims) {
+    if (dim < 0 || __builtin_mul_overflow(count, dim, &count)) return std::numeric_limits<int64_t>::max();
+  }
   return count;
 }
 

@@ -57,7 +57,7 @@ std::vector<Review> read_reviews(const std::string& path) {
   nlohmann::json document;
   try {
     document = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {  // parse_error, and out_of_range for 1e99999
     throw DataError(path, std::string("not valid JSON: ") + error.what());
   }
   if (!document.is_array()) throw DataError(path, "expected a JSON array of {\"t\": text, \"s\": 0|1} records");
