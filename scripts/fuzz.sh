@@ -3,7 +3,7 @@
 #
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]   # each target for SECONDS (default 60), DESCENTLAB_JOBS at a time
 #
-# CI (.ci/run) runs every target for 60 s; give more for a longer hunt (bash scripts/fuzz.sh 600 idx). Each target
+# CI (.ci/run) runs every target for 30 s (the default here is 60 s); give more for a longer hunt (bash scripts/fuzz.sh 600 idx). Each target
 # starts from its committed seeds (fuzz/corpus/TARGET) and its kept crashes (fuzz/regressions/TARGET) and grows a
 # working corpus in fuzz-out/TARGET/corpus (git-ignored; later runs go on from it). A crash, leak, timeout or
 # out-of-memory input is written to fuzz-out/TARGET/ and fails the run: fix the bug, then keep the input as
