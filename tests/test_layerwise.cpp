@@ -4,12 +4,14 @@
 
 #include <functional>
 
+#include <cerrno>
 #include <cmath>
 #include <limits>
 
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
 #include "core/eval/robustness.h"
+#include "core/store/durable_file.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "core/train/checkpoint_tensors.h"
@@ -234,6 +236,72 @@ TEST(LayerwiseTrainer, StoppedAndResumedRunIsBitwiseIdenticalToAnUninterruptedOn
   for (size_t i = 0; i < straight.size(); ++i) EXPECT_TRUE(torch::equal(parameters[i], straight[i])) << i;
   EXPECT_EQ(lambda_of(rest), lambda_of(straight_result));
   EXPECT_EQ(test_layer_loss_of(rest), test_layer_loss_of(straight_result));
+}
+
+// A full disk at an epoch end's checkpoint, staying full until the process ends: the run stops with the disk's error,
+// the file keeps the previous epoch's state, and resuming from it ends exactly where an uninterrupted run ends.
+TEST(LayerwiseTrainer, AFullDiskAtACheckpointStopsTheRunAndResumeEndsAsAnUninterruptedRun) {
+  const auto config = tiny_video_config();  // 5 batches per epoch
+  TrainingResult straight_result;
+  const auto straight = train_parameters(config, &straight_result);
+
+  struct FillDiskAt : record::MetricSink {
+    int64_t at_step;
+    bool filled = false;
+    explicit FillDiskAt(int64_t step) : at_step(step) {}
+    void scalar(const std::string&, int64_t step, double, double) override {
+      if (filled || step < at_step) return;
+      filled = true;
+      store::fault::inject(store::fault::Point::Write, ENOSPC);  // the epoch end's checkpoint commit
+      store::fault::inject(store::fault::Point::Fsync, ENOSPC);  // and the writer's last commit at exit
+    }
+    void vector(const std::string&, int64_t, double, const std::vector<double>&) override {}
+    void histogram(const record::HistogramSnapshot&) override {}
+    void sweep(const record::SweepResult&) override {}
+  };
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  {
+    torch::manual_seed(config.train.seed);
+    tasks::VideoTask task(config, torch::kCPU);
+    LayerwiseTrainer trainer(config, task, torch::kCPU);
+    store::RunWriterOptions options;
+    options.flush_interval_seconds = 0;
+    auto writer = store::RunWriter::create(path, testing::sample_header(), options);
+    FillDiskAt filler(7);  // during epoch 2
+    trainer.add_sink(writer.get());
+    trainer.add_sink(&filler);
+    trainer.set_checkpoint_store(writer.get());
+    try {
+      trainer.run();
+      ADD_FAILURE() << "the run went on past a failed checkpoint";
+    } catch (const store::RunFileError& error) {
+      EXPECT_NE(std::string(error.what()).find("the disk is full"), std::string::npos) << error.what();
+    }
+  }
+  store::fault::clear();
+  EXPECT_EQ(store::RunReader(path).checkpoint("latest").step, 5) << "the file must keep epoch 1's state";
+  torch::manual_seed(12345);
+  tasks::VideoTask task(config, torch::kCPU);
+  LayerwiseTrainer trainer(config, task, torch::kCPU);
+  {
+    store::RunWriterOptions options;
+    options.flush_interval_seconds = 0;
+    auto writer = store::RunWriter::open(path, options);
+    trainer.resume_from(store::RunReader(path).checkpoint("latest"), path, "latest");
+    writer->truncate_after(5);
+    trainer.add_sink(writer.get());
+    trainer.set_checkpoint_store(writer.get());
+    const TrainingResult rest = trainer.run();
+    EXPECT_EQ(rest.steps, straight_result.steps);
+    EXPECT_EQ(lambda_of(rest), lambda_of(straight_result));
+  }
+  const auto parameters = task.module()->parameters();
+  ASSERT_EQ(parameters.size(), straight.size());
+  for (size_t i = 0; i < straight.size(); ++i) EXPECT_TRUE(torch::equal(parameters[i], straight[i])) << i;
+  const store::RunReader reader(path);
+  const auto loss = reader.metric("loss");
+  for (size_t i = 1; i < loss.rows(); ++i) EXPECT_LT(loss.steps[i - 1], loss.steps[i]) << "rows written twice";
 }
 
 // Restored values are checked against the model and the config before anything is changed: each damage below used
