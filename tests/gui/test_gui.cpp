@@ -7,6 +7,7 @@
 #include "app/gui/run_conversion.h"
 #include "core/config/experiment_config.h"
 #include "core/store/run_reader.h"
+#include "core/store/run_writer.h"
 #include "core/train/training_session.h"
 
 #include <gtest/gtest.h>
@@ -300,6 +301,38 @@ TEST_F(LabTest, TheControlsActOnTheSelectedRunAndResumeAStoppedOne) {
   EXPECT_EQ(reopened->state, RunState::Stopped);
   EXPECT_TRUE(availableActions(*reopened).resume);
   EXPECT_GT(reopened->totalSteps, reopened->currentStep);
+}
+
+// One writer per run file, in the window too: resuming a run whose file another writer holds fails with a message
+// naming the holder, and works once the holder is gone.
+TEST_F(LabTest, ResumingARunFileAnotherWriterHoldsNamesTheHolder) {
+  auto* panel = window_->experimentPanel();
+  auto* model = window_->model();
+  panel->setPreset(QStringLiteral("video-constrained"));
+  setTinyFields(*panel);
+  auto *start = button(panel, QStringLiteral("Start")), *stop = button(panel, QStringLiteral("Stop"));
+  ASSERT_TRUE(start && stop);
+  QTest::mouseClick(start, Qt::LeftButton);
+  ASSERT_EQ(model->count(), 1) << window_->lastMessage().toStdString();
+  RunData* run = model->runAt(0);
+  ASSERT_TRUE(waitUntil([&] { return run->state == RunState::Running && run->currentStep >= 2; }, 60000));
+  QTest::mouseClick(stop, Qt::LeftButton);
+  ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 30000));
+  ASSERT_EQ(run->state, RunState::Stopped);
+  {
+    store::RunWriterOptions options;
+    options.flush_interval_seconds = 0;
+    options.purpose = "a test holding the lock";
+    auto holder = store::RunWriter::open(run->path.toStdString(), options);
+    ASSERT_TRUE(triggerRunMenu(*window_, 0, QStringLiteral("Resume")));
+    ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 30000));
+    EXPECT_EQ(run->state, RunState::Failed);
+    const std::string shown = (run->error + QStringLiteral(" ") + window_->lastMessage()).toStdString();
+    EXPECT_NE(shown.find("is being written by this process"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("a test holding the lock"), std::string::npos) << shown;
+  }
+  ASSERT_TRUE(triggerRunMenu(*window_, 0, QStringLiteral("Resume")));
+  ASSERT_TRUE(waitUntil([&] { return run->state == RunState::Finished; }, 120000)) << run->error.toStdString();
 }
 
 TEST_F(LabTest, OpensGoodRunFilesAndNamesTheProblemWithBadOnes) {
