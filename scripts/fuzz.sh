@@ -22,8 +22,8 @@ build_dir="$repo/build-fuzz"
 out="$repo/fuzz-out"
 sanitizers="$repo/scripts/sanitizers"
 
-say() { printf '\n==> %s\n' "$*"; }
-fail() { printf '\nERROR: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=scripts/common.sh
+. "$repo/scripts/common.sh"  # say, fail
 
 [[ "$seconds" =~ ^[0-9]+$ ]] && [ "$seconds" -gt 0 ] || fail "SECONDS must be a positive whole number, got '$seconds'"
 for target in "${targets[@]}"; do

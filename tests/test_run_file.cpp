@@ -15,6 +15,7 @@ namespace descentlab::store {
 namespace {
 
 namespace fs = std::filesystem;
+using descentlab::testing::manual_flush;
 using descentlab::testing::read_bytes;
 using descentlab::testing::sample_checkpoint;
 using descentlab::testing::sample_header;
@@ -22,12 +23,6 @@ using descentlab::testing::sample_histogram;
 using descentlab::testing::sample_sweep;
 using descentlab::testing::ScratchFolder;
 using descentlab::testing::write_bytes;
-
-RunWriterOptions manual_flush() {
-  RunWriterOptions options;
-  options.flush_interval_seconds = 0;
-  return options;
-}
 
 // Writes a run with every kind of content and returns its path.
 std::string write_complete_run(const ScratchFolder& folder) {

@@ -31,16 +31,11 @@ namespace descentlab::store {
 namespace {
 
 namespace fs = std::filesystem;
+using descentlab::testing::manual_flush;
 using descentlab::testing::read_bytes;
 using descentlab::testing::sample_checkpoint;
 using descentlab::testing::sample_header;
 using descentlab::testing::ScratchFolder;
-
-RunWriterOptions manual_flush() {
-  RunWriterOptions options;
-  options.flush_interval_seconds = 0;
-  return options;
-}
 
 // Polls `condition` until it holds or `seconds` pass (a deadline, not a fixed sleep).
 bool wait_until(const std::function<bool()>& condition, double seconds) {

@@ -217,8 +217,10 @@ void write_checkpoint(H5::Group& checkpoints, const std::string& label, const re
   H5::Group group = checkpoints.createGroup(label);
   hdf5::set_int_attribute(group, "step", checkpoint.step);
   hdf5::set_int_attribute(group, "epoch", checkpoint.epoch);
-  hdf5::set_string_attribute(group, "created", checkpoint.created.empty() ? utc_timestamp() : checkpoint.created);
-  hdf5::set_string_attribute(group, "extra", checkpoint.extra_json.empty() ? "{}" : checkpoint.extra_json);
+  const std::string created = checkpoint.created.empty() ? utc_timestamp() : checkpoint.created;
+  const std::string extra = checkpoint.extra_json.empty() ? "{}" : checkpoint.extra_json;
+  hdf5::set_string_attribute(group, "created", created);
+  hdf5::set_string_attribute(group, "extra", extra);
   std::map<std::string, std::string> section_sums;
   for (const auto& [section_name, tensors] : checkpoint.sections) {
     H5::Group section = group.createGroup(section_name);
@@ -232,10 +234,8 @@ void write_checkpoint(H5::Group& checkpoints, const std::string& label, const re
     section_sums[section_name] = section_checksum(tensors);
     hdf5::set_string_attribute(section, "sha256", section_sums[section_name]);
   }
-  hdf5::set_string_attribute(
-      group, "sha256",
-      checkpoint_checksum(checkpoint.step, checkpoint.epoch, hdf5::string_attribute(group, "created"),
-                          hdf5::string_attribute(group, "extra"), section_sums));
+  hdf5::set_string_attribute(group, "sha256",
+                             checkpoint_checksum(checkpoint.step, checkpoint.epoch, created, extra, section_sums));
 }
 
 std::string section_checksum(const std::map<std::string, record::TensorBlob>& tensors) {

@@ -39,13 +39,13 @@ torch::ScalarType dtype_of(const std::string& name) {
   throw RunFileError(RunFileError::Kind::InvalidArgument, "", "", "unknown stored dtype '" + name + "'");
 }
 
+}  // namespace
+
 std::string shape_text(torch::IntArrayRef shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
   return text + "]";
 }
-
-}  // namespace
 
 record::TensorBlob to_blob(const torch::Tensor& tensor) {
   const torch::Tensor cpu = tensor.detach().to(torch::kCPU).contiguous();

@@ -15,6 +15,7 @@ namespace descentlab::train {
 
 record::TensorBlob to_blob(const torch::Tensor& tensor);  // copies to CPU, contiguous
 torch::Tensor to_tensor(const record::TensorBlob& blob);  // a new CPU tensor owning its memory
+std::string shape_text(torch::IntArrayRef shape);         // "[3, 4]", for messages
 
 // Every parameter and buffer of `module` (recursively), by its LibTorch name.
 std::map<std::string, record::TensorBlob> module_state(const torch::nn::Module& module);

@@ -206,11 +206,6 @@ void LayerwiseTrainer::restore_state(const record::CheckpointData& checkpoint, c
     throw store::RunFileError(store::RunFileError::Kind::MissingObject, path, "/checkpoints/" + label + "/dual",
                               "the dual variables are missing");
   }
-  const auto shape_text = [](torch::IntArrayRef shape) {
-    std::string text = "[";
-    for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-    return text + "]";
-  };
   // Every restored tensor is checked before any is copied in: its shape against this model, its values finite, and
   // λ (projected onto λ >= 0 by every dual step) non-negative. LibTorch's own shape errors would be stack traces.
   const auto checked = [&](const record::TensorBlob& blob, const torch::Tensor& into, const std::string& object,
