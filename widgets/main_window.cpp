@@ -584,6 +584,7 @@ void MainWindow::updateLog() {
 
 void MainWindow::showError(const QString& message, const QString& runId) {
   lastMessage_ = message;
+  bannerRunId_ = runId;
   banner_->setText(QStringLiteral("<b>Error:</b> %1").arg(message.toHtmlEscaped()));
   bannerBox_->setStyleSheet(QStringLiteral("background: #fde2e2; color: #7a0016;"));
   bannerBox_->show();
@@ -591,8 +592,20 @@ void MainWindow::showError(const QString& message, const QString& runId) {
   statusBar()->showMessage(QStringLiteral("Error: ") + message, 15000);
 }
 
+void MainWindow::clearErrorOf(const QString& runId) {
+  if (runId.isEmpty() || bannerRunId_ != runId) return;
+  bannerRunId_.clear();
+  bannerBox_->hide();
+  statusBar()->clearMessage();
+}
+
+bool MainWindow::bannerShown() const {
+  return bannerBox_->isVisible();
+}
+
 void MainWindow::showInfo(const QString& message) {
   lastMessage_ = message;
+  bannerRunId_.clear();
   banner_->setText(message.toHtmlEscaped());
   bannerBox_->setStyleSheet(QStringLiteral("background: #e3f1fd; color: #0b3d66;"));
   bannerBox_->show();

@@ -63,6 +63,9 @@ class MainWindow : public QMainWindow {
   // A message in the window (a bar above the views, not a modal box) and in the run's log.
   void showError(const QString& message, const QString& runId = QString());
   void showInfo(const QString& message);
+  // Hides the banner if it still shows an error of `runId` (the run has since started or resumed successfully).
+  void clearErrorOf(const QString& runId);
+  bool bannerShown() const;
   QString lastMessage() const { return lastMessage_; }
   // Writes every view as PNG, SVG, PDF and CSV into `directory`, and the whole window as dashboard.png; returns the
   // files written.
@@ -153,6 +156,7 @@ class MainWindow : public QMainWindow {
   int runKinds_ = -1;
   bool laidOut_ = false;
   QString lastMessage_;
+  QString bannerRunId_;  // the run whose error the banner shows, empty for other messages
   int64_t tableRevision_ = -1;
   int64_t logRevision_ = -1;
   QString loggedRun_;

@@ -168,6 +168,7 @@ void LabController::onStarted(const QString& runId, const train::SessionStart& s
   run->metric = QString::fromStdString(start.metric);
   if (start.first_step > 0) run->truncateAfter(start.first_step);
   if (run->state == widgets::RunState::Starting) run->state = widgets::RunState::Running;
+  window_.clearErrorOf(runId);  // an earlier failure of this run (a held lock, say) no longer applies
   run->appendLog(
       QStringLiteral("%1 %2 on %3, %4 steps%5")
           .arg(timestamp(), run->description, run->device)

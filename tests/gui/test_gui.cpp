@@ -331,8 +331,10 @@ TEST_F(LabTest, ResumingARunFileAnotherWriterHoldsNamesTheHolder) {
     EXPECT_NE(shown.find("is being written by this process"), std::string::npos) << shown;
     EXPECT_NE(shown.find("a test holding the lock"), std::string::npos) << shown;
   }
+  EXPECT_TRUE(window_->bannerShown());
   ASSERT_TRUE(triggerRunMenu(*window_, 0, QStringLiteral("Resume")));
   ASSERT_TRUE(waitUntil([&] { return run->state == RunState::Finished; }, 120000)) << run->error.toStdString();
+  EXPECT_FALSE(window_->bannerShown()) << "the lock's error stayed up over the resumed run";
 }
 
 TEST_F(LabTest, OpensGoodRunFilesAndNamesTheProblemWithBadOnes) {
