@@ -36,6 +36,22 @@ struct ToySettings {
   double mirror_scale = 1e-3;  // the hyperbolic-entropy potential's scale s (a small init's size)
 };
 
+// The playground's defaults: the settings at which its two toys show each optimizer's implicit bias, chosen by
+// measurement (bench/playground_tour.cpp writes results/tours/implicit-bias.{json,md}; tests/test_geometry.cpp checks
+// them). Each optimizer has its own learning rate because each has its own units: gradient descent and mirror descent
+// step by η times the gradient, sign descent and the Adam family by about η per coordinate whatever the gradient.
+struct ToyDefaults {
+  std::vector<double> lr;  // one per method, in all_toy_methods() order
+  int64_t steps = 0;
+  double alpha = 0, beta = 0, weight_decay = 0;
+  double init_scale = 0;  // every coordinate's start, and the hyperbolic potential's scale s
+  int64_t sparse_rows = 0, sparse_cols = 0, sparse_nonzeros = 0;
+  uint64_t sparse_seed = 0;  // the playground's sparse problem
+};
+const ToyDefaults& toy_defaults();
+// The settings `method` runs with: its own learning rate, the shared rest.
+ToySettings toy_settings(const ToyDefaults& defaults, ToyMethod method);
+
 // A linear system A θ = b with more unknowns than equations.
 struct LinearProblem {
   int64_t rows = 0;
@@ -77,9 +93,17 @@ std::vector<double> toy_solution(ToyMethod method, const LinearProblem& problem,
 std::vector<double> minimum_l2_solution(const LinearProblem& problem);
 // For one equation a·θ = b in any dimension: the minimum-L1 solution (all weight on the largest |a_i|).
 std::vector<double> minimum_l1_solution_one_equation(const LinearProblem& problem);
+// For one equation a·θ = b: the minimum-L∞ solution, every |θ_i| equal (θ_i = sign(a_i)·b/‖a‖₁), the corner of the
+// smallest L∞ ball (a square in 2-D) that touches the solutions.
+std::vector<double> minimum_linf_solution_one_equation(const LinearProblem& problem);
 
-// The sparse-recovery toy: A rows × cols with N(0, 1/rows) entries, a `nonzeros`-sparse truth with entries ±(1..2),
-// b = A·truth; all from a fixed seed.
+// The playground's 2-D toy: the one equation 0.8 x + 0.3 y = 1.
+LinearProblem two_d_toy();
+
+// The sparse-recovery toy: A rows × cols with standard normal entries, a `nonzeros`-sparse truth with entries
+// ±(1..2), b = A·truth; all from a fixed seed. With f = ½m‖Aθ − b‖² the Hessian AᵀA/m has its non-zero eigenvalues
+// near [(√(cols/rows) − 1)², (√(cols/rows) + 1)²], about [0.34, 6.7] at 40 × 100, and the gradient is of order one,
+// as in the 2-D toy, so the same learning rates suit both.
 struct SparseToy {
   LinearProblem problem;
   std::vector<double> truth;
@@ -91,5 +115,7 @@ double norm_l2(const std::vector<double>& x);
 double norm_linf(const std::vector<double>& x);
 // Indices with |x_i| > threshold · max|x|.
 std::vector<int64_t> support(const std::vector<double>& x, double threshold = 0.1);
+// The indices of the k largest |x_i|, in increasing order (ties: the lower index first).
+std::vector<int64_t> top_k_support(const std::vector<double>& x, int64_t k);
 
 }  // namespace descentlab::geometry
