@@ -85,7 +85,7 @@ std::string formatPlaygroundNumber(double value) {
 }
 
 bool PlaygroundSettings::operator==(const PlaygroundSettings& other) const {
-  return lr == other.lr && steps == other.steps && alpha == other.alpha && beta == other.beta &&
+  return lr == other.lr && rates == other.rates && steps == other.steps && alpha == other.alpha && beta == other.beta &&
          weight_decay == other.weight_decay && init_scale == other.init_scale;
 }
 
@@ -99,6 +99,8 @@ GeometryPlayground::GeometryPlayground(const PlaygroundBackend& backend, QWidget
   setFocusPolicy(Qt::StrongFocus);
   setMinimumSize(300, 210);  // docked under two other tab groups in a 1024x700 window; the panels adapt
   shown_.assign(backend_.methods().size(), true);
+  settings_ = backend_.defaultSettings();
+  start_ = {settings_.init_scale, settings_.init_scale};
   frameTimer_.setSingleShot(true);
   frameTimer_.setInterval(8);  // up to ~120 frames/s while something changes (see requestFrames)
   connect(&frameTimer_, &QTimer::timeout, this, [this] { update(); });
@@ -331,36 +333,59 @@ void GeometryPlayground::drawToyTabs(bool withSettings) {
 }
 
 // A slider under its label, recorded with the value it shows.
-void GeometryPlayground::slider(const char* label, const char* id, float* value, float min, float max,
+void GeometryPlayground::slider(const char* label, const char* id, double* value, double min, double max,
                                 const char* format, int flags) {
-  ImGui::TextUnformatted(label);
-  recordItem(label);
-  if (ImGui::SliderFloat(id, value, min, max, format, flags)) requestFrames();
+  if (label[0] != '\0') {
+    ImGui::TextUnformatted(label);
+    recordItem(label);
+  }
+  if (ImGui::SliderScalar(id, ImGuiDataType_Double, value, &min, &max, format, flags)) requestFrames();
   char shown[64];
-  std::snprintf(shown, sizeof shown, format, static_cast<double>(*value));
+  std::snprintf(shown, sizeof shown, format, *value);
   recordItem(shown);
   const float room = ImGui::GetItemRectSize().x - 2 * ImGui::GetStyle().FramePadding.x;
   if (textWidth(shown) > room) record_.texts.back().cut = true;
 }
 
 void GeometryPlayground::drawControls() {
+  const auto names = backend_.methods();
+  if (settings_.rates.size() != names.size()) {  // a backend with fewer defaults: 0.01 for the rest
+    const auto defaults = backend_.defaultSettings().rates;
+    settings_.rates.resize(names.size(), 0.01);
+    for (size_t m = 0; m < names.size() && m < defaults.size(); ++m) settings_.rates[m] = defaults[m];
+  }
+  if (!captionInView()) {  // what to watch, first: the panel is too short to show it above the toy
+    const std::string caption =
+        (toy_ == Toy::plane ? backend_.planeDescription() : backend_.sparseDescription()).toStdString();
+    if (!caption.empty()) {
+      ImGui::TextWrapped("%s", caption.c_str());
+      recordItem(caption);
+      ImGui::Separator();
+    }
+  }
   ImGui::PushItemWidth(-FLT_MIN);
-  slider("learning rate", "##lr", &settings_.lr, 1e-4f, 1.0f, "%.4f", ImGuiSliderFlags_Logarithmic);
+  slider("learning rates, all x", "##lr", &settings_.lr, 0.01, 100.0, "%.3f", ImGuiSliderFlags_Logarithmic);
   ImGui::TextUnformatted("steps");
   recordItem("steps");
-  ImGui::SliderInt("##steps", &settings_.steps, 1, 5000, "%d", ImGuiSliderFlags_Logarithmic);
+  if (ImGui::SliderInt("##steps", &settings_.steps, 1, 5000, "%d", ImGuiSliderFlags_Logarithmic)) requestFrames();
   recordItem(std::to_string(settings_.steps));
-  slider("alpha (HAM, HORST)", "##alpha", &settings_.alpha, 0.0f, 500.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
-  slider("beta (HAM, HORST)", "##beta", &settings_.beta, 0.0f, 0.1f, "%.4f", 0);
-  slider("weight decay", "##wd", &settings_.weight_decay, 0.0f, 1.0f, "%.3f", 0);
+  slider("alpha (HAM, HORST)", "##alpha", &settings_.alpha, 0.0, 5000.0, "%.1f", ImGuiSliderFlags_Logarithmic);
+  slider("beta (HAM, HORST)", "##beta", &settings_.beta, 0.0, 100.0, "%.3f", ImGuiSliderFlags_Logarithmic);
+  slider("weight decay", "##wd", &settings_.weight_decay, 0.0, 1.0, "%.3f", 0);
   // %.6f, not %g: a logarithmic slider's smallest step follows the format's decimals (1e-6 here).
-  slider("initial scale", "##scale", &settings_.init_scale, 1e-6f, 1.0f, "%.6f", ImGuiSliderFlags_Logarithmic);
+  slider("initial scale", "##scale", &settings_.init_scale, 1e-6, 1.0, "%.6f", ImGuiSliderFlags_Logarithmic);
   ImGui::PopItemWidth();
   ImGui::Separator();
-  ImGui::TextUnformatted("Optimizers");
-  recordItem("Optimizers");
-  const auto names = backend_.methods();
+  ImGui::TextUnformatted("Optimizers, learning rates");
+  recordItem("Optimizers, learning rates");
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "Each optimizer's own learning rate (times the factor above): gradient and mirror descent\n"
+        "step by the rate times the gradient, sign descent and the Adam family by about the rate\n"
+        "per coordinate, so their rates differ.");
+  }
   const float swatch = std::round(ImGui::GetFontSize() * 0.8f);
+  const float indent = swatch + ImGui::GetStyle().ItemSpacing.x;
   for (size_t m = 0; m < names.size(); ++m) {
     ImGui::PushID(static_cast<int>(m));
     bool shown = shown_[m];
@@ -368,13 +393,20 @@ void GeometryPlayground::drawControls() {
     ImGui::SameLine();
     if (ImGui::Checkbox(names[m].c_str(), &shown)) shown_[m] = shown;
     recordItem(names[m]);
+    ImGui::Indent(indent);
+    ImGui::PushItemWidth(-FLT_MIN);
+    slider("", "##rate", &settings_.rates[m], 1e-5, 2.0, "lr %.5f", ImGuiSliderFlags_Logarithmic);
+    ImGui::PopItemWidth();
+    ImGui::Unindent(indent);
     ImGui::PopID();
   }
   ImGui::Separator();
-  const std::string help = toy_ == Toy::plane ? std::string("Drag in the plane to move the start point. Wheel: zoom.")
-                                              : backend_.sparseDescription().toStdString();
-  ImGui::TextWrapped("%s", help.c_str());
-  recordItem(help);
+  if (toy_ == Toy::plane) {
+    const char* drag = "Drag in the plane to move the start point. Wheel: zoom.";
+    ImGui::TextWrapped("%s", drag);
+    recordItem(drag);
+  }
+
   if (ImGui::Button("Export PNG...")) {
     // Saved after this frame, from the framebuffer, by the Qt side.
     QMetaObject::invokeMethod(
@@ -392,6 +424,22 @@ void GeometryPlayground::drawControls() {
   recordItem("Export PNG...");
 }
 
+// Tall enough for a few wrapped lines above the toy and still a toy worth looking at.
+bool GeometryPlayground::captionInView() const {
+  return ImGui::GetIO().DisplaySize.y >= 30.0f * ImGui::GetFontSize();
+}
+
+void GeometryPlayground::drawCaption() {
+  if (!captionInView()) return;
+  const std::string caption =
+      (toy_ == Toy::plane ? backend_.planeDescription() : backend_.sparseDescription()).toStdString();
+  if (caption.empty()) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, toVec4(kTextColour));
+  ImGui::TextWrapped("%s", caption.c_str());
+  ImGui::PopStyleColor();
+  recordItem(caption);
+}
+
 QPointF GeometryPlayground::planeToWidget(double x, double y) const {
   const float pixels = std::min(canvasW_, canvasH_) / static_cast<float>(2.0 * viewScale_);
   const float cx = canvasX_ + canvasW_ * 0.5f, cy = canvasY_ + canvasH_ * 0.5f;
@@ -401,6 +449,7 @@ QPointF GeometryPlayground::planeToWidget(double x, double y) const {
 // The 2-D toy: a header (the balls' legend and the line's equation, wrapped to the width), the plane, and the end
 // points in a scrolling list beside or below the plane, whichever leaves the plane the larger square.
 void GeometryPlayground::drawPlane() {
+  drawCaption();
   const ImGuiStyle& style = ImGui::GetStyle();
   const float em = ImGui::GetFontSize();
   const float line = ImGui::GetTextLineHeightWithSpacing();
@@ -590,6 +639,7 @@ void GeometryPlayground::drawSparse() {
   const ImGuiStyle& style = ImGui::GetStyle();
   const float em = ImGui::GetFontSize();
   ImGui::BeginChild("sparse", ImVec2(0, 0), false);
+  drawCaption();
   const auto names = backend_.methods();
   std::vector<size_t> shown;
   for (size_t m = 0; m < names.size() && m < sparse_.size(); ++m) {

@@ -53,13 +53,18 @@ struct PlaygroundFrameRecord {
   bool wide = false;  // settings beside the view (else tabs)
 };
 
+// The toys' settings. Each optimizer has its own learning rate (its units differ: gradient and mirror descent step
+// by η times the gradient, sign descent and the Adam family by about η per coordinate); `lr` multiplies them all.
+// The widget starts from its backend's defaultSettings(); the values below are the app backend's defaults too
+// (core/geometry's toy_defaults(), measured: results/tours/implicit-bias.md), and a test checks that they agree.
 struct PlaygroundSettings {
-  float lr = 0.05f;
-  int steps = 300;
-  float alpha = 20.0f;  // HAM / HORST
-  float beta = 0.0f;
-  float weight_decay = 0.0f;
-  float init_scale = 0.01f;  // the sparse toy's start |θ_i| and the hyperbolic potential's scale
+  double lr = 1.0;            // a factor on every optimizer's own rate
+  std::vector<double> rates;  // each optimizer's own learning rate, in the backend's order (empty: its defaults)
+  int steps = 1000;
+  double alpha = 1000.0;  // HAM / HORST
+  double beta = 20.0;
+  double weight_decay = 0.0;
+  double init_scale = 1e-4;  // every start coordinate (both toys) and the hyperbolic potential's scale
   bool operator==(const PlaygroundSettings& other) const;
 };
 
@@ -75,6 +80,8 @@ class PlaygroundBackend {
  public:
   virtual ~PlaygroundBackend() = default;
   virtual std::vector<std::string> methods() const = 0;
+  // The settings the widget starts from (its rates, one per method).
+  virtual PlaygroundSettings defaultSettings() const { return {}; }
   // The 2-D toy, one equation a·θ = b: the path of `method` from `start`.
   virtual std::vector<std::array<double, 2>> path2d(int method, const PlaygroundSettings& settings,
                                                     std::array<double, 2> a, double b,
@@ -82,7 +89,9 @@ class PlaygroundBackend {
   // The sparse-recovery toy (fixed problem): its truth, and each method's end point.
   virtual std::vector<double> sparseTruth() const = 0;
   virtual SparseOutcome sparseRun(int method, const PlaygroundSettings& settings) const = 0;
+  // What each toy shows, and what to watch at the defaults (a sentence or two each).
   virtual QString sparseDescription() const = 0;
+  virtual QString planeDescription() const { return {}; }
 };
 
 class GeometryPlayground : public QOpenGLWidget {
@@ -134,7 +143,10 @@ class GeometryPlayground : public QOpenGLWidget {
   float controlsWidth() const;
   void drawToyTabs(bool withSettings);
   void drawControls();
-  void slider(const char* label, const char* id, float* value, float min, float max, const char* format, int flags);
+  void slider(const char* label, const char* id, double* value, double min, double max, const char* format, int flags);
+  // The current toy's description above it when the panel is tall enough, else at the top of the settings.
+  bool captionInView() const;
+  void drawCaption();
   void drawPlane();
   void drawEndPoints();
   void drawSparse();
@@ -179,7 +191,7 @@ class GeometryPlayground : public QOpenGLWidget {
   std::vector<bool> shown_;
   std::array<double, 2> a_ = {0.8, 0.3};
   double b_ = 1.0;
-  std::array<double, 2> start_ = {0.02, 0.02};  // a small init: where the implicit biases show
+  std::array<double, 2> start_ = {1e-4, 1e-4};  // a small init: where the implicit biases show (the initial scale)
   double viewScale_ = 2.2;                      // half the visible width in plane units
 
   // Cached simulations, recomputed when the settings or the start change.

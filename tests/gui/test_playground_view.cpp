@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <string>
@@ -212,7 +213,7 @@ TEST(PlaygroundView, UsesTheApplicationsFont) {
   // Debian's default sans font (DejaVu Sans) has TrueType outlines: ImGui draws with it, not its built-in font.
   EXPECT_TRUE(playground.usesWidgetFont()) << QApplication::font().family().toStdString();
   // The font's size follows the app's: a label's height matches Qt's line height for the same font within 25 %.
-  const auto* label = findText(playground.lastFrame(), "learning rate");
+  const auto* label = findText(playground.lastFrame(), "learning rates, all x");
   ASSERT_NE(label, nullptr);
   const float height = label->bottom - label->top;
   const int qtHeight = QFontMetrics(QApplication::font()).height();
@@ -269,12 +270,59 @@ TEST(PlaygroundView, ReadableDockedAndFloating) {
         ASSERT_NE(settings, nullptr) << "narrow: the settings are a tab";
         click(playground, QPointF((settings->left + settings->right) / 2, (settings->top + settings->bottom) / 2));
         const auto& shown = playground.lastFrame();
-        EXPECT_TRUE(hasText(shown, "learning rate")) << "the settings tab did not open";
+        EXPECT_TRUE(hasText(shown, "learning rates, all x")) << "the settings tab did not open";
         const auto settingsProblems = readabilityProblems(shown, size);
         EXPECT_TRUE(settingsProblems.empty()) << settingsProblems.size() << " problems:" << joined(settingsProblems);
       }
     }
   }
+}
+
+// The playground opens at the measured defaults (results/tours/implicit-bias.md): each optimizer's own learning rate
+// is on screen beside its name, and each toy says what to watch, above the toy when the panel is tall enough, else
+// first in the settings.
+TEST(PlaygroundView, OpensAtTheMeasuredDefaultsShowingEachRateAndWhatToWatch) {
+  const gui::PlaygroundBackendImpl backend;
+  const auto defaults = backend.defaultSettings();
+  ASSERT_EQ(defaults.rates.size(), backend.methods().size());
+  // The widget header's defaults are the backend's (all but the rates, which only the backend knows).
+  auto header = widgets::PlaygroundSettings{};
+  header.rates = defaults.rates;
+  EXPECT_TRUE(header == defaults) << "PlaygroundSettings' defaults differ from core/geometry's toy_defaults()";
+  for (const auto toy : {GeometryPlayground::Toy::plane, GeometryPlayground::Toy::sparse}) {
+    const std::string caption =
+        (toy == GeometryPlayground::Toy::plane ? backend.planeDescription() : backend.sparseDescription())
+            .toStdString();
+    ASSERT_FALSE(caption.empty());
+    GeometryPlayground playground(backend);
+    EXPECT_TRUE(playground.settings() == defaults);
+    EXPECT_EQ(playground.start()[0], defaults.init_scale);
+    playground.resize(kFloating);
+    playground.setToy(toy);
+    playground.layOutFramesWithoutOpenGL(4);
+    const auto& frame = playground.lastFrame();
+    for (const double rate : defaults.rates) {
+      char shown[32];
+      std::snprintf(shown, sizeof shown, "lr %.5f", rate);
+      EXPECT_TRUE(hasText(frame, shown)) << shown;
+    }
+    const auto* above = findText(frame, caption);
+    ASSERT_NE(above, nullptr) << "no caption over the toy at 900x600";
+    const auto* firstRate = textStartingWith(frame, "lr ");
+    ASSERT_NE(firstRate, nullptr);
+    EXPECT_GT(above->left, firstRate->right) << "the caption is beside the settings, over the toy";
+    // Docked small, the caption is in the settings tab.
+    playground.resize(kDockedMinimum);
+    playground.layOutFramesWithoutOpenGL(4);
+    EXPECT_FALSE(hasText(playground.lastFrame(), caption));
+    const auto* settings = findText(playground.lastFrame(), "Settings");
+    ASSERT_NE(settings, nullptr);
+    click(playground, QPointF((settings->left + settings->right) / 2, (settings->top + settings->bottom) / 2));
+    EXPECT_TRUE(hasText(playground.lastFrame(), caption)) << "the caption is not in the settings tab";
+  }
+  EXPECT_NE(backend.planeDescription().indexOf(QStringLiteral("(1.10, 0.41)")), -1);
+  EXPECT_NE(backend.planeDescription().indexOf(QStringLiteral("(1.25, 0.00)")), -1);
+  EXPECT_NE(backend.planeDescription().indexOf(QStringLiteral("(0.91, 0.91)")), -1);
 }
 
 TEST(PlaygroundView, DivergedRunsReadDivergedNotSixtyDigits) {
