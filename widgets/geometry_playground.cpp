@@ -57,6 +57,29 @@ bool anyDiverged(const std::vector<double>& values) {
   return std::any_of(values.begin(), values.end(), [](double value) { return isDiverged(value); });
 }
 
+// `text` wrapped to the available width at spaces only, as one item (ImGui's own wrapping also breaks after '.' and
+// ',', which splits numbers such as "(1.25, 0.00)"). A word wider than the line stays whole and is clipped.
+void textWrappedAtSpaces(const std::string& text) {
+  const float width = std::max(1.0f, ImGui::GetContentRegionAvail().x);
+  ImGui::BeginGroup();
+  std::string line;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t end = std::min(text.find(' ', at), text.size());
+    const std::string word = text.substr(at, end - at);
+    const std::string longer = line.empty() ? word : line + " " + word;
+    if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > width) {
+      ImGui::TextUnformatted(line.c_str());
+      line = word;
+    } else {
+      line = longer;
+    }
+    at = end + 1;
+  }
+  if (!line.empty()) ImGui::TextUnformatted(line.c_str());
+  ImGui::EndGroup();
+}
+
 // A legend's shape: 0 circle, 1 diamond, 2 square, in the box at `at` of side `size`.
 void drawShape(ImDrawList* draw, int shape, ImVec2 at, float size, ImU32 colour) {
   const ImVec2 centre = offset(at, size * 0.5f, size * 0.5f);
@@ -358,7 +381,7 @@ void GeometryPlayground::drawControls() {
     const std::string caption =
         (toy_ == Toy::plane ? backend_.planeDescription() : backend_.sparseDescription()).toStdString();
     if (!caption.empty()) {
-      ImGui::TextWrapped("%s", caption.c_str());
+      textWrappedAtSpaces(caption);
       recordItem(caption);
       ImGui::Separator();
     }
@@ -435,7 +458,7 @@ void GeometryPlayground::drawCaption() {
       (toy_ == Toy::plane ? backend_.planeDescription() : backend_.sparseDescription()).toStdString();
   if (caption.empty()) return;
   ImGui::PushStyleColor(ImGuiCol_Text, toVec4(kTextColour));
-  ImGui::TextWrapped("%s", caption.c_str());
+  textWrappedAtSpaces(caption);
   ImGui::PopStyleColor();
   recordItem(caption);
 }
