@@ -71,7 +71,7 @@ case "$check" in
     run=$3
     "$cli" inspect "$run" --json >"$scratch/out" 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "inspect exited $?"; }
     tr -d ' \n' <"$scratch/out" >"$scratch/flat"
-    for expected in '"format_version":2' '"preset":"test"' '"loss":{"kind":"scalar","last":0.02,"last_step":100,"rows":100,"width":1}' \
+    for expected in '"format_version":3' '"preset":"test"' '"loss":{"kind":"scalar","last":0.02,"last_step":100,"rows":100,"width":1}' \
       '"last":[0.69,0.5,0.26]' '{"created":' '"label":"best","step":80' '"label":"latest","step":100' \
       '"mean":[0.905,0.81,0.625]' '"global":{"bins":3,"last_step":100,"snapshots":4}'; do
       expect_in "$expected" "$scratch/flat"
@@ -172,6 +172,24 @@ case "$check" in
     "$cli" inspect "$scratch/straight.h5" --json | tr -d ' \n' >"$scratch/inspect"
     expect_in '"oneshot_pruning":{"gamma":[0.5,0.9]' "$scratch/inspect"
     expect_in '"mask_churn"' "$scratch/inspect"
+    # The live sparsity frontier (issue 17): its row at the last step equals prune of the "latest" checkpoint on the
+    # same first samples at the same sparsities, number for number.
+    "$cli" prune "$scratch/straight.h5" --samples 256 --sparsity 0,0.5,0.7,0.8,0.9,0.95 --json >"$scratch/frontier.json" \
+      2>"$scratch/err" || { cat "$scratch/err" >&2; fail "prune --samples of the ViT run"; }
+    "$python" - "$scratch/straight.h5" "$scratch/frontier.json" <<'PY' || fail "the live frontier differs from prune --samples"
+import json, sys
+import h5py
+with h5py.File(sys.argv[1], "r") as run:
+    steps = run["metrics/frontier_accuracy/step"][:]
+    live = run["metrics/frontier_accuracy/value"][-1]
+    levels = run["metrics/frontier_sparsity/value"][-1]
+    latest = int(run["checkpoints/latest"].attrs["step"])
+rows = json.load(open(sys.argv[2]))["rows"]
+assert list(steps) == [16, 32], steps  # every epoch end (the interval, 100, is longer than the run)
+assert int(steps[-1]) == latest, (steps, latest)
+assert [r["sparsity"] for r in rows] == list(levels), (rows, levels)
+assert [r["accuracy"] for r in rows] == list(live), ([r["accuracy"] for r in rows], list(live))
+PY
     "$cli" sweep "$scratch/straight.h5" --noise gaussian >"$scratch/out" 2>&1 && fail "a sweep was accepted for a ViT run"
     expect_in "robustness sweeps apply to text and video runs" "$scratch/out"
     "$cli" train --preset gpt-ham --set data.train_limit=64 --set data.test_limit=16 --set data.context=32 \
@@ -202,8 +220,12 @@ case "$check" in
     expect_in '"constrained":false' "$scratch/compare"
     expect_in '"constrained":true' "$scratch/compare"
     expect_in '"test_layer_loss":[' "$scratch/compare"
+    # Each layerwise run's descent certificate: 8 test clips, the share of (layer, clip) pairs with a 95 % interval.
+    expect_in '"descent_certificate":{"interval":' "$scratch/compare"
+    expect_in '"samples":8' "$scratch/compare"
     "$cli" compare "$scratch/erm.h5" "$scratch/con.h5" >"$scratch/text" || fail "compare (text)"
     expect_in "video noise (rmse)" "$scratch/text"
+    expect_in "descent certificate" "$scratch/text"
     ;;
   gui_report)
     # descentlab report (the GUI binary, offscreen): two tiny video runs, one swept, rendered to PNG; a bad file
@@ -221,7 +243,9 @@ case "$check" in
     for view in training-loss test-metric per-layer-loss lagrange-multipliers weight-geometry robustness dashboard; do
       [ -s "$scratch/report/$view.png" ] || fail "no $view.png"
     done
-    grep -q "no data" "$scratch/out" && { cat "$scratch/out" >&2; fail "a view had no data"; }
+    # Every view has data, but the sparsity frontier, which belongs to ViT and GPT runs and says so.
+    grep "no data" "$scratch/out" | grep -v "sparsity-frontier.png" && { cat "$scratch/out" >&2; fail "a view had no data"; }
+    grep -q "sparsity-frontier.png  (no data" "$scratch/out" || fail "the sparsity frontier drew data for layerwise runs"
     echo garbage >"$scratch/bad.h5"
     QT_QPA_PLATFORM=offscreen "$gui" report "$scratch/bad.h5" --out "$scratch/bad" >"$scratch/out" 2>&1 &&
       fail "a bad run file was accepted"

@@ -6,6 +6,7 @@
 
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
+#include "core/config/tours.h"
 #include "core/record/metrics.h"
 #include "core/record/sweep_statistics.h"
 #include "test_support.h"
@@ -13,7 +14,12 @@
 namespace descentlab {
 namespace {
 
+using config::ConfigError;
 using config::ExperimentConfig;
+using config::find_tour;
+using config::parse_tour;
+using config::Tour;
+using config::tours;
 
 std::string error_of(const nlohmann::json& document) {
   try {
@@ -128,6 +134,17 @@ TEST(Config, NumbersAreReadStrictlyNamingTheKeyAndTheValue) {
     EXPECT_NE(error_of({{"constraints", {{key, 1e300}}}}).find(std::string("constraints.") + key), std::string::npos);
   }
   EXPECT_NE(error_of({{"train", {{"grad_clip", 1e300}}}}).find("train.grad_clip"), std::string::npos);
+  // The live frontier's sparsities: numbers in [0, 1], ascending, at least one while it is on.
+  const std::string outside = error_of(nlohmann::json::parse(R"({"sparsity": {"frontier_sparsities": [0.5, 1.5]}})"));
+  EXPECT_NE(outside.find("sparsity.frontier_sparsities: expected numbers in [0, 1], got [0.5,1.5]"), std::string::npos)
+      << outside;
+  EXPECT_NE(error_of(nlohmann::json::parse(R"({"sparsity": {"frontier_sparsities": [0.9, 0.5]}})"))
+                .find("sparsity.frontier_sparsities: must be ascending"),
+            std::string::npos);
+  EXPECT_NE(error_of(nlohmann::json::parse(R"({"sparsity": {"frontier_sparsities": []}})")).find("at least one"),
+            std::string::npos);
+  EXPECT_NO_THROW(ExperimentConfig::from_json(
+      nlohmann::json::parse(R"({"sparsity": {"frontier_sparsities": [], "frontier_interval": 0}})"), "test.json"));
 }
 
 // Issue 16: `--config DIR` gave a raw stream error; a missing file, a folder and bad JSON each name the file.
@@ -184,6 +201,41 @@ TEST(Config, ChoiceKeysListEveryClosedChoiceForTheWindow) {
   EXPECT_EQ(keys.at("task"), (std::vector<std::string>{"text", "video", "vit", "gpt"}));
 }
 
+// Issue 17: every built-in tour loads (its runs' configs included), and a wrong tour is named with its key.
+TEST(Tours, EveryBuiltInTourLoadsAndAWrongOneIsNamed) {
+  for (const Tour& tour : tours()) {
+    EXPECT_FALSE(tour.title.empty()) << tour.name;
+    EXPECT_FALSE(tour.caption.empty()) << tour.name;
+    EXPECT_FALSE(tour.views.empty()) << tour.name;
+    EXPECT_EQ(find_tour(tour.name).title, tour.title);
+  }
+  const Tour pair = parse_tour(
+      R"({"name": "t", "title": "T", "caption": "c", "views": ["layer_loss"],
+          "runs": [{"label": "ERM", "preset": "video-erm", "set": {"model.layers": 6, "train.epochs": 1}}]})",
+      "test tour");
+  ASSERT_EQ(pair.runs.size(), 1u);
+  EXPECT_EQ(pair.runs[0].size, "quick");
+  EXPECT_EQ(pair.runs[0].overrides, (std::vector<std::string>{"model.layers=6", "train.epochs=1"}));
+  const auto error_of_tour = [](const std::string& text) {
+    try {
+      parse_tour(text, "test tour");
+    } catch (const ConfigError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of_tour(R"({"name": "t", "title": "T", "caption": "c", "views": ["nowhere"]})")
+                .find("test tour: views: unknown view \"nowhere\""),
+            std::string::npos);
+  EXPECT_NE(error_of_tour(R"({"name": "t", "title": "T", "caption": "c", "views": [],
+                             "runs": [{"label": "a", "preset": "video-erm", "set": {"model.layerz": 2}}]})")
+                .find("model.layerz"),
+            std::string::npos);
+  EXPECT_NE(error_of_tour(R"({"title": "T", "caption": "c"})").find("test tour: name: missing"), std::string::npos);
+  EXPECT_NE(error_of_tour("{").find("not valid JSON"), std::string::npos);
+  EXPECT_THROW(find_tour("no-such-tour"), ConfigError);
+}
+
 TEST(MetricVocabulary, KnowsEveryEngineSeriesOnce) {
   for (size_t i = 0; i < std::size(record::kMetricVocabulary); ++i) {
     for (size_t j = i + 1; j < std::size(record::kMetricVocabulary); ++j) {
@@ -203,6 +255,9 @@ TEST(MetricVocabulary, KnowsEveryEngineSeriesOnce) {
   record::SeriesShape shape{};
   EXPECT_TRUE(record::parse_shape_word("per_threshold", shape));
   EXPECT_EQ(shape, record::SeriesShape::PerThreshold);
+  EXPECT_TRUE(record::parse_shape_word("per_sparsity", shape));
+  EXPECT_EQ(shape, record::SeriesShape::PerSparsity);
+  EXPECT_EQ(record::find_metric(record::frontier_series("perplexity"))->better, record::Direction::Lower);
   EXPECT_FALSE(record::parse_shape_word("matrix", shape));
 }
 

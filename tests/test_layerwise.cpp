@@ -98,6 +98,8 @@ TEST(LayerwiseMath, AlphaScheduleAndDescendingFrequency) {
   const torch::Tensor frequency = descending_frequency(losses);
   EXPECT_NEAR(frequency[0].item<double>(), 0.75, 1e-12);
   EXPECT_NEAR(frequency[1].item<double>(), 0.5, 1e-12);
+  // Per sample, at how many layers it descends: 2, 1, 0, 2.
+  EXPECT_TRUE(torch::equal(descending_layers(losses), torch::tensor({2, 1, 0, 2}, torch::kInt64)));
 }
 
 config::ExperimentConfig tiny_video_config() {
@@ -195,6 +197,37 @@ TEST(LayerwiseTrainer, TextTaskTrainsOnFixtureReviews) {
   EXPECT_EQ(result.metric, "accuracy");
   EXPECT_GE(result.test_metric, 0.0);
   EXPECT_LE(result.test_metric, 1.0);
+}
+
+// The descent certificate's counts (issue 17): n_k test samples descend at exactly k layers, as the per-sample
+// losses of the trained model say, and they agree with the per-layer shares.
+TEST(LayerwiseTrainer, DescentCountsMatchThePerSampleLossesOfTheTestSet) {
+  const auto config = tiny_video_config();
+  torch::manual_seed(config.train.seed);
+  tasks::VideoTask task(config, torch::kCPU);
+  LayerwiseTrainer trainer(config, task, torch::kCPU);
+  descentlab::testing::RecordingSink sink;
+  trainer.add_sink(&sink);
+  trainer.run();
+  const auto& counts = sink.vectors.at("test_descent_counts");
+  ASSERT_EQ(counts.size(), 3u);  // one per epoch
+  const std::vector<double>& last = counts.back().second;
+  ASSERT_EQ(last.size(), 4u);  // k = 0..3
+  torch::NoGradGuard no_grad;
+  task.module()->eval();
+  const torch::Tensor losses =
+      tasks::per_sample_layer_losses(task, task.test_batch(0, task.test_size())).to(torch::kFloat64);
+  const torch::Tensor expected = torch::bincount(descending_layers(losses), {}, 4);
+  for (int64_t k = 0; k < 4; ++k) EXPECT_EQ(last[k], expected[k].item<double>()) << k;
+  double samples = 0, descending = 0;
+  for (size_t k = 0; k < last.size(); ++k) {
+    samples += last[k];
+    descending += static_cast<double>(k) * last[k];
+  }
+  EXPECT_EQ(samples, 8.0);
+  double from_shares = 0;
+  for (double share : sink.vectors.at("test_descending_frequency").back().second) from_shares += share * samples;
+  EXPECT_NEAR(descending, from_shares, 1e-9);
 }
 
 using descentlab::testing::StopAfter;

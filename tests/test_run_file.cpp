@@ -85,6 +85,7 @@ TEST(RunFile, EachSeriesStoresItsShape) {
     writer->scalar("loss", 1, 1.0, 0.5);
     writer->vector("lambda", 1, 1.0, {0.25});  // one constraint: width 1, and still per layer
     writer->vector("near_zero_share", 1, 1.0, {0.1, 0.2, 0.3});
+    writer->vector("frontier_accuracy", 1, 1.0, {0.9, 0.8});
     writer->scalar("a_scalar_of_a_newer_build", 1, 1.0, 2.0);
     writer->vector("a_vector_of_a_newer_build", 1, 1.0, {3.0});
     writer->flush();
@@ -99,10 +100,12 @@ TEST(RunFile, EachSeriesStoresItsShape) {
   EXPECT_EQ(kind("loss"), "scalar");
   EXPECT_EQ(kind("lambda"), "per_layer");
   EXPECT_EQ(kind("near_zero_share"), "per_threshold");
+  EXPECT_EQ(kind("frontier_accuracy"), "per_sparsity");
   EXPECT_EQ(kind("a_scalar_of_a_newer_build"), "scalar");
   EXPECT_EQ(kind("a_vector_of_a_newer_build"), "vector");
   const RunReader reader(path);
-  EXPECT_EQ(reader.header().format_version, 2);
+  EXPECT_EQ(reader.header().format_version, kFormatVersion);
+  EXPECT_EQ(reader.metric("frontier_accuracy").shape, record::SeriesShape::PerSparsity);
   EXPECT_EQ(reader.metric("lambda").shape, record::SeriesShape::PerLayer);
   EXPECT_EQ(reader.metric("lambda").width, 1);
   EXPECT_EQ(reader.metric("a_vector_of_a_newer_build").shape, record::SeriesShape::Vector);

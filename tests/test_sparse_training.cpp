@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <numeric>
 #include <set>
 
@@ -288,6 +289,71 @@ TEST(SparseTrainer, OneShotPruningReachesEachSparsityAndRestoresTheWeights) {
   EXPECT_DOUBLE_EQ(rows[3].achieved, 1.0);
   const auto after = optim::snapshot(trainer.prunable());
   for (size_t i = 0; i < before.size(); ++i) EXPECT_TRUE(torch::equal(before[i], after[i]));
+}
+
+// The live sparsity frontier (issue 17): every frontier_interval steps and at each epoch end, on a copy of the
+// weights, equal to one-shot pruning of the same weights on the same first samples, and the training it watches is
+// bit for bit the training without it.
+TEST(SparseTrainer, LiveFrontierEqualsOneShotPruningAndLeavesTrainingUntouched) {
+  auto config = tiny_vit_config("horst", "none");
+  config.train.epochs = 2;  // 40 steps per epoch
+  config.sparsity.frontier_interval = 15;
+  config.sparsity.frontier_sparsities = {0.0, 0.5, 0.9};
+  config.sparsity.frontier_samples = 24;
+  auto task = make_vit_task(config);
+  SparseTrainer trainer(config, *task, torch::kCPU);
+  RecordingSink sink;
+  trainer.add_sink(&sink);
+  trainer.run();
+
+  const auto& rows = sink.vectors["frontier_accuracy"];
+  std::vector<int64_t> steps;
+  for (const auto& row : rows) steps.push_back(row.first);
+  EXPECT_EQ(steps, (std::vector<int64_t>{15, 30, 40, 45, 60, 75, 80}));  // every 15 steps and both epoch ends
+  ASSERT_EQ(sink.vectors["frontier_sparsity"].size(), rows.size());
+  EXPECT_EQ(sink.vectors["frontier_sparsity"].back().second, config.sparsity.frontier_sparsities);
+  EXPECT_EQ(sink.vectors["frontier_loss"].size(), rows.size());
+  EXPECT_TRUE(sink.vectors.count("frontier_perplexity") == 0);
+
+  // The last row saw the final weights: prune them the same way on the same 24 samples.
+  optim::PruneSelection selection;
+  selection.excluded_prefixes = task->embedding_and_readout_prefixes();
+  const auto pruned = one_shot_prune(*task, config.sparsity.frontier_sparsities, selection,
+                                     optim::MaskScope::per_tensor, evaluation_batch_size(config), 24);
+  ASSERT_EQ(pruned.size(), 3u);
+  for (size_t i = 0; i < pruned.size(); ++i) {
+    EXPECT_EQ(rows.back().second[i], pruned[i].evaluation.metric) << i;
+    EXPECT_EQ(sink.vectors["frontier_loss"].back().second[i], pruned[i].evaluation.loss) << i;
+    EXPECT_EQ(sink.vectors["frontier_achieved"].back().second[i], pruned[i].achieved) << i;
+  }
+  EXPECT_NEAR(pruned[1].achieved, 0.5, 0.01);
+  // Accuracy on 24 samples moves in steps of 1/24: the values are shares of those samples, not of the whole split.
+  for (double value : rows.back().second) EXPECT_NEAR(value * 24.0, std::round(value * 24.0), 1e-9);
+
+  // The same run without the frontier ends with the same weights, bit for bit.
+  config.sparsity.frontier_interval = 0;
+  auto plain_task = make_vit_task(config);
+  SparseTrainer plain(config, *plain_task, torch::kCPU);
+  RecordingSink plain_sink;
+  plain.add_sink(&plain_sink);
+  plain.run();
+  EXPECT_EQ(plain_sink.vectors.count("frontier_accuracy"), 0u);
+  const auto watched = task->module()->parameters();
+  const auto unwatched = plain_task->module()->parameters();
+  ASSERT_EQ(watched.size(), unwatched.size());
+  for (size_t i = 0; i < watched.size(); ++i) EXPECT_TRUE(torch::equal(watched[i], unwatched[i])) << i;
+}
+
+// A frontier evaluation that fails half-way leaves no pruned weights behind.
+TEST(SparseTrainer, OneShotPruningThatFailsRestoresTheWeights) {
+  auto config = tiny_vit_config("adamw", "none");
+  auto task = make_vit_task(config);
+  SparseTrainer trainer(config, *task, torch::kCPU);
+  const auto before = optim::snapshot(trainer.prunable());
+  EXPECT_THROW(one_shot_prune(*task, {0.5, 2.0}, trainer.prunable(), optim::MaskScope::per_tensor, 64),
+               std::invalid_argument);
+  const auto after = optim::snapshot(trainer.prunable());
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_TRUE(torch::equal(before[i], after[i])) << i;
 }
 
 TEST(SparseTask, ValidationIsHeldOutOfTheTrainingDataAndTheTestSplitIsUnused) {

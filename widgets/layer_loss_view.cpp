@@ -60,8 +60,11 @@ LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
     ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
     rect->axis(QCPAxis::atBottom)->setTicker(ticker);
   }
-  bars_->axis(QCPAxis::atLeft)->setRange(0, 1.05);
-  bars_->axis(QCPAxis::atLeft)->ticker()->setTickCount(3);
+  // Headroom above 1 for the descent certificate's caption, so it never covers a bar.
+  bars_->axis(QCPAxis::atLeft)->setRange(0, 1.35);
+  QSharedPointer<QCPAxisTickerFixed> shareTicks(new QCPAxisTickerFixed);
+  shareTicks->setTickStep(0.5);
+  bars_->axis(QCPAxis::atLeft)->setTicker(shareTicks);
   setupLegend(plot());
 }
 
@@ -160,7 +163,42 @@ void LayerLossView::rebuild() {
     bars->setData(layerAxis(it->width), it->rows.back(), true);
     bars->setBarsGroup(group);
     bars->removeFromLegend();
+    // The descent certificate: each layer's 95 % Wilson interval over the test samples as an error bar.
+    const record::DescentCertificate certificate = descentCertificate(*run);
+    if (certificate.valid() && static_cast<int>(certificate.per_layer.size()) == it->width) {
+      auto* errors = new QCPErrorBars(bars_->axis(QCPAxis::atBottom), bars_->axis(QCPAxis::atLeft));
+      errors->removeFromLegend();
+      errors->setDataPlottable(bars);
+      QVector<double> below, above;
+      for (const auto& layer : certificate.per_layer) {
+        below.push_back(layer.share - layer.low);
+        above.push_back(layer.high - layer.share);
+      }
+      errors->setData(below, above);
+      errors->setPen(QPen(run->colour.darker(170), 1.2));
+    }
   }
+  // The focus run's certificate in words, over the bars: the overall share with its interval, and whether the mean
+  // curve above hides a minority of samples that get worse.
+  const record::DescentCertificate certificate = descentCertificate(*focus);
+  if (certificate.valid() && focus->visible) {
+    auto* caption = new QCPItemText(plot());
+    caption->setClipAxisRect(bars_);
+    caption->position->setAxisRect(bars_);
+    caption->position->setType(QCPItemPosition::ptAxisRectRatio);
+    caption->position->setCoords(0.01, 0.0);
+    caption->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
+    caption->setText(QStringLiteral("%1: %2 of pairs descend").arg(focus->name, certificateText(certificate)));
+    caption->setColor(focus->colour.darker(130));
+    caption->setBrush(QColor(255, 255, 255, 210));
+    caption->setPadding(QMargins(3, 1, 3, 1));
+  }
+}
+
+void LayerLossView::resetRanges() {
+  PlotView::resetRanges();
+  // Shares lie in [0, 1]; the headroom above holds the descent certificate's caption, so it never covers a bar.
+  bars_->axis(QCPAxis::atLeft)->setRange(0, 1.35);
 }
 
 QString LayerLossView::readout(QCPAxisRect* rect, double x, double y) const {

@@ -18,6 +18,7 @@ class LayerLossView : public PlotView {
 
  protected:
   void rebuild() override;
+  void resetRanges() override;
   QString readout(QCPAxisRect* rect, double x, double y) const override;
 
  private:

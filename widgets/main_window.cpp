@@ -22,6 +22,7 @@
 #include <QMimeData>
 #include <QPainter>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScreen>
@@ -97,6 +98,24 @@ MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBacken
   bannerLayout->addWidget(dismiss);
   bannerBox_->hide();
   centralLayout->addWidget(bannerBox_);
+  // A tour's caption: what to watch and what it means, until dismissed.
+  tourBox_ = new QWidget(central);
+  tourBox_->setObjectName(QStringLiteral("tour-caption"));
+  auto* tourLayout = new QHBoxLayout(tourBox_);
+  tourLayout->setContentsMargins(8, 4, 8, 4);
+  tourCaption_ = new QLabel(tourBox_);
+  tourCaption_->setWordWrap(true);
+  tourCaption_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* closeTour = new QToolButton(tourBox_);
+  closeTour->setText(QStringLiteral("✕"));
+  closeTour->setAutoRaise(true);
+  closeTour->setToolTip(QStringLiteral("Hide the tour's caption (its runs go on)"));
+  connect(closeTour, &QToolButton::clicked, tourBox_, &QWidget::hide);
+  tourLayout->addWidget(tourCaption_, 1);
+  tourLayout->addWidget(closeTour, 0, Qt::AlignTop);
+  tourBox_->setStyleSheet(QStringLiteral("background: #e4f0fb; color: #10324f;"));
+  tourBox_->hide();
+  centralLayout->addWidget(tourBox_);
   loss_ = new TrainingCurvesView(model_, QStringLiteral("Training loss"), QStringLiteral("loss"), central);
   centralLayout->addWidget(loss_, 1);
   setCentralWidget(central);
@@ -179,20 +198,22 @@ void MainWindow::buildDocks() {
   lambda_ = new LambdaView(model_, this);
   weights_ = new WeightGeometryView(model_, this);
   robustness_ = new RobustnessView(model_, this);
+  frontier_ = new FrontierView(model_, this);
   metricDock_ = makeDock(QStringLiteral("Test metric"), metric_);
   layerDock_ = makeDock(QStringLiteral("Per-layer loss"), layerLoss_);
   // Short titles: three tabs share a dock's width in a laptop-size window.
   lambdaDock_ = makeDock(QStringLiteral("Multipliers λ"), lambda_, QStringLiteral("lagrange-multipliers"));
   weightDock_ = makeDock(QStringLiteral("Weight geometry"), weights_);
   robustDock_ = makeDock(QStringLiteral("Robustness"), robustness_);
+  frontierDock_ = makeDock(QStringLiteral("Sparsity frontier"), frontier_);
 }
 
 void MainWindow::arrangeDocks() {
   const QSize area = size();
   const bool wide = area.width() >= 1700;  // room for two columns of views beside the loss
   const bool tall = area.height() >= 900;  // room for the log beside the runs table
-  QList<QDockWidget*> docks = {experimentDock_, runsDock_,   logDock_,    metricDock_,
-                               layerDock_,      lambdaDock_, weightDock_, robustDock_};
+  QList<QDockWidget*> docks = {experimentDock_, runsDock_,   logDock_,    metricDock_,  layerDock_,
+                               lambdaDock_,     weightDock_, robustDock_, frontierDock_};
   if (playgroundDock_) docks.push_back(playgroundDock_);
   for (auto* dock : docks) {
     dock->setFloating(false);
@@ -220,6 +241,7 @@ void MainWindow::arrangeDocks() {
     tabifyDockWidget(layerDock_, weightDock_);
   }
   tabifyDockWidget(lambdaDock_, robustDock_);
+  tabifyDockWidget(lambdaDock_, frontierDock_);
   if (playgroundDock_) tabifyDockWidget(lambdaDock_, playgroundDock_);
   for (auto* dock : docks) dock->show();
   autoHidden_.clear();
@@ -245,14 +267,16 @@ void MainWindow::showRelevantDocks() {
   }
   if (kinds == runKinds_) return;  // only on a change, so a view the user shows again stays shown
   runKinds_ = kinds;
-  // Per-layer loss, λ and robustness sweeps belong to layerwise descent: with only sparse runs open they give
-  // their space to the views that have something to show.
+  // Per-layer loss, λ and robustness sweeps belong to layerwise descent, the sparsity frontier to sparse training:
+  // with only one kind of run open, the other kind's views give their space to those that have something to show.
   const bool sparseOnly = kinds == 2;
-  for (auto* dock : {layerDock_, lambdaDock_, robustDock_}) {
-    if (sparseOnly && dock->isVisible()) {
+  const bool layerwiseOnly = kinds == 1;
+  for (auto* dock : {layerDock_, lambdaDock_, robustDock_, frontierDock_}) {
+    const bool irrelevant = dock == frontierDock_ ? layerwiseOnly : sparseOnly;
+    if (irrelevant && dock->isVisible()) {
       dock->hide();
       autoHidden_.insert(dock);
-    } else if (!sparseOnly && autoHidden_.contains(dock)) {
+    } else if (!irrelevant && autoHidden_.contains(dock)) {
       dock->show();
       autoHidden_.remove(dock);
     }
@@ -260,6 +284,7 @@ void MainWindow::showRelevantDocks() {
   // Raised once the dock area has applied the hides above (it picks its own current tab when a tab is hidden).
   if (sparseOnly) {
     QTimer::singleShot(0, weightDock_, &QDockWidget::raise);
+    QTimer::singleShot(0, frontierDock_, &QDockWidget::raise);
   } else if (kinds & 1) {
     QTimer::singleShot(0, layerDock_, &QDockWidget::raise);
     QTimer::singleShot(0, lambdaDock_, &QDockWidget::raise);
@@ -285,6 +310,8 @@ void MainWindow::buildMenus() {
   view->addAction(QStringLiteral("Reset &layout"), this, &MainWindow::arrangeDocks);
 
   QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+  toursMenu_ = help->addMenu(QStringLiteral("&Tours"));
+  toursMenu_->setEnabled(false);
   help->addAction(QStringLiteral("&Getting started and shortcuts"), QKeySequence(Qt::Key_F1), this,
                   &MainWindow::showGettingStarted);
   help->addAction(QStringLiteral("&Environment and datasets…"), this, [this] {
@@ -412,8 +439,59 @@ void MainWindow::addPlayground(QWidget* playground) {
   }
 }
 
+void MainWindow::setTours(const QVector<TourInfo>& tours) {
+  toursMenu_->clear();
+  for (const auto& tour : tours) {
+    const QString runs = tour.runs == 0   ? QStringLiteral("the playground")
+                         : tour.runs == 1 ? QStringLiteral("1 run")
+                                          : QStringLiteral("%1 runs side by side").arg(tour.runs);
+    QAction* action = toursMenu_->addAction(QStringLiteral("%1 (%2)").arg(tour.title, runs));
+    action->setToolTip(tour.caption);
+    action->setStatusTip(tour.caption);
+    action->setData(tour.name);
+    const QString name = tour.name;
+    connect(action, &QAction::triggered, this, [this, name] { emit tourRequested(name); });
+  }
+  toursMenu_->setToolTipsVisible(true);
+  toursMenu_->setEnabled(!tours.isEmpty());
+}
+
+QDockWidget* MainWindow::dockOfView(const QString& id) const {
+  if (id == QLatin1String("test_metric")) return metricDock_;
+  if (id == QLatin1String("layer_loss")) return layerDock_;
+  if (id == QLatin1String("lambda")) return lambdaDock_;
+  if (id == QLatin1String("weight_geometry")) return weightDock_;
+  if (id == QLatin1String("robustness")) return robustDock_;
+  if (id == QLatin1String("frontier")) return frontierDock_;
+  if (id == QLatin1String("playground")) return playgroundDock_;
+  return nullptr;
+}
+
+void MainWindow::showTour(const TourInfo& tour) {
+  tourCaption_->setText(
+      QStringLiteral("<b>Tour: %1.</b> %2").arg(tour.title.toHtmlEscaped(), tour.caption.toHtmlEscaped()));
+  tourBox_->show();
+  // Its views in front, after the dock area has applied showRelevantDocks' hides for the runs just added.
+  QPointer<MainWindow> self(this);
+  const QStringList views = tour.views;
+  QTimer::singleShot(0, this, [self, views] {
+    if (!self) return;
+    for (const auto& id : views) {
+      QDockWidget* dock = self->dockOfView(id);
+      if (!dock) continue;
+      self->autoHidden_.remove(dock);
+      dock->show();
+      dock->raise();
+    }
+  });
+}
+
+QString MainWindow::tourCaption() const {
+  return tourBox_->isHidden() ? QString() : tourCaption_->text();
+}
+
 QVector<PlotView*> MainWindow::views() const {
-  return {loss_, metric_, layerLoss_, lambda_, weights_, robustness_};
+  return {loss_, metric_, layerLoss_, lambda_, weights_, robustness_, frontier_};
 }
 
 void MainWindow::refreshViews() {
@@ -498,8 +576,9 @@ void MainWindow::updateRunTable() {
   tableRevision_ = revision;
   const QStringList keys = model_->differingKeys();
   const QStringList headers =
-      QStringList{QStringLiteral("run"),     QStringLiteral("state"), QStringLiteral("progress"),
-                  QStringLiteral("steps/s"), QStringLiteral("ETA"),   QStringLiteral("test")} +
+      QStringList{QStringLiteral("run"),           QStringLiteral("state"), QStringLiteral("progress"),
+                  QStringLiteral("steps/s"),       QStringLiteral("ETA"),   QStringLiteral("test"),
+                  QStringLiteral("descent (95 %)")} +
       keys;
   const QString selected = selectedRunId();  // the focus run: its row is the selected one
   const QSignalBlocker blocker(runTable_);
@@ -555,8 +634,14 @@ void MainWindow::updateRunTable() {
       test = QStringLiteral("%1 %2").arg(run->metric).arg(run->scalars[testName].values.back(), 0, 'g', 4);
     }
     runTable_->setItem(row, 5, new QTableWidgetItem(test));
+    const record::DescentCertificate certificate = descentCertificate(*run);
+    auto* descent = new QTableWidgetItem(certificateText(certificate));
+    descent->setToolTip(certificate.valid() ? certificateDetails(certificate)
+                                            : QStringLiteral("The descent certificate is for layerwise runs, from "
+                                                             "their test evaluation at each epoch's end"));
+    runTable_->setItem(row, 6, descent);
     for (int k = 0; k < keys.size(); ++k) {
-      runTable_->setItem(row, 6 + k, new QTableWidgetItem(run->config.value(keys[k], QStringLiteral("—"))));
+      runTable_->setItem(row, 7 + k, new QTableWidgetItem(run->config.value(keys[k], QStringLiteral("—"))));
     }
     if (run->id == selected) runTable_->selectRow(row);
   }

@@ -29,6 +29,18 @@ class LayerLossView;
 class LambdaView;
 class WeightGeometryView;
 class RobustnessView;
+class FrontierView;
+
+// A tour as the window shows it (core/config/tours.h, through the app): Help > Tours lists them, and a started
+// one's caption shows above the views.
+struct TourInfo {
+  QString name;
+  QString title;
+  QString caption;
+  QStringList views;  // view ids: training_curves, test_metric, layer_loss, lambda, weight_geometry, robustness,
+                      // frontier, playground
+  int runs = 0;
+};
 
 struct EnvironmentSummary {
   QString version;
@@ -57,6 +69,7 @@ class MainWindow : public QMainWindow {
   LambdaView* lambdaView() const { return lambda_; }
   WeightGeometryView* weightView() const { return weights_; }
   RobustnessView* robustnessView() const { return robustness_; }
+  FrontierView* frontierView() const { return frontier_; }
 
   // Redraws the run table and every visible view whose data changed (the app's coalescing timer calls this).
   void refreshViews();
@@ -77,11 +90,19 @@ class MainWindow : public QMainWindow {
   void updateRunControls();
   // Hides a run from every multi-run view, or shows it again (the runs table's menu, a legend click).
   void setRunVisible(const QString& runId, bool visible);
+  // Help > Tours: one entry per tour; choosing one emits tourRequested.
+  void setTours(const QVector<TourInfo>& tours);
+  // A started tour: its caption above the views (until dismissed or another tour starts) and its views in front.
+  void showTour(const TourInfo& tour);
+  QString tourCaption() const;  // the caption shown, "" when none (tests)
+  // The docks of view ids (tests, tours); null for an unknown id or the central training-loss view.
+  QDockWidget* dockOfView(const QString& id) const;
   // The runs table's menu while it is open (for tests); null otherwise.
   QMenu* runMenu() const { return lastRunMenu_; }
 
  signals:
   void startRequested(const ExperimentRequest& request);
+  void tourRequested(const QString& name);
   void pauseRequested(const QString& runId);
   void resumeRequested(const QString& runId);
   void stopRequested(const QString& runId);
@@ -132,11 +153,15 @@ class MainWindow : public QMainWindow {
   LambdaView* lambda_ = nullptr;
   WeightGeometryView* weights_ = nullptr;
   RobustnessView* robustness_ = nullptr;
+  FrontierView* frontier_ = nullptr;
   QTableWidget* runTable_ = nullptr;
   QPlainTextEdit* log_ = nullptr;
   QLabel* banner_ = nullptr;
   QWidget* bannerBox_ = nullptr;
   QMenu* recentMenu_ = nullptr;
+  QMenu* toursMenu_ = nullptr;
+  QLabel* tourCaption_ = nullptr;
+  QWidget* tourBox_ = nullptr;
   QAction* pauseAction_ = nullptr;
   QAction* resumeAction_ = nullptr;
   QAction* stopAction_ = nullptr;
@@ -151,6 +176,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* lambdaDock_ = nullptr;
   QDockWidget* weightDock_ = nullptr;
   QDockWidget* robustDock_ = nullptr;
+  QDockWidget* frontierDock_ = nullptr;
   QDockWidget* playgroundDock_ = nullptr;
   QSet<QDockWidget*> autoHidden_;
   int runKinds_ = -1;

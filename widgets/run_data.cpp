@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/record/metrics.h"
+
 namespace descentlab::widgets {
 
 QString runStateName(RunState state) {
@@ -134,6 +136,61 @@ QString clockText(double seconds) {
         .arg(total % 60, 2, 10, QLatin1Char('0'));
   }
   return QStringLiteral("%1:%2").arg(total / 60).arg(total % 60, 2, 10, QLatin1Char('0'));
+}
+
+record::DescentCertificate descentCertificate(const RunData& run) {
+  const auto frequency = run.vectors.constFind(QLatin1String(record::metric::kTestDescendingFrequency));
+  const auto counts = run.vectors.constFind(QLatin1String(record::metric::kTestDescentCounts));
+  const auto losses = run.vectors.constFind(QLatin1String(record::metric::kTestLayerLoss));
+  if (frequency == run.vectors.cend() || counts == run.vectors.cend() || frequency->rows.isEmpty() ||
+      counts->rows.isEmpty() || frequency->steps.back() != counts->steps.back()) {
+    return {};
+  }
+  std::vector<double> mean;
+  if (losses != run.vectors.cend() && !losses->rows.isEmpty() && losses->steps.back() == counts->steps.back()) {
+    mean.assign(losses->rows.back().begin(), losses->rows.back().end());
+  }
+  return record::descent_certificate(std::vector<double>(frequency->rows.back().begin(), frequency->rows.back().end()),
+                                     std::vector<double>(counts->rows.back().begin(), counts->rows.back().end()), mean);
+}
+
+QString certificateText(const record::DescentCertificate& certificate) {
+  if (!certificate.valid()) return {};
+  QStringList rises;
+  for (int layer : certificate.mean_rises) rises << QString::number(layer);
+  return QStringLiteral("%1 % [%2, %3] · %4")
+      .arg(100.0 * certificate.overall.share, 0, 'f', 1)
+      .arg(100.0 * certificate.overall.low, 0, 'f', 1)
+      .arg(100.0 * certificate.overall.high, 0, 'f', 1)
+      .arg(certificate.mean_monotone ? QStringLiteral("mean monotone")
+                                     : QStringLiteral("mean rises at ") + rises.join(QStringLiteral(", ")));
+}
+
+QString certificateDetails(const record::DescentCertificate& certificate) {
+  if (!certificate.valid()) return {};
+  QStringList lines;
+  lines << QStringLiteral(
+               "Descent certificate over %1 test samples: the share of (layer, sample) pairs whose loss "
+               "does not rise from layer ℓ−1 to ℓ")
+               .arg(certificate.samples);
+  lines << QStringLiteral("all layers: %1 of %2 pairs, %3 % [%4, %5] (95 %, bootstrap over samples)")
+               .arg(certificate.overall.count)
+               .arg(certificate.overall.total)
+               .arg(100.0 * certificate.overall.share, 0, 'f', 1)
+               .arg(100.0 * certificate.overall.low, 0, 'f', 1)
+               .arg(100.0 * certificate.overall.high, 0, 'f', 1);
+  for (size_t l = 0; l < certificate.per_layer.size(); ++l) {
+    const auto& layer = certificate.per_layer[l];
+    lines << QStringLiteral("layer %1: %2 % [%3, %4] (Wilson)")
+                 .arg(l + 1)
+                 .arg(100.0 * layer.share, 0, 'f', 1)
+                 .arg(100.0 * layer.low, 0, 'f', 1)
+                 .arg(100.0 * layer.high, 0, 'f', 1);
+  }
+  lines << (certificate.mean_monotone
+                ? QStringLiteral("The mean test loss never rises from layer to layer.")
+                : QStringLiteral("The mean test loss rises at %1 layer(s).").arg(certificate.mean_rises.size()));
+  return lines.join(QLatin1Char('\n'));
 }
 
 }  // namespace descentlab::widgets

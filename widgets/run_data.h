@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "core/record/descent_certificate.h"
+
 namespace descentlab::widgets {
 
 struct ScalarTrack {
@@ -133,6 +135,15 @@ struct RunActions {
   bool close = false;  // not while it trains: its thread writes the run file
 };
 RunActions availableActions(const RunData& run);
+
+// The descent certificate of a layerwise run's newest evaluation (core/record/descent_certificate.h); invalid when
+// the run has none (a sparse run, no evaluation yet, or a run recorded before the per-sample counts existed).
+record::DescentCertificate descentCertificate(const RunData& run);
+// "72.3 % [70.1, 74.4]" (the overall share and its 95 % interval), and the mean curve: "mean monotone" or
+// "mean rises at 4"; empty when invalid.
+QString certificateText(const record::DescentCertificate& certificate);
+// Every layer's share and interval, and how the intervals are computed: the runs table's tooltip.
+QString certificateDetails(const record::DescentCertificate& certificate);
 
 // TensorBoard's smoothing: an exponential moving average with the start-up bias removed.
 QVector<double> smoothExponential(const QVector<double>& values, double weight);

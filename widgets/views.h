@@ -3,6 +3,7 @@
 // it; none holds data of its own beyond the user's choices (metric, layer, smoothing). One file each; this header
 // includes them all.
 
+#include "widgets/frontier_view.h"
 #include "widgets/lambda_view.h"
 #include "widgets/layer_loss_view.h"
 #include "widgets/robustness_view.h"

@@ -13,6 +13,7 @@
 #include "core/config/experiment_config.h"
 #include "core/data/catalog.h"
 #include "core/eval/robustness.h"
+#include "core/record/descent_certificate.h"
 #include "core/record/metrics.h"
 #include "core/record/sweep_statistics.h"
 #include "core/store/run_reader.h"
@@ -120,6 +121,36 @@ nlohmann::json last_row(const store::RunReader& reader, const std::string& name)
                                                      : nlohmann::json(std::vector<double>(last, series.values.end()));
 }
 
+// The descent certificate of the run's last evaluation (core/record/descent_certificate.h); null for sparse runs and
+// for layerwise runs recorded before the per-sample counts existed.
+nlohmann::json certificate_json(const nlohmann::json& frequency, const nlohmann::json& counts,
+                                const nlohmann::json& layer_loss) {
+  if (!frequency.is_array() || !counts.is_array()) return nullptr;
+  const auto certificate = record::descent_certificate(
+      frequency.get<std::vector<double>>(), counts.get<std::vector<double>>(),
+      layer_loss.is_array() ? layer_loss.get<std::vector<double>>() : std::vector<double>{});
+  if (!certificate.valid()) return nullptr;
+  const auto interval = [](const record::ShareInterval& share) {
+    return nlohmann::json{{"share", share.share},
+                          {"low", share.low},
+                          {"high", share.high},
+                          {"descending", share.count},
+                          {"pairs", share.total}};
+  };
+  nlohmann::json layers = nlohmann::json::array();
+  for (size_t l = 0; l < certificate.per_layer.size(); ++l) {
+    nlohmann::json entry = interval(certificate.per_layer[l]);
+    entry["layer"] = l + 1;
+    layers.push_back(entry);
+  }
+  return {{"samples", certificate.samples},
+          {"overall", interval(certificate.overall)},
+          {"per_layer", layers},
+          {"interval", "95 %: per layer Wilson score over samples; overall percentile bootstrap over samples (2000)"},
+          {"mean_curve_monotone", certificate.mean_monotone},
+          {"mean_curve_rises_at", certificate.mean_rises}};
+}
+
 // constraints.enabled of a stored config; false when the config has no such key (never operator[] on a const json:
 // a missing key is undefined behaviour there).
 bool constrained(const nlohmann::json& config) {
@@ -136,6 +167,9 @@ nlohmann::json run_summary(const std::string& path) {
                             {"experiment", config.is_object() ? config.value("name", "") : ""},
                             {"constrained", constrained(config)}};
   for (const char* name : kCompared) summary[name] = last_row(reader, name);
+  summary["descent_certificate"] =
+      certificate_json(summary[record::metric::kTestDescendingFrequency],
+                       last_row(reader, record::metric::kTestDescentCounts), summary[record::metric::kTestLayerLoss]);
   nlohmann::json sweeps = nlohmann::json::object();
   for (const auto& name : reader.sweep_names()) sweeps[name] = sweep_table(reader.sweep(name));
   summary["sweeps"] = sweeps;
@@ -155,6 +189,16 @@ int run_compare(const std::string& a, const std::string& b, bool json) {
   for (const char* key : kCompared) {
     std::printf("%-28s %-40s %s\n", key, show(left[key]).c_str(), show(right[key]).c_str());
   }
+  const auto certificate = [](const nlohmann::json& summary) {
+    const auto& c = summary["descent_certificate"];
+    if (c.is_null()) return std::string("-");
+    char text[160];
+    std::snprintf(text, sizeof text, "%.1f %% [%.1f, %.1f], mean curve %s", 100.0 * c["overall"]["share"].get<double>(),
+                  100.0 * c["overall"]["low"].get<double>(), 100.0 * c["overall"]["high"].get<double>(),
+                  c["mean_curve_monotone"].get<bool>() ? "monotone" : "rises");
+    return std::string(text);
+  };
+  std::printf("%-28s %-40s %s\n", "descent certificate", certificate(left).c_str(), certificate(right).c_str());
   for (const auto& [name, table] : left["sweeps"].items()) {
     if (!right["sweeps"].contains(name)) continue;
     std::printf("\n%s noise (%s):  gamma   A mean ± std   B mean ± std\n", name.c_str(),

@@ -9,13 +9,13 @@
 #include <sstream>
 
 #include "app/cli/commands.h"
-#include "core/train/saved_run.h"
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
 #include "core/data/catalog.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "core/train/checkpoint_tensors.h"
+#include "core/train/saved_run.h"
 #include "core/train/sparse_trainer.h"
 
 namespace descentlab::cli {
@@ -27,6 +27,7 @@ struct PruneOptions {
   std::string checkpoint = "latest";
   std::string scope = "per_layer";
   std::string device;
+  int64_t samples = 0;
   bool json = false;
 };
 
@@ -71,10 +72,9 @@ int run_prune(const PruneOptions& options) {
     selection.excluded_prefixes = task->embedding_and_readout_prefixes();
   std::fprintf(stderr, "one-shot %s magnitude pruning of %s (checkpoint \"%s\") at %zu sparsities...\n",
                optim::to_string(scope).c_str(), options.run.c_str(), options.checkpoint.c_str(), sparsities.size());
-  const auto rows =
-      train::one_shot_prune(*task, sparsities, selection, scope, std::max<int64_t>(config.train.batch_size, 128));
-  const auto dense =
-      train::one_shot_prune(*task, {0.0}, selection, scope, std::max<int64_t>(config.train.batch_size, 128));
+  const int64_t batch = train::evaluation_batch_size(config);
+  const auto rows = train::one_shot_prune(*task, sparsities, selection, scope, batch, options.samples);
+  const auto dense = train::one_shot_prune(*task, {0.0}, selection, scope, batch, options.samples);
 
   record::SweepResult sweep;
   sweep.name = "oneshot_pruning";
@@ -100,6 +100,7 @@ int run_prune(const PruneOptions& options) {
     std::cout << nlohmann::json{{"run", options.run},
                                 {"checkpoint", options.checkpoint},
                                 {"scope", optim::to_string(scope)},
+                                {"samples", options.samples},
                                 {"metric", task->metric_name()},
                                 {"dense", dense.front().evaluation.metric},
                                 {"rows", table}}
@@ -128,6 +129,11 @@ void add_prune_command(CLI::App& app, int& exit_code) {
   prune->add_option("--scope", options->scope, "per_layer (layerwise, the paper's) or global")
       ->check(CLI::IsMember({"per_layer", "global"}));
   prune->add_option("--device", options->device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  prune
+      ->add_option("--samples", options->samples,
+                   "Evaluate on the first N test (or validation) samples only; 0 = all. With the run's "
+                   "sparsity.frontier_samples this gives the live frontier's numbers for that checkpoint")
+      ->check(CLI::NonNegativeNumber);
   prune->add_flag("--json", options->json, "Print the table as JSON");
   prune->callback([options, &exit_code]() { exit_code = run_prune(*options); });
 }

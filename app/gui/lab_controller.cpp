@@ -1,7 +1,10 @@
 #include "app/gui/lab_controller.h"
 
+#include "core/config/tours.h"
+
 #include "app/gui/run_conversion.h"
 #include "core/config/experiment_config.h"
+#include "core/config/tours.h"
 #include "core/store/run_reader.h"
 
 #include <QDateTime>
@@ -45,6 +48,23 @@ LabController::LabController(widgets::MainWindow& window, const LabBackend& back
   connect(&window_, &widgets::MainWindow::closeRunRequested, this, &LabController::close);
   connect(&window_, &widgets::MainWindow::sweepRequested, this, &LabController::sweep);
   connect(&window_, &widgets::MainWindow::cancelSweepRequested, this, &LabController::cancelSweep);
+  connect(&window_, &widgets::MainWindow::tourRequested, this, [this](const QString& name) { startTour(name); });
+  // Help > Tours lists the built-in tours (a broken one is a build's bug: the unit tests load them all).
+  QVector<widgets::TourInfo> tours;
+  try {
+    for (const auto& tour : config::tours()) {
+      widgets::TourInfo info;
+      info.name = QString::fromStdString(tour.name);
+      info.title = QString::fromStdString(tour.title);
+      info.caption = QString::fromStdString(tour.caption);
+      for (const auto& view : tour.views) info.views << QString::fromStdString(view);
+      info.runs = static_cast<int>(tour.runs.size());
+      tours.push_back(info);
+    }
+  } catch (const std::exception& error) {
+    window_.showError(QString::fromUtf8(error.what()));
+  }
+  window_.setTours(tours);
 }
 
 LabController::~LabController() {
@@ -72,12 +92,48 @@ QString LabController::start(const widgets::ExperimentRequest& request) {
   if (!request.device.isEmpty()) {
     config.train.device = config::require_choice<config::Device>(request.device.toStdString(), "device");
   }
+  return startConfig(std::move(config));
+}
+
+QStringList LabController::startTour(const QString& name) {
+  config::Tour tour;
+  std::vector<config::ExperimentConfig> configs;
+  try {
+    tour = config::find_tour(name.toStdString());
+    for (const auto& run : tour.runs) {
+      configs.push_back(config::load_experiment(run.preset, run.size, "", run.overrides));
+      configs.back().name = tour.name + " " + run.label;
+    }
+  } catch (const std::exception& error) {
+    window_.showError(QString::fromUtf8(error.what()));
+    return {};
+  }
+  QStringList ids;
+  for (auto& config : configs) {
+    const QString id = startConfig(std::move(config));
+    if (id.isEmpty()) return ids;  // its error is shown; the runs already started go on
+    ids << id;
+  }
+  widgets::TourInfo info;
+  info.name = QString::fromStdString(tour.name);
+  info.title = QString::fromStdString(tour.title);
+  info.caption = QString::fromStdString(tour.caption);
+  for (const auto& view : tour.views) info.views << QString::fromStdString(view);
+  if (!ids.isEmpty()) window_.model()->setFocusRun(ids.back());
+  window_.showTour(info);
+  return ids;
+}
+
+QString LabController::startConfig(config::ExperimentConfig config) {
   if (!QDir().mkpath(runsDirectory_)) {
     window_.showError(QStringLiteral("cannot create the runs folder %1").arg(runsDirectory_));
     return {};
   }
-  const QString stem = QStringLiteral("%1-%2").arg(
-      QString::fromStdString(config.name), QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
+  // A name is a file name here: a tour's "descent-breaks ERM" becomes descent-breaks-ERM-<time>.h5.
+  QString fileName = QString::fromStdString(config.name);
+  fileName.replace(QLatin1Char(' '), QLatin1Char('-')).replace(QLatin1Char('/'), QLatin1Char('-'));
+  const QString stem =
+      QStringLiteral("%1-%2").arg(fileName, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
   QString path = QDir(runsDirectory_).filePath(stem + QStringLiteral(".h5"));
   for (int suffix = 2; QFileInfo::exists(path); ++suffix) {
     path = QDir(runsDirectory_).filePath(QStringLiteral("%1-%2.h5").arg(stem).arg(suffix));

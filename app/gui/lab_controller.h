@@ -35,6 +35,10 @@ class LabController : public QObject {
 
   // Starts a run; returns its id, or an empty string after showing why it could not start.
   QString start(const widgets::ExperimentRequest& request);
+  // Starts a tour (core/config/tours.h): each of its runs, named "<tour> <label>", then the window shows its caption
+  // and brings its views forward. Returns the runs' ids (empty, after showing why, when the tour is unknown or a run
+  // cannot start).
+  QStringList startTour(const QString& name);
   void pause(const QString& runId);
   void resume(const QString& runId);
   void stop(const QString& runId);
@@ -71,6 +75,8 @@ class LabController : public QObject {
   void scheduleDrain(qint64 wokenAtNs);
   void drain();
   void launch(const QString& runId, std::unique_ptr<train::TrainingSession> session);
+  // Starts a run of a validated config into a new file of the runs folder.
+  QString startConfig(config::ExperimentConfig config);
   // Pause or stop a live run: the session's flag, the run's new state and a log line, then the window follows.
   void signalLive(const QString& runId, void (train::TrainingSession::*action)(), widgets::RunState state,
                   const QString& logText);

@@ -1,6 +1,6 @@
 // descentlab: the desktop lab, and `descentlab report` (the same views rendered to PNG without a window).
 //
-//   descentlab [RUN.h5 ...] [--preset NAME] [--size quick|full] [--start PRESET ...] [--shots DIR]
+//   descentlab [RUN.h5 ...] [--preset NAME] [--size quick|full] [--start PRESET ...] [--tour NAME] [--shots DIR]
 //   descentlab report RUN.h5 [RUN2.h5 ...] --out DIR
 //
 // LibTorch never reaches this file: core headers used here are torch-free, so Qt's macros are safe.
@@ -196,13 +196,17 @@ int main(int argc, char** argv) {
                           QStringLiteral("quick"));
   QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start this preset at once (repeatable)"),
                            QStringLiteral("PRESET"));
+  QCommandLineOption tour(QStringLiteral("tour"),
+                          QStringLiteral("Start a tour at once: its runs side by side, its caption and views (Help > "
+                                         "Tours lists them)"),
+                          QStringLiteral("NAME"));
   QCommandLineOption runsDir(QStringLiteral("runs-dir"), QStringLiteral("Where new runs are written"),
                              QStringLiteral("DIR"), QStringLiteral("runs"));
   QCommandLineOption shots(QStringLiteral("shots"),
                            QStringLiteral("Save screenshots of every view mid-run and at the end into DIR, then quit "
                                           "(with --start)"),
                            QStringLiteral("DIR"));
-  parser.addOptions({preset, size, start, runsDir, shots});
+  parser.addOptions({preset, size, start, tour, runsDir, shots});
   parser.process(application);
   try {
     const LabBackend backend;
@@ -221,6 +225,7 @@ int main(int argc, char** argv) {
       window.experimentPanel()->setPreset(name, parser.value(size));
       controller.start({name, parser.value(size), QStringLiteral("auto"), window.experimentPanel()->fields()});
     }
+    if (parser.isSet(tour)) controller.startTour(parser.value(tour));
     if (parser.isSet(shots)) {
       // Mid-run: once the first run is 60 % done (after the first evaluation of a 2-epoch quick run); the end: once
       // every run has finished, then quit.

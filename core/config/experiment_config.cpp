@@ -129,6 +129,15 @@ void fields(Sparsity& s, Visitor& v, SparsityConfig*) {
   v.field("decompressed_until",
           "Fraction of the run until which the last decompressed phase lasts; compressed after it",
           s.decompressed_until, 0.0, 1.0);
+  v.field("frontier_interval",
+          "Steps between evaluations of the live sparsity frontier (vit, gpt): a copy of the weights pruned one-shot "
+          "per tensor by magnitude at each frontier sparsity, evaluated on a fixed small batch; also at each epoch "
+          "end; 0 = off",
+          s.frontier_interval, 0, kBig);
+  v.field("frontier_sparsities", "The sparsities the live frontier prunes to, each in [0, 1], ascending",
+          s.frontier_sparsities, 0.0, 1.0);
+  v.field("frontier_samples", "Test (or validation) samples the frontier evaluates on: the first ones, always the same",
+          s.frontier_samples, 1, kBig);
 }
 
 // The sections in their JSON order, with their keys.
@@ -193,8 +202,10 @@ struct SchemaLister {
       if constexpr (std::is_same_v<T, double>) info.type = "number";
       if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t>) info.type = "integer";
       if constexpr (std::is_same_v<T, std::vector<int64_t>>) info.type = "list of integers";
+      if constexpr (std::is_same_v<T, std::vector<double>>) info.type = "list of numbers";
       if constexpr (sizeof...(bounds) == 2) {
-        using Number = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+        using Number =
+            std::conditional_t<std::is_floating_point_v<T> || std::is_same_v<T, std::vector<double>>, double, int64_t>;
         info.range = range_text(static_cast<Number>(bounds)...);
       }
     }
@@ -252,6 +263,14 @@ void validate(const SparsityConfig& sparsity, const JsonReader& reader) {
   }
   if (sparsity.decompressed_until < sparsity.alternate_until) {
     reader.fail("decompressed_until", "must be >= alternate_until (" + std::to_string(sparsity.alternate_until) + ")");
+  }
+  if (sparsity.frontier_interval > 0 && sparsity.frontier_sparsities.empty()) {
+    reader.fail("frontier_sparsities", "give at least one sparsity (or set frontier_interval to 0)");
+  }
+  for (size_t i = 1; i < sparsity.frontier_sparsities.size(); ++i) {
+    if (!(sparsity.frontier_sparsities[i] > sparsity.frontier_sparsities[i - 1])) {
+      reader.fail("frontier_sparsities", "must be ascending without repeats");
+    }
   }
 }
 

@@ -112,6 +112,23 @@ void JsonReader::read(const std::string& key, std::vector<int64_t>& value, int64
   }
 }
 
+void JsonReader::read(const std::string& key, std::vector<double>& value, double minimum, double maximum) {
+  if (const auto* item = find(key)) {
+    const auto shown = [&] { return item->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
+    if (!item->is_array()) fail(key, "expected an array of numbers, got " + shown());
+    std::vector<double> parsed;
+    for (const auto& element : *item) {
+      if (!element.is_number() || !(element.get<double>() >= minimum && element.get<double>() <= maximum)) {
+        std::ostringstream bounds;
+        bounds << "[" << minimum << ", " << maximum << "]";
+        fail(key, "expected numbers in " + bounds.str() + ", got " + shown());
+      }
+      parsed.push_back(element.get<double>());
+    }
+    value = parsed;
+  }
+}
+
 JsonReader JsonReader::child(const std::string& key) {
   const auto* item = find(key);
   if (item && !item->is_object())

@@ -35,6 +35,7 @@ class JsonReader {
   void read(const std::string& key, double& value, double minimum, double maximum);
   void read(const std::string& key, std::string& value, const std::vector<std::string>& allowed = {});
   void read(const std::string& key, std::vector<int64_t>& value, int64_t minimum, int64_t maximum);
+  void read(const std::string& key, std::vector<double>& value, double minimum, double maximum);
   // A closed choice (core/config/choices.h): the word must be one of E's.
   template <typename E>
   void read_choice(const std::string& key, E& value) {

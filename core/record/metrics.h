@@ -14,6 +14,7 @@ enum class SeriesShape {
   Scalar,        // one value
   PerLayer,      // one value per layer l = 0..L (or per constraint l = 1..L)
   PerThreshold,  // one value per threshold (near_zero_share: |w| < 1e-4, 1e-3, 1e-2)
+  PerSparsity,   // one value per pruning sparsity of the live frontier (sparsity.frontier_sparsities)
   Vector,        // a vector series this table does not know (written by a newer build, or a test)
 };
 
@@ -42,6 +43,7 @@ inline constexpr const char* kLagrangian = "lagrangian";
 inline constexpr const char* kLayerLoss = "layer_loss";
 inline constexpr const char* kTestLayerLoss = "test_layer_loss";
 inline constexpr const char* kTestDescendingFrequency = "test_descending_frequency";
+inline constexpr const char* kTestDescentCounts = "test_descent_counts";
 inline constexpr const char* kLambda = "lambda";
 inline constexpr const char* kSlack = "slack";
 inline constexpr const char* kResilientSlack = "resilient_slack";
@@ -51,6 +53,11 @@ inline constexpr const char* kAcdcPhase = "acdc_phase";
 inline constexpr const char* kMaskChurn = "mask_churn";
 inline constexpr const char* kSignFlips = "sign_flips";
 inline constexpr const char* kNearZeroShare = "near_zero_share";
+inline constexpr const char* kFrontierSparsity = "frontier_sparsity";
+inline constexpr const char* kFrontierAchieved = "frontier_achieved";
+inline constexpr const char* kFrontierAccuracy = "frontier_accuracy";
+inline constexpr const char* kFrontierPerplexity = "frontier_perplexity";
+inline constexpr const char* kFrontierLoss = "frontier_loss";
 }  // namespace metric
 
 inline constexpr MetricInfo kMetricVocabulary[] = {
@@ -77,6 +84,10 @@ inline constexpr MetricInfo kMetricVocabulary[] = {
      "Test loss of the readout after each layer l = 0..L."},
     {metric::kTestDescendingFrequency, "share of test samples descending", "", SeriesShape::PerLayer, Direction::Higher,
      "For each layer l, the share of test samples whose loss falls from layer l-1 to l."},
+    {metric::kTestDescentCounts, "test samples descending at k layers", "samples", SeriesShape::PerLayer,
+     Direction::Neither,
+     "n_k for k = 0..L: how many test samples have a loss that falls (or stays) at exactly k of the L layers; the "
+     "descent certificate's interval over all (layer, sample) pairs is bootstrapped from it."},
     {metric::kLambda, "Lagrange multiplier λₗ", "", SeriesShape::PerLayer, Direction::Neither,
      "Dual variable of each layer's descent constraint; non-zero where the constraint binds."},
     {metric::kSlack, "constraint slack gₗ", "", SeriesShape::PerLayer, Direction::Neither,
@@ -95,6 +106,16 @@ inline constexpr MetricInfo kMetricVocabulary[] = {
      "Kept weights whose sign changed since the previous compressed phase."},
     {metric::kNearZeroShare, "share of |w| near zero", "share", SeriesShape::PerThreshold, Direction::Neither,
      "Share of prunable weights with |w| below 1e-4, 1e-3 and 1e-2."},
+    {metric::kFrontierSparsity, "pruned sparsity", "share", SeriesShape::PerSparsity, Direction::Neither,
+     "The sparsities at which the live frontier prunes a copy of the weights, one column each."},
+    {metric::kFrontierAchieved, "achieved sparsity", "share", SeriesShape::PerSparsity, Direction::Neither,
+     "Share of the prunable weights exactly zero after the frontier's pruning at each sparsity."},
+    {metric::kFrontierAccuracy, "accuracy after one-shot pruning", "", SeriesShape::PerSparsity, Direction::Higher,
+     "Accuracy of a copy of the model pruned layer by layer by magnitude to each sparsity, on a fixed small batch."},
+    {metric::kFrontierPerplexity, "perplexity after one-shot pruning", "", SeriesShape::PerSparsity, Direction::Lower,
+     "Perplexity of a copy of the model pruned layer by layer by magnitude to each sparsity, on a fixed small batch."},
+    {metric::kFrontierLoss, "loss after one-shot pruning", "", SeriesShape::PerSparsity, Direction::Lower,
+     "Cross-entropy of the frontier's pruned copy at each sparsity, on its fixed small batch."},
 };
 
 // The entry for `name`, or nullptr when the vocabulary does not know it.
@@ -120,12 +141,18 @@ inline std::string test_series(std::string_view task_metric) {
   return "test_" + std::string(task_metric);
 }
 
-// The word the run file stores for a shape ("scalar", "per_layer", "per_threshold", "vector").
+// The live sparsity frontier's series of a task's metric ("accuracy" -> "frontier_accuracy").
+inline std::string frontier_series(std::string_view task_metric) {
+  return "frontier_" + std::string(task_metric);
+}
+
+// The word the run file stores for a shape ("scalar", "per_layer", "per_threshold", "per_sparsity", "vector").
 inline const char* shape_word(SeriesShape shape) {
   switch (shape) {
     case SeriesShape::Scalar: return "scalar";
     case SeriesShape::PerLayer: return "per_layer";
     case SeriesShape::PerThreshold: return "per_threshold";
+    case SeriesShape::PerSparsity: return "per_sparsity";
     case SeriesShape::Vector: break;
   }
   return "vector";
@@ -133,7 +160,8 @@ inline const char* shape_word(SeriesShape shape) {
 
 // The shape for a stored word; false when the word is none of shape_word's.
 inline bool parse_shape_word(std::string_view word, SeriesShape& shape) {
-  for (auto candidate : {SeriesShape::Scalar, SeriesShape::PerLayer, SeriesShape::PerThreshold, SeriesShape::Vector}) {
+  for (auto candidate : {SeriesShape::Scalar, SeriesShape::PerLayer, SeriesShape::PerThreshold,
+                         SeriesShape::PerSparsity, SeriesShape::Vector}) {
     if (word == shape_word(candidate)) {
       shape = candidate;
       return true;

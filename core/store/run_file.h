@@ -17,7 +17,8 @@ namespace descentlab::store {
 inline constexpr const char* kFormatName = "descentlab-run";
 // 2: each metric series' kind attribute is its shape ("scalar" | "per_layer" | "per_threshold" | "vector"); version 1
 // wrote "scalar" for every series of width 1, so a one-layer per-layer series could not be told from a scalar.
-inline constexpr int64_t kFormatVersion = 2;
+// 3: adds the kind "per_sparsity" (the live sparsity frontier's series), which a version-2 reader would refuse.
+inline constexpr int64_t kFormatVersion = 3;
 
 // Every problem with a run file: the message names the file and the HDF5 object.
 class RunFileError : public DataError {

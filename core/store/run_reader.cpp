@@ -55,7 +55,7 @@ record::SeriesShape series_shape(const H5::Group& group, const std::string& name
   const std::string word = hdf5::string_attribute(group, "kind");
   record::SeriesShape shape = record::SeriesShape::Scalar;
   expect(record::parse_shape_word(word, shape), path, object,
-         "attribute kind is \"" + word + "\"; expected scalar, per_layer, per_threshold or vector");
+         "attribute kind is \"" + word + "\"; expected scalar, per_layer, per_threshold, per_sparsity or vector");
   return shape;
 }
 

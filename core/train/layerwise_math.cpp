@@ -28,7 +28,8 @@ void resilient_step(torch::Tensor& resilient_slack, const torch::Tensor& lambda,
   resilient_slack.sub_(lr * (cost * resilient_slack - lambda)).clamp_min_(0.0);
 }
 
-double scheduled_alpha(config::AlphaSchedule schedule, double alpha, double alpha_final, int64_t epoch, int64_t epochs) {
+double scheduled_alpha(config::AlphaSchedule schedule, double alpha, double alpha_final, int64_t epoch,
+                       int64_t epochs) {
   if (schedule != config::AlphaSchedule::linear || epochs <= 1) return alpha;
   const double progress = static_cast<double>(epoch) / static_cast<double>(epochs - 1);
   return alpha + (alpha_final - alpha) * progress;
@@ -40,6 +41,14 @@ torch::Tensor descending_frequency(const torch::Tensor& per_sample_layer_losses)
       .le(per_sample_layer_losses.slice(0, 0, layers))
       .to(torch::kFloat64)
       .mean(1);
+}
+
+torch::Tensor descending_layers(const torch::Tensor& per_sample_layer_losses) {
+  const int64_t layers = per_sample_layer_losses.size(0) - 1;
+  return per_sample_layer_losses.slice(0, 1, layers + 1)
+      .le(per_sample_layer_losses.slice(0, 0, layers))
+      .sum(0)
+      .to(torch::kInt64);
 }
 
 }  // namespace descentlab::train

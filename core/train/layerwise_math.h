@@ -26,5 +26,8 @@ double scheduled_alpha(config::AlphaSchedule schedule, double alpha, double alph
 
 // Per-sample layer losses [L + 1, B] -> share of samples with loss_l <= loss_{l-1}, for l = 1..L ([L]).
 torch::Tensor descending_frequency(const torch::Tensor& per_sample_layer_losses);
+// Per-sample layer losses [L + 1, B] -> for each sample, at how many layers l = 1..L its loss_l <= loss_{l-1}
+// ([B], int64): the descent certificate's counts (core/record/descent_certificate.h).
+torch::Tensor descending_layers(const torch::Tensor& per_sample_layer_losses);
 
 }  // namespace descentlab::train

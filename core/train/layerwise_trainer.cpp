@@ -165,6 +165,8 @@ Evaluation LayerwiseTrainer::evaluate() {
   const int64_t layers = task_.model().layers();
   torch::Tensor loss_sum = torch::zeros({layers + 1}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
   torch::Tensor descending_sum = torch::zeros({layers}, loss_sum.options());
+  torch::Tensor count_histogram =
+      torch::zeros({layers + 1}, torch::TensorOptions().dtype(torch::kInt64).device(device_));
   torch::Tensor metric_sum = torch::zeros({}, loss_sum.options());
   for (int64_t start = 0; start < total; start += batch_size) {
     const int64_t count = std::min(batch_size, total - start);
@@ -173,12 +175,14 @@ Evaluation LayerwiseTrainer::evaluate() {
     const torch::Tensor losses = tasks::per_sample_layer_losses(task_, batch, &prediction).to(torch::kFloat64);
     loss_sum += losses.sum(1);
     descending_sum += descending_frequency(losses) * static_cast<double>(count);
+    count_histogram += torch::bincount(descending_layers(losses), {}, layers + 1);
     metric_sum += task_.metric_terms(prediction, batch).sum();
   }
   model.train();
   Evaluation evaluation;
   evaluation.layer_loss = to_vector(loss_sum / static_cast<double>(total));
   evaluation.descending_frequency = to_vector(descending_sum / static_cast<double>(total));
+  evaluation.descent_counts = to_vector(count_histogram.to(torch::kFloat64));
   evaluation.metric = task_.finish_metric(metric_sum.item<double>() / static_cast<double>(total));
   evaluation.loss = evaluation.layer_loss.back();
   return evaluation;
@@ -188,6 +192,7 @@ EpochTest LayerwiseTrainer::evaluate_epoch() {
   state_->last_test = evaluate();
   vector(metric::kTestLayerLoss, state_->last_test.layer_loss);
   vector(metric::kTestDescendingFrequency, state_->last_test.descending_frequency);
+  vector(metric::kTestDescentCounts, state_->last_test.descent_counts);
   return {state_->last_test.metric, state_->last_test.loss};
 }
 

@@ -17,6 +17,7 @@ namespace descentlab::train {
 struct Evaluation {
   std::vector<double> layer_loss;            // mean test loss per layer, f_0 .. f_L
   std::vector<double> descending_frequency;  // per layer 1..L
+  std::vector<double> descent_counts;        // n_k: test samples descending at exactly k of the L layers, k = 0..L
   double metric = 0.0;                       // accuracy or RMSE of the last layer
   double loss = 0.0;                         // f_L
 };

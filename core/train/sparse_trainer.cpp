@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <chrono>
 #include <cmath>
 
 #include "core/config/json_reader.h"
@@ -49,6 +50,8 @@ struct SparseTrainer::State {
   std::vector<torch::Tensor> last_snapshot;  // prunable weights at the previous compression (for sign flips)
   torch::Tensor loss_sum;                    // of the metric interval, on the device: no host sync per step
   SparseEvaluation last_test;
+  double frontier_seconds = 0.0;  // this process's time in the live frontier (its cost, in the summary)
+  int64_t frontier_evaluations = 0;
 
   State(std::vector<torch::Tensor> parameters, const config::ExperimentConfig& config)
       : optimizer(make_optimizer(std::move(parameters), config)) {}
@@ -249,12 +252,13 @@ void SparseTrainer::restore_state(const record::CheckpointData& checkpoint, cons
 
 namespace {
 
-SparseEvaluation evaluate_task(tasks::SparseTask& task, int64_t batch_size) {
+// The metric and loss on the first `samples` test samples (0: all).
+SparseEvaluation evaluate_task(tasks::SparseTask& task, int64_t batch_size, int64_t samples_limit = 0) {
   torch::NoGradGuard no_grad;
   auto& module = *task.module();
   const bool was_training = module.is_training();
   module.eval();
-  const int64_t total = task.test_size();
+  const int64_t total = samples_limit > 0 ? std::min(samples_limit, task.test_size()) : task.test_size();
   torch::Tensor metric_sum, loss_sum;
   int64_t terms = 0, samples = 0;
   for (int64_t start = 0; start < total; start += batch_size) {
@@ -278,8 +282,38 @@ SparseEvaluation evaluate_task(tasks::SparseTask& task, int64_t batch_size) {
 
 }  // namespace
 
+int64_t evaluation_batch_size(const config::ExperimentConfig& config) {
+  return std::max<int64_t>(config.train.batch_size, 128);
+}
+
 SparseEvaluation SparseTrainer::evaluate() {
-  return evaluate_task(task_, std::max<int64_t>(config_.train.batch_size, 128));
+  return evaluate_task(task_, evaluation_batch_size(config_));
+}
+
+int64_t SparseTrainer::periodic_interval() const {
+  return state_->prunable.empty() ? 0 : config_.sparsity.frontier_interval;
+}
+
+// The live sparsity frontier: the task's metric of one-shot per-tensor magnitude pruning of a copy of the weights at
+// each frontier sparsity (the weights are restored bit for bit), on the same first frontier_samples test samples
+// every time.
+void SparseTrainer::periodic_evaluation() {
+  const auto started = std::chrono::steady_clock::now();
+  const auto& levels = config_.sparsity.frontier_sparsities;
+  const auto rows = one_shot_prune(task_, levels, state_->prunable, optim::MaskScope::per_tensor,
+                                   evaluation_batch_size(config_), config_.sparsity.frontier_samples);
+  std::vector<double> achieved, metric_values, losses;
+  for (const auto& row : rows) {
+    achieved.push_back(row.achieved);
+    metric_values.push_back(row.evaluation.metric);
+    losses.push_back(row.evaluation.loss);
+  }
+  vector(metric::kFrontierSparsity, levels);
+  vector(metric::kFrontierAchieved, achieved);
+  vector(record::frontier_series(metric_name()), metric_values);
+  vector(metric::kFrontierLoss, losses);
+  state_->frontier_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ++state_->frontier_evaluations;
 }
 
 void SparseTrainer::before_batch(int64_t epoch) {
@@ -329,28 +363,43 @@ nlohmann::json SparseTrainer::summary() const {
           {"sparsity", s.prunable.empty() ? 0.0 : optim::count_zeros(s.prunable).share()},
           {"near_zero_share",
            {{"thresholds", eval::default_near_zero_thresholds()},
-            {"share", eval::near_zero_shares(model, eval::default_near_zero_thresholds())}}}};
+            {"share", eval::near_zero_shares(model, eval::default_near_zero_thresholds())}}},
+          {"frontier", {{"evaluations", s.frontier_evaluations}, {"seconds", s.frontier_seconds}}}};
 }
 
 std::vector<OneShotRow> one_shot_prune(tasks::SparseTask& task, const std::vector<double>& sparsities,
                                        const optim::PruneSelection& selection, optim::MaskScope scope,
-                                       int64_t batch_size) {
-  const std::vector<optim::PrunableTensor> prunable = optim::select_prunable(*task.module(), selection);
+                                       int64_t batch_size, int64_t samples) {
+  return one_shot_prune(task, sparsities, optim::select_prunable(*task.module(), selection), scope, batch_size,
+                        samples);
+}
+
+std::vector<OneShotRow> one_shot_prune(tasks::SparseTask& task, const std::vector<double>& sparsities,
+                                       const std::vector<optim::PrunableTensor>& prunable, optim::MaskScope scope,
+                                       int64_t batch_size, int64_t samples) {
   if (prunable.empty()) throw Error("one-shot pruning: the model has no prunable weights under this selection");
   const std::vector<torch::Tensor> original = optim::snapshot(prunable);
-  std::vector<OneShotRow> rows;
-  for (double sparsity : sparsities) {
-    OneShotRow row;
-    row.sparsity = sparsity;
-    optim::apply_masks(prunable, optim::magnitude_masks(prunable, sparsity, scope));
-    row.achieved = optim::count_zeros(prunable).share();
-    row.evaluation = evaluate_task(task, batch_size);
+  const auto restore = [&] {
     torch::NoGradGuard no_grad;
     for (size_t i = 0; i < prunable.size(); ++i) {
       torch::Tensor parameter = prunable[i].parameter;
       parameter.copy_(original[i]);
     }
-    rows.push_back(row);
+  };
+  std::vector<OneShotRow> rows;
+  try {
+    for (double sparsity : sparsities) {
+      OneShotRow row;
+      row.sparsity = sparsity;
+      optim::apply_masks(prunable, optim::magnitude_masks(prunable, sparsity, scope));
+      row.achieved = optim::count_zeros(prunable).share();
+      row.evaluation = evaluate_task(task, batch_size, samples);
+      restore();
+      rows.push_back(row);
+    }
+  } catch (...) {
+    restore();  // a failed evaluation never leaves a pruned model behind
+    throw;
   }
   return rows;
 }

@@ -7,7 +7,10 @@
 // prunable weights) and acdc_phase (0 dense, 1 compressed, 2 decompressed); at every compression mask_churn (the
 // Hamming distance to the previous mask) and sign_flips (prunable weights whose sign changed since the previous
 // compression); per epoch test_loss and test_accuracy or test_perplexity; weight histograms (global and per block)
-// with near_zero_share (|w| < 1e-4, 1e-3, 1e-2) every train.histogram_interval steps when set, and at every epoch end.
+// with near_zero_share (|w| < 1e-4, 1e-3, 1e-2) every train.histogram_interval steps when set, and at every epoch end;
+// the live sparsity frontier every sparsity.frontier_interval steps and at every epoch end: frontier_sparsity (the
+// levels), frontier_achieved, frontier_accuracy or frontier_perplexity and frontier_loss, one column per level, from
+// one_shot_prune on a copy of the weights and the first sparsity.frontier_samples test samples.
 
 #include <torch/types.h>
 
@@ -61,6 +64,8 @@ class SparseTrainer : public Trainer {
                      const std::string& label) override;
   void describe_checkpoint(nlohmann::json& extra) const override;
   nlohmann::json summary() const override;
+  int64_t periodic_interval() const override;
+  void periodic_evaluation() override;
   void enter_phase(AcdcPhase phase);
 
   tasks::SparseTask& task_;
@@ -68,7 +73,8 @@ class SparseTrainer : public Trainer {
 };
 
 // One-shot layerwise (per tensor) magnitude pruning of the task's trained model at each sparsity, evaluated without
-// retraining; the model's weights are restored afterwards. Returns the metric per sparsity.
+// retraining on the first `samples` test samples (0: all) in batches of `batch_size`; the model's weights are restored
+// bit for bit afterwards. Returns the metric per sparsity.
 struct OneShotRow {
   double sparsity = 0.0;
   double achieved = 0.0;  // exact-zero share of the prunable weights after pruning
@@ -76,6 +82,13 @@ struct OneShotRow {
 };
 std::vector<OneShotRow> one_shot_prune(tasks::SparseTask& task, const std::vector<double>& sparsities,
                                        const optim::PruneSelection& selection, optim::MaskScope scope,
-                                       int64_t batch_size);
+                                       int64_t batch_size, int64_t samples = 0);
+// The same on tensors already selected (the trainer's prunable tensors).
+std::vector<OneShotRow> one_shot_prune(tasks::SparseTask& task, const std::vector<double>& sparsities,
+                                       const std::vector<optim::PrunableTensor>& prunable, optim::MaskScope scope,
+                                       int64_t batch_size, int64_t samples = 0);
+// The batch size of every evaluation of a sparse run (the epoch's test, the frontier, `prune`): the same batching
+// gives the same sums, so the frontier and `prune` agree bit for bit.
+int64_t evaluation_batch_size(const config::ExperimentConfig& config);
 
 }  // namespace descentlab::train

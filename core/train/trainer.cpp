@@ -179,6 +179,8 @@ bool Trainer::train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& in
       interval.held_at_start = held_seconds();
     }
     if (t.histogram_interval > 0 && step_ % t.histogram_interval == 0) emit_histograms();
+    const int64_t periodic = periodic_interval();
+    if (periodic > 0 && step_ % periodic == 0) periodic_evaluation();
   }
   return true;
 }
@@ -192,6 +194,9 @@ void Trainer::finish_epoch(int64_t epoch, TrainingResult& result) {
   // Histograms at every epoch end too, unless this step just had them.
   const int64_t every = config_.train.histogram_interval;
   if (every == 0 || step_ % every != 0) emit_histograms();
+  // The periodic evaluation at every epoch end too (before the checkpoint, so "latest" holds the weights it saw).
+  const int64_t periodic = periodic_interval();
+  if (periodic > 0 && step_ % periodic != 0) periodic_evaluation();
   result.evaluated = true;
   result.test_metric = test.metric;
   result.test_loss = test.loss;

@@ -562,13 +562,15 @@ TEST_F(LabTest, ScreenshotsOfEveryViewAreNotBlank) {
   for (auto* view : window_->views()) {
     view->refresh(true);
     view->plot()->replot(QCustomPlot::rpImmediateRefresh);
-    if (view == window_->robustnessView()) continue;  // no sweep in this run: checked below
+    // No sweep in this run, and the sparsity frontier belongs to ViT and GPT runs: checked below.
+    if (view == window_->robustnessView() || view == window_->frontierView()) continue;
     EXPECT_TRUE(view->hasData()) << view->title().toStdString();
     const QImage image = view->plot()->toPixmap(800, 500).toImage();
     EXPECT_GT(inkShare(image), 0.002) << view->title().toStdString() << " looks blank";
     EXPECT_FALSE(view->csv().split('\n', Qt::SkipEmptyParts).size() < 2) << view->title().toStdString();
   }
   EXPECT_FALSE(window_->robustnessView()->hasData());
+  EXPECT_FALSE(window_->frontierView()->hasData());
   // Export all: every view as PNG, SVG, PDF and CSV.
   QTemporaryDir exports;
   const QStringList written = window_->exportAll(exports.path());

@@ -11,7 +11,7 @@ import numpy as np
 def main(path):
     with h5py.File(path, "r") as run:
         assert run.attrs["format"] == "descentlab-run", run.attrs["format"]
-        assert int(run.attrs["format_version"]) == 2
+        assert int(run.attrs["format_version"]) == 3
         config = json.loads(run.attrs["config"])
         assert config["preset"] == "test" and config["layers"] == 3, config
         assert set(run.keys()) == {"metrics", "histograms", "sweeps", "checkpoints"}, set(run.keys())

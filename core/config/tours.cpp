@@ -1,0 +1,101 @@
+#include "core/config/tours.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/experiment_config.h"
+#include "core/config/json_reader.h"
+#include "core/generated/tours.h"
+
+namespace descentlab::config {
+namespace {
+
+std::string text_of(const nlohmann::json& object, const char* key, const std::string& source, bool required) {
+  const auto found = object.find(key);
+  if (found == object.end()) {
+    if (required) throw ConfigError(source, key, "missing");
+    return {};
+  }
+  if (!found->is_string()) throw ConfigError(source, key, "expected text, got " + found->dump());
+  return found->get<std::string>();
+}
+
+}  // namespace
+
+const std::vector<std::string>& tour_view_ids() {
+  static const std::vector<std::string> ids = {"training_curves", "test_metric", "layer_loss", "lambda",
+                                               "weight_geometry", "robustness",  "frontier",   "playground"};
+  return ids;
+}
+
+Tour parse_tour(const std::string& json_text, const std::string& source) {
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception& error) {
+    throw ConfigError(source, "", std::string("not valid JSON: ") + error.what());
+  }
+  if (!document.is_object()) throw ConfigError(source, "", "expected a JSON object");
+  for (const auto& [key, unused] : document.items()) {
+    static const char* known[] = {"name", "title", "caption", "effect", "runs", "views"};
+    if (std::none_of(std::begin(known), std::end(known), [&](const char* name) { return key == name; })) {
+      throw ConfigError(source, key, "unknown key (known here: name, title, caption, effect, runs, views)");
+    }
+  }
+  Tour tour;
+  tour.name = text_of(document, "name", source, true);
+  tour.title = text_of(document, "title", source, true);
+  tour.caption = text_of(document, "caption", source, true);
+  tour.effect = text_of(document, "effect", source, false);
+  const nlohmann::json views = document.value("views", nlohmann::json::array());
+  if (!views.is_array()) throw ConfigError(source, "views", "expected a list of view ids");
+  for (const auto& view : views) {
+    const std::string id = view.is_string() ? view.get<std::string>() : view.dump();
+    const auto& ids = tour_view_ids();
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
+      std::string known;
+      for (const auto& name : ids) known += (known.empty() ? "" : ", ") + name;
+      throw ConfigError(source, "views", "unknown view \"" + id + "\" (known: " + known + ")");
+    }
+    tour.views.push_back(id);
+  }
+  const nlohmann::json runs = document.value("runs", nlohmann::json::array());
+  if (!runs.is_array()) throw ConfigError(source, "runs", "expected a list of runs");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string where = "runs[" + std::to_string(i) + "]";
+    const auto& entry = runs[i];
+    if (!entry.is_object()) throw ConfigError(source, where, "expected an object");
+    TourRun run;
+    run.label = text_of(entry, "label", source + " " + where, true);
+    run.preset = text_of(entry, "preset", source + " " + where, true);
+    const std::string size = text_of(entry, "size", source + " " + where, false);
+    if (!size.empty()) run.size = size;
+    const nlohmann::json set = entry.value("set", nlohmann::json::object());
+    if (!set.is_object()) throw ConfigError(source, where + ".set", "expected an object of key: value");
+    for (const auto& [key, value] : set.items()) run.overrides.push_back(key + "=" + value.dump());
+    // The run's config must load exactly as the window and the CLI would load it.
+    load_experiment(run.preset, run.size, "", run.overrides);
+    tour.runs.push_back(std::move(run));
+  }
+  return tour;
+}
+
+std::vector<Tour> tours() {
+  std::vector<Tour> out;
+  for (const auto* entry = generated::kTours; entry->name; ++entry) {
+    out.push_back(parse_tour(entry->json, std::string("tour ") + entry->name));
+  }
+  return out;
+}
+
+Tour find_tour(const std::string& name) {
+  std::string known;
+  for (const auto* entry = generated::kTours; entry->name; ++entry) {
+    if (name == entry->name) return parse_tour(entry->json, std::string("tour ") + entry->name);
+    known += (known.empty() ? "" : ", ") + std::string(entry->name);
+  }
+  throw ConfigError("--tour", "", "unknown tour \"" + name + "\" (known: " + known + ")");
+}
+
+}  // namespace descentlab::config

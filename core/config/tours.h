@@ -1,0 +1,46 @@
+#pragma once
+// Tours (issue 17): one click in the lab (Help > Tours, `descentlab --tour NAME`) starts a prepared pair or trio of
+// runs, brings the views that show the effect to the front, and shows a caption saying what to watch and what it
+// means. Each tour is a JSON file in resources/tours/, compiled in; docs/tours.md gives each tour's effect as
+// measured over seeds by scripts/tours.sh. Torch-free: the window's bridge reads these.
+//
+// File format:
+//   {"name": "descent-breaks", "title": "...", "caption": "...", "effect": "what the measurement checks",
+//    "runs": [{"label": "ERM", "preset": "text-erm", "size": "quick", "set": {"model.layers": 8}}, ...],
+//    "views": ["layer_loss", "lambda"]}
+// A tour without runs (the playground's) only brings its views forward.
+
+#include <string>
+#include <vector>
+
+namespace descentlab::config {
+
+struct TourRun {
+  std::string label;                   // what the window calls the run ("ERM", "constrained")
+  std::string preset;                  // a built-in preset
+  std::string size = "quick";          // quick | full
+  std::vector<std::string> overrides;  // "key=value" as --set takes them (values as JSON text)
+};
+
+struct Tour {
+  std::string name;
+  std::string title;
+  std::string caption;
+  std::string effect;
+  std::vector<TourRun> runs;
+  std::vector<std::string> views;  // training_curves, test_metric, layer_loss, lambda, weight_geometry, robustness,
+                                   // frontier, playground
+};
+
+// The view ids a tour may name.
+const std::vector<std::string>& tour_view_ids();
+
+// Every built-in tour, in file-name order; each one checked: its keys, its views, and every run's config loads.
+// Throws ConfigError naming the tour and the key when one is wrong (a test loads them all).
+std::vector<Tour> tours();
+// The tour called `name`; ConfigError listing the known names when there is none.
+Tour find_tour(const std::string& name);
+// Parses one tour document (`source` names it in errors); checks its runs' configs as tours() does.
+Tour parse_tour(const std::string& json_text, const std::string& source);
+
+}  // namespace descentlab::config

@@ -1,0 +1,123 @@
+// The live sparsity frontier view (issue 17 ★), fed with hand-made runs: the newest frontier of every run bold,
+// earlier ones behind it, the chosen sparsity over time below, the reason when there is nothing to draw, the CSV.
+#include <gtest/gtest.h>
+
+#include <qcustomplot.h>
+#include <QApplication>
+
+#include <memory>
+
+#include "widgets/frontier_view.h"
+#include "widgets/lab_model.h"
+
+namespace descentlab {
+namespace {
+
+using widgets::FrontierView;
+using widgets::LabModel;
+using widgets::RunData;
+using widgets::RunKind;
+
+// A run whose frontier at sparsities 0, 0.5, 0.9 was evaluated at steps 10, 20, 30: accuracy `start` - 0.1 * s at
+// sparsity s, rising by `gain` per evaluation.
+RunData* addFrontierRun(LabModel& model, const QString& name, double start, double gain) {
+  auto run = std::make_unique<RunData>();
+  run->name = name;
+  run->kind = RunKind::Sparse;
+  run->metric = QStringLiteral("accuracy");
+  const QVector<double> levels = {0.0, 0.5, 0.9};
+  for (int row = 0; row < 3; ++row) {
+    QVector<double> values;
+    for (double level : levels) values.push_back(start + gain * row - 0.1 * level);
+    run->addVector(QStringLiteral("frontier_sparsity"), 10 * (row + 1), levels);
+    run->addVector(QStringLiteral("frontier_accuracy"), 10 * (row + 1), values);
+    run->addVector(QStringLiteral("frontier_achieved"), 10 * (row + 1), levels);
+  }
+  return model.addRun(std::move(run));
+}
+
+QVector<double> valuesOf(const QCPGraph* graph) {
+  QVector<double> values;
+  for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) values.push_back(it->value);
+  return values;
+}
+
+void expectNear(const QVector<double>& actual, const QVector<double>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (int i = 0; i < actual.size(); ++i) EXPECT_NEAR(actual[i], expected[i], 1e-12) << i;
+}
+
+QCPGraph* legendGraph(QCustomPlot* plot, const QString& name) {
+  for (int i = 0; i < plot->graphCount(); ++i) {
+    if (plot->legend->hasItemWithPlottable(plot->graph(i)) && plot->graph(i)->name() == name) return plot->graph(i);
+  }
+  return nullptr;
+}
+
+// The graphs of the lower axis rect (the metric at the chosen sparsity over time), in run order.
+QVector<QCPGraph*> overTimeGraphs(QCustomPlot* plot) {
+  QVector<QCPGraph*> graphs;
+  for (int i = 0; i < plot->graphCount(); ++i) {
+    if (plot->graph(i)->keyAxis()->axisRect() != plot->axisRect(0)) graphs.push_back(plot->graph(i));
+  }
+  return graphs;
+}
+
+TEST(FrontierView, NewestFrontierBoldEarlierBehindAndTheChosenSparsityOverTime) {
+  LabModel model;
+  addFrontierRun(model, QStringLiteral("adamw"), 0.8, 0.01);
+  addFrontierRun(model, QStringLiteral("horst"), 0.85, 0.02);
+  FrontierView view(&model);
+  view.resize(700, 500);
+  view.show();
+  view.refresh(true);
+  ASSERT_TRUE(view.hasData());
+  const QCPGraph* newest = legendGraph(view.plot(), QStringLiteral("horst (step 30)"));
+  ASSERT_NE(newest, nullptr);
+  expectNear(valuesOf(newest), {0.89, 0.84, 0.80});
+  // Two earlier evaluations behind each newest curve, and one line per run below: 2 x (2 + 1 + 1).
+  EXPECT_EQ(view.plot()->graphCount(), 8);
+  // The lower plot follows 90 % by default: each run's accuracy there at steps 10, 20, 30.
+  EXPECT_DOUBLE_EQ(view.chosenSparsity(), 0.9);
+  auto below = overTimeGraphs(view.plot());
+  ASSERT_EQ(below.size(), 2);
+  expectNear(valuesOf(below[0]), {0.71, 0.72, 0.73});
+  ASSERT_TRUE(view.setChosenSparsity(0.5));
+  view.refresh(true);
+  below = overTimeGraphs(view.plot());
+  ASSERT_EQ(below.size(), 2);
+  expectNear(valuesOf(below[1]), {0.80, 0.82, 0.84});
+  EXPECT_FALSE(view.setChosenSparsity(0.7));  // no run has it
+  // The CSV: every evaluation of every run, with the achieved sparsity.
+  const QStringList lines = view.csv().trimmed().split(QLatin1Char('\n'));
+  EXPECT_EQ(lines.front(), QStringLiteral("run,metric,step,sparsity,achieved_sparsity,value"));
+  EXPECT_EQ(lines.size(), 1 + 2 * 3 * 3);
+}
+
+TEST(FrontierView, SaysWhyItIsEmpty) {
+  LabModel model;
+  FrontierView view(&model);
+  view.resize(700, 500);
+  view.show();
+  const auto placeholderText = [&] {
+    view.refresh(true);
+    for (int i = 0; i < view.plot()->itemCount(); ++i) {
+      if (auto* text = qobject_cast<QCPItemText*>(view.plot()->item(i))) return text->text();
+    }
+    return QString();
+  };
+  EXPECT_TRUE(placeholderText().contains(QStringLiteral("No ViT or GPT run open")));
+  auto waiting = std::make_unique<RunData>();
+  waiting->name = QStringLiteral("vit-horst-quick");
+  waiting->kind = RunKind::Sparse;
+  waiting->config.insert(QStringLiteral("sparsity.frontier_interval"), QStringLiteral("100"));
+  RunData* run = model.addRun(std::move(waiting));
+  EXPECT_TRUE(placeholderText().contains(QStringLiteral("No frontier yet: vit-horst-quick")));
+  run->config.insert(QStringLiteral("sparsity.frontier_interval"), QStringLiteral("0"));
+  run->touch();
+  EXPECT_TRUE(placeholderText().contains(QStringLiteral("off for vit-horst-quick")));
+  EXPECT_FALSE(view.hasData());
+}
+
+}  // namespace
+}  // namespace descentlab

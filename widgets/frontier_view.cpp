@@ -1,0 +1,230 @@
+#include "widgets/frontier_view.h"
+
+#include <qcustomplot.h>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QTextStream>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/record/metrics.h"
+#include "widgets/flow_layout.h"
+#include "widgets/lab_model.h"
+#include "widgets/plot_helpers.h"
+#include "widgets/run_data.h"
+
+namespace descentlab::widgets {
+namespace metric = record::metric;
+namespace {
+
+QColor towardsWhite(const QColor& colour, double amount) {  // amount 0: the colour; 1: white
+  return QColor::fromRgbF(colour.redF() + (1 - colour.redF()) * amount,
+                          colour.greenF() + (1 - colour.greenF()) * amount,
+                          colour.blueF() + (1 - colour.blueF()) * amount);
+}
+
+QString frontierName(const QString& taskMetric) {
+  return QString::fromStdString(record::frontier_series(taskMetric.toStdString()));
+}
+
+QString percent(double share) {
+  return QString::number(share * 100.0, 'g', 3) + QStringLiteral(" %");
+}
+
+// The sparsity levels of a run's frontier (its newest row of frontier_sparsity).
+QVector<double> levelsOf(const RunData& run) {
+  const auto it = run.vectors.constFind(QLatin1String(metric::kFrontierSparsity));
+  return it == run.vectors.cend() || it->rows.isEmpty() ? QVector<double>{} : it->rows.back();
+}
+
+// The runs with frontier rows of `taskMetric`.
+QVector<RunData*> frontierRuns(const LabModel& model, const QString& taskMetric) {
+  QVector<RunData*> runs;
+  for (auto* run : model.runs()) {
+    const auto it = run->vectors.constFind(frontierName(taskMetric));
+    if (it != run->vectors.cend() && !it->rows.isEmpty() && !levelsOf(*run).isEmpty()) runs.push_back(run);
+  }
+  return runs;
+}
+
+// How many of the older evaluations are drawn behind the newest (evenly spread over the run).
+constexpr int kHistoryCurves = 12;
+
+}  // namespace
+
+FrontierView::FrontierView(LabModel* model, QWidget* parent)
+    : PlotView(model, QStringLiteral("Sparsity frontier"), parent) {
+  history_ = new QCheckBox(QStringLiteral("earlier evaluations"), this);
+  history_->setChecked(true);
+  history_->setToolTip(QStringLiteral(
+      "Draw earlier evaluations of each run's frontier behind the newest, fading with age: how pruning-ready the "
+      "model became while it trained"));
+  sparsity_ = new QComboBox(this);
+  sparsity_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  sparsity_->setToolTip(QStringLiteral("The sparsity the lower plot follows over the training steps"));
+  tools()->addWidget(history_);
+  tools()->addWidget(new QLabel(QStringLiteral("over time at"), this));
+  tools()->addWidget(sparsity_);
+  addExportButton();
+  styleAxisRect(plot()->axisRect(), QStringLiteral("sparsity pruned to (share of prunable weights)"),
+                QStringLiteral("accuracy"));
+  overTime_ = new QCPAxisRect(plot());
+  plot()->plotLayout()->addElement(1, 0, overTime_);
+  plot()->plotLayout()->setRowStretchFactor(0, 3.0);
+  plot()->plotLayout()->setRowStretchFactor(1, 2.0);
+  styleAxisRect(overTime_, QStringLiteral("step"), QStringLiteral("accuracy"));
+  auto* margins = new QCPMarginGroup(plot());
+  plot()->axisRect(0)->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
+  overTime_->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
+  setupLegend(plot());
+  connect(history_, &QCheckBox::toggled, this, [this] { refresh(true); });
+  connect(sparsity_, &QComboBox::currentIndexChanged, this, [this] { refresh(true); });
+}
+
+double FrontierView::chosenSparsity() const {
+  bool ok = false;
+  const double value = sparsity_->currentData().toDouble(&ok);
+  return ok ? value : qQNaN();
+}
+
+bool FrontierView::setChosenSparsity(double sparsity) {
+  refresh(true);
+  for (int i = 0; i < sparsity_->count(); ++i) {
+    if (std::abs(sparsity_->itemData(i).toDouble() - sparsity) < 1e-9) {
+      sparsity_->setCurrentIndex(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+void FrontierView::rebuild() {
+  plot()->clearPlottables();
+  plot()->clearItems();
+  // The metric to draw: the focus run's when it has a frontier, else the first run's that has one.
+  metric_.clear();
+  RunData* focus = model()->focusRun();
+  for (auto* run : model()->runs()) {
+    if (!frontierRuns(*model(), run->metric).isEmpty() && (metric_.isEmpty() || run == focus)) metric_ = run->metric;
+  }
+  const QVector<RunData*> runs = metric_.isEmpty() ? QVector<RunData*>{} : frontierRuns(*model(), metric_);
+  if (runs.isEmpty()) {
+    // The real reason: no ViT or GPT run, one that has not reached its first frontier, or one with it off.
+    QStringList waiting, off;
+    for (auto* run : model()->runs()) {
+      if (run->kind != RunKind::Sparse) continue;
+      (run->config.value(QStringLiteral("sparsity.frontier_interval")) == QStringLiteral("0") ? off : waiting)
+          << run->name;
+    }
+    QString reason = QStringLiteral("No ViT or GPT run open\n(presets vit-* and gpt-*, or Help > Tours)");
+    if (!waiting.isEmpty()) {
+      reason = QStringLiteral(
+                   "No frontier yet: %1\n(one comes every sparsity.frontier_interval steps and at each "
+                   "epoch's end)")
+                   .arg(waiting.join(QStringLiteral(", ")));
+    } else if (!off.isEmpty()) {
+      reason = QStringLiteral("The live frontier is off for %1\n(sparsity.frontier_interval = 0)")
+                   .arg(off.join(QStringLiteral(", ")));
+    }
+    placeholder(plot(), plot()->axisRect(0), reason);
+    keepChoice(sparsity_, {}, QString());
+    return;
+  }
+
+  // The sparsities to follow over time: every level any drawn run has, in order.
+  QVector<double> levels;
+  for (auto* run : runs) {
+    for (double level : levelsOf(*run)) {
+      if (std::none_of(levels.begin(), levels.end(), [&](double known) { return std::abs(known - level) < 1e-9; }))
+        levels.push_back(level);
+    }
+  }
+  std::sort(levels.begin(), levels.end());
+  QStringList items;
+  for (double level : levels) items << QString::number(level, 'g', 6);
+  const QString fallback = items.contains(QStringLiteral("0.9")) ? QStringLiteral("0.9") : items.last();
+  keepChoice(sparsity_, items, fallback);
+  for (int i = 0; i < sparsity_->count(); ++i) sparsity_->setItemText(i, percent(sparsity_->itemData(i).toDouble()));
+  const double chosen = chosenSparsity();
+
+  const QString axisTitle =
+      QString::fromStdString(record::display_name(record::frontier_series(metric_.toStdString())));
+  overTime_->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("%1 at %2").arg(metric_, percent(chosen)));
+  plot()->axisRect(0)->axis(QCPAxis::atLeft)->setLabel(axisTitle);
+
+  const QString name = frontierName(metric_);
+  for (auto* run : runs) {
+    const auto& track = run->vectors[name];
+    const QVector<double> x = levelsOf(*run);
+    const int rows = static_cast<int>(track.rows.size());
+    // Earlier evaluations behind, light (old) to darker (recent), at most kHistoryCurves of them.
+    if (history_->isChecked() && run->visible && rows > 1) {
+      const int stride = std::max(1, (rows - 1 + kHistoryCurves - 1) / kHistoryCurves);
+      for (int row = (rows - 2) % stride; row + 1 < rows; row += stride) {
+        if (track.rows[row].size() != x.size()) continue;
+        auto* graph =
+            plot()->addGraph(plot()->axisRect(0)->axis(QCPAxis::atBottom), plot()->axisRect(0)->axis(QCPAxis::atLeft));
+        graph->setData(x, track.rows[row], true);
+        const double age = 1.0 - static_cast<double>(row) / (rows - 1);
+        graph->setPen(QPen(towardsWhite(run->colour, 0.35 + 0.55 * age), 1.0));
+        graph->removeFromLegend();
+      }
+    }
+    auto* newest =
+        plot()->addGraph(plot()->axisRect(0)->axis(QCPAxis::atBottom), plot()->axisRect(0)->axis(QCPAxis::atLeft));
+    newest->setData(x, track.rows.back(), true);
+    newest->setPen(QPen(run->colour, 3.0));
+    newest->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run->colour, Qt::white, 6));
+    newest->setName(QStringLiteral("%1 (step %2)").arg(run->name).arg(static_cast<qint64>(track.steps.back())));
+    bindToRun(plot(), newest, *run);
+
+    // The chosen sparsity over time.
+    const int column = static_cast<int>(
+        std::find_if(x.begin(), x.end(), [&](double level) { return std::abs(level - chosen) < 1e-9; }) - x.begin());
+    if (column >= x.size()) continue;
+    QVector<double> values;
+    for (const auto& row : track.rows) values.push_back(column < row.size() ? row[column] : qQNaN());
+    auto* line = plot()->addGraph(overTime_->axis(QCPAxis::atBottom), overTime_->axis(QCPAxis::atLeft));
+    line->setData(track.steps, values, true);
+    line->setPen(QPen(run->colour, 2.0));
+    line->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, run->colour, run->colour, 5));
+    line->removeFromLegend();
+    line->setVisible(run->visible);
+  }
+  plot()->axisRect(0)->axis(QCPAxis::atBottom)->setRange(levels.front() - 0.02, levels.back() + 0.02);
+}
+
+QString FrontierView::readout(QCPAxisRect* rect, double x, double y) const {
+  if (rect == overTime_) return QStringLiteral("step %1, %2 %3").arg(std::llround(x)).arg(metric_).arg(y, 0, 'g', 4);
+  return QStringLiteral("sparsity %1, %2 %3").arg(percent(x), metric_).arg(y, 0, 'g', 4);
+}
+
+QString FrontierView::csv() const {
+  QString text;
+  QTextStream out(&text);
+  out << "run,metric,step,sparsity,achieved_sparsity,value\n";
+  for (auto* run : model()->runs()) {
+    if (!run->visible) continue;  // as drawn: a run hidden from the plots is not exported
+    for (const QString& taskMetric : {QStringLiteral("accuracy"), QStringLiteral("perplexity")}) {
+      const auto it = run->vectors.constFind(frontierName(taskMetric));
+      const auto levels = run->vectors.constFind(QLatin1String(metric::kFrontierSparsity));
+      const auto achieved = run->vectors.constFind(QLatin1String(metric::kFrontierAchieved));
+      if (it == run->vectors.cend() || levels == run->vectors.cend()) continue;
+      for (int row = 0; row < it->rows.size() && row < levels->rows.size(); ++row) {
+        for (int column = 0; column < it->rows[row].size() && column < levels->rows[row].size(); ++column) {
+          const bool hasAchieved =
+              achieved != run->vectors.cend() && row < achieved->rows.size() && column < achieved->rows[row].size();
+          out << csvField(run->name) << ',' << taskMetric << ',' << static_cast<qint64>(it->steps[row]) << ','
+              << QString::number(levels->rows[row][column], 'g', 6) << ','
+              << (hasAchieved ? QString::number(achieved->rows[row][column], 'g', 6) : QString()) << ','
+              << QString::number(it->rows[row][column], 'g', 9) << '\n';
+        }
+      }
+    }
+  }
+  return text;
+}
+
+}  // namespace descentlab::widgets

@@ -1,0 +1,35 @@
+#pragma once
+
+#include "widgets/plot_view.h"
+
+class QCheckBox;
+class QComboBox;
+
+namespace descentlab::widgets {
+
+// ★ The live sparsity frontier (issue 17) of every ViT or GPT run: above, the task's metric after one-shot
+// layerwise magnitude pruning of a copy of the weights against the sparsity pruned to, one curve per evaluation
+// (the newest bold, older ones fading); below, the metric at one chosen sparsity against the training step. The
+// trainer evaluates it every sparsity.frontier_interval steps on a fixed small batch (series frontier_*).
+class FrontierView : public PlotView {
+  Q_OBJECT
+
+ public:
+  explicit FrontierView(LabModel* model, QWidget* parent = nullptr);
+  QString csv() const override;
+  // The sparsity the lower plot follows (one of the runs' frontier sparsities); false when there is none such.
+  bool setChosenSparsity(double sparsity);
+  double chosenSparsity() const;
+
+ protected:
+  void rebuild() override;
+  QString readout(QCPAxisRect* rect, double x, double y) const override;
+
+ private:
+  QCPAxisRect* overTime_ = nullptr;
+  QComboBox* sparsity_ = nullptr;
+  QCheckBox* history_ = nullptr;
+  QString metric_;  // "accuracy" or "perplexity": the runs drawn share it
+};
+
+}  // namespace descentlab::widgets
