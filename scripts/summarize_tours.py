@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""Reads the tours' run files (scripts/tours.sh run) and writes results/tours/<tour>.json and docs/tours.md.
+
+    python3 scripts/summarize_tours.py RUNS_DIR REPO
+
+RUNS_DIR/<tour>/<label>-seed<S>.h5 (+ .done, .prune.json) and RUNS_DIR/<tour>/seed<S>.wall as scripts/tours.sh
+writes them. Each tour's effect is checked per seed by the function named after it below; docs/tours.md gets one
+section per tour (config, what it shows, the per-seed numbers, k of n seeds, wall times), then every markdown
+fragment results/tours/*.md that others wrote (for example the playground's implicit-bias tour), as it is.
+"""
+import glob
+import json
+import math
+import os
+import re
+import sys
+
+import h5py
+import numpy as np
+
+CHANCE_TEXT = math.log(2.0)
+
+
+def slug(label):
+    return re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+
+
+def read_numbers(path, keys):
+    with open(path) as handle:
+        values = handle.read().split()
+    return dict(zip(keys, (float(v) for v in values)))
+
+
+def lanes_estimate(cpu_seconds, lanes=2):
+    """Wall time of running these (in this order, `lanes` at a time) on an otherwise idle machine, taking each
+    run's CPU time as its wall time on one free core: the time the lab's tour would take there."""
+    ends = [0.0] * lanes
+    for seconds in cpu_seconds:
+        i = ends.index(min(ends))
+        ends[i] += seconds
+    return max(ends)
+
+
+def run_record(h5_path):
+    """The numbers every tour reads from one run file."""
+    rec = {"file": os.path.basename(h5_path)}
+    with h5py.File(h5_path, "r") as run:
+        config = json.loads(run.attrs["config"])
+        metrics = run["metrics"]
+        rec["config"] = config
+        if "test_layer_loss" in metrics:
+            rec["test_layer_loss"] = [float(x) for x in metrics["test_layer_loss/value"][-1]]
+            rec["test_layer_loss_per_epoch"] = metrics["test_layer_loss/value"][:].round(5).tolist()
+        if "lambda" in metrics:
+            lam = metrics["lambda/value"][:]
+            if lam.ndim == 1:
+                lam = lam[:, None]
+            rec["lambda_max"] = [float(x) for x in lam.max(0)]
+            rec["lambda_final"] = [float(x) for x in lam[-1]]
+            rec["lambda_active_share"] = float((lam.max(1) > 0).mean())
+            rec["lambda_active_share_per_layer"] = [float(x) for x in (lam > 0).mean(0)]
+        for name in ("test_accuracy", "test_rmse", "test_perplexity"):
+            if name in metrics:
+                rec[name] = float(metrics[name + "/value"][-1])
+        for name in ("mask_churn", "sign_flips"):
+            if name in metrics:
+                rec[name] = [int(x) for x in metrics[name + "/value"][:]]
+    base = h5_path[: -len(".h5")]
+    if os.path.exists(base + ".done"):
+        rec.update(read_numbers(base + ".done", ["wall_s", "user_s", "system_s", "start", "end"]))
+        rec["cpu_s"] = rec["user_s"] + rec["system_s"]
+    if os.path.exists(base + ".prune.json"):
+        with open(base + ".prune.json") as handle:
+            prune = json.load(handle)
+        rec["prune"] = {"metric": prune["metric"], "dense": prune["dense"],
+                        "sparsity": [r["sparsity"] for r in prune["rows"]],
+                        "value": [r[prune["metric"]] for r in prune["rows"]]}
+    return rec
+
+
+def fmt(values, digits=3):
+    return " ".join("%.*f" % (digits, v) for v in values)
+
+
+def rises(losses):
+    """Layers l with f_l > f_(l-1), and the largest such increase."""
+    at = [l for l in range(1, len(losses)) if losses[l] > losses[l - 1]]
+    largest = max([losses[l] - losses[l - 1] for l in at], default=0.0)
+    return at, largest
+
+
+# ---- per-tour effects: each returns (seen: bool, row: dict of numbers, text: one markdown table row) -------------
+
+def effect_descent_breaks(runs):
+    erm = [r for r in runs if not r["config"]["constraints"]["enabled"]]
+    con = [r for r in runs if r["config"]["constraints"]["enabled"]]
+    row, seen = {}, True
+    cells = []
+    for r in erm + con:
+        at, largest = rises(r["test_layer_loss"])
+        label = r["label"]
+        row[label] = {"test_layer_loss": r["test_layer_loss"], "rises_at": at, "largest_rise": largest}
+        if "lambda_max" in r:
+            row[label].update({k: r[k] for k in ("lambda_max", "lambda_final", "lambda_active_share")})
+        monotone = not at
+        if r in erm:
+            seen = seen and not monotone
+        else:
+            seen = seen and monotone and max(r["lambda_max"]) > 0
+        rise_text = ("rises at %s (largest +%.4f)" % (", ".join(map(str, at)), largest)) if at else "monotone"
+        lam = (", λ max %.3g, active in %.0f %% of rows" % (max(r["lambda_max"]), 100 * r["lambda_active_share"])
+               if "lambda_max" in r else "")
+        cells.append("%s: %s; %s%s" % (label, fmt(r["test_layer_loss"], 4), rise_text, lam))
+    return seen, row, "<br>".join(cells)
+
+
+def effect_cheap_way_out(runs):
+    row, cells = {}, []
+    cheap = [r for r in runs if r["config"]["model"]["readout"] == "per_layer"
+             and r["config"]["constraints"]["enabled"] and not r["config"]["constraints"]["stop_gradient"]]
+    guarded = [r for r in runs if r not in cheap]
+    seen = True
+    for r in runs:
+        f = r["test_layer_loss"]
+        at, largest = rises(f)
+        row[r["label"]] = {"test_layer_loss": f, "f0": f[0], "rises_at": at, "test_accuracy": r.get("test_accuracy")}
+        cells.append("%s: f_0 %.3f; %s; accuracy %.4f" % (r["label"], f[0], fmt(f, 3), r.get("test_accuracy", float("nan"))))
+    # The degenerate solution: f_0 far above chance (ln 2 = 0.693) without stop-gradient; near chance or below with it.
+    for r in cheap:
+        seen = seen and r["test_layer_loss"][0] > 1.0
+    for r in guarded:
+        seen = seen and r["test_layer_loss"][0] < 0.75
+    return seen, row, "<br>".join(cells)
+
+
+def effect_horst_pruned_alive(runs):
+    by_opt = {r["config"]["optimizer"]["name"]: r for r in runs}
+    adamw, horst = by_opt["adamw"], by_opt["horst"]
+    sparsities = horst["prune"]["sparsity"]
+    ratio = [h / a for h, a in zip(horst["prune"]["value"], adamw["prune"]["value"])]
+    row = {"sparsity": sparsities, "dense": {}, "pruned": {}, "horst_over_adamw": ratio}
+    for name, r in by_opt.items():
+        row["dense"][name] = r["prune"]["dense"]
+        row["pruned"][name] = r["prune"]["value"]
+    # The frontier the tour promises: 50-80 %. At 90 % every model collapses (docs/results-horst.md: the gap narrows
+    # again there), so 90 % is reported, not counted.
+    claimed = [i for i, s in enumerate(sparsities) if s <= 0.8 + 1e-9]
+    seen = all(ratio[i] < 1.0 for i in claimed)
+    growth = {n: [v / r["prune"]["dense"] for v in r["prune"]["value"]] for n, r in by_opt.items()}
+    row["pruned_over_dense"] = growth
+    text = "dense %s<br>%s<br>HORST / AdamW: %s<br>pruned / dense at 80 %%: %s" % (
+        ", ".join("%s %.3f" % (n, r["prune"]["dense"]) for n, r in by_opt.items()),
+        "<br>".join("%s: %s" % (n, fmt(r["prune"]["value"], 2)) for n, r in by_opt.items()),
+        " ".join("%.0f %%: %.3f" % (100 * s, q) for s, q in zip(sparsities, ratio)),
+        ", ".join("%s %.3f" % (n, g[sparsities.index(0.8)]) for n, g in growth.items() if 0.8 in sparsities))
+    return seen, row, text
+
+
+def effect_masks_settle(runs):
+    by_opt = {r["config"]["optimizer"]["name"]: r for r in runs}
+    adamw, horst = by_opt["adamw"], by_opt["horst"]
+    a, h = adamw["mask_churn"], horst["mask_churn"]
+    n = min(len(a), len(h))
+    below = sum(1 for i in range(n) if h[i] < a[i])
+    mean_ratio = (sum(a[:n]) / n) / max(sum(h[:n]) / n, 1e-9)
+    row = {"mask_churn": {k: r["mask_churn"] for k, r in by_opt.items()},
+           "sign_flips": {k: r["sign_flips"] for k, r in by_opt.items()},
+           "test_accuracy": {k: r.get("test_accuracy") for k, r in by_opt.items()},
+           "horst_below_adamw": "%d of %d compressions" % (below, n), "mean_churn_ratio_adamw_over_horst": mean_ratio}
+    seen = below == n and mean_ratio >= 2.0
+    text = ("churn AdamW %s<br>churn HORST %s<br>HORST below at %d of %d compressions, mean AdamW / HORST %.1fx; "
+            "accuracy %s" % (" ".join(map(str, a)), " ".join(map(str, h)), below, n, mean_ratio,
+                             ", ".join("%s %.4f" % (k, r.get("test_accuracy", float("nan"))) for k, r in by_opt.items())))
+    return seen, row, text
+
+
+EFFECTS = {"descent-breaks": effect_descent_breaks, "cheap-way-out": effect_cheap_way_out,
+           "horst-pruned-alive": effect_horst_pruned_alive, "masks-settle": effect_masks_settle}
+
+
+def summarize_tour(spec, runs_dir):
+    name = spec["name"]
+    tour_dir = os.path.join(runs_dir, name)
+    seeds = sorted({int(m.group(1)) for p in glob.glob(os.path.join(tour_dir, "*-seed*.done"))
+                    for m in [re.search(r"-seed(\d+)\.done$", p)] if m})
+    result = {"name": name, "title": spec["title"], "runs": spec["runs"], "effect": spec["effect"], "seeds": []}
+    for seed in seeds:
+        runs = []
+        for run in spec["runs"]:
+            path = os.path.join(tour_dir, "%s-seed%d.h5" % (slug(run["label"]), seed))
+            if not os.path.exists(path) or not os.path.exists(path[:-3] + ".done"):
+                runs = None
+                break
+            rec = run_record(path)
+            rec["label"] = run["label"]
+            runs.append(rec)
+        if runs is None:
+            continue
+        entry = {"seed": seed,
+                 "runs": {r["label"]: {k: r.get(k) for k in ("wall_s", "cpu_s", "test_accuracy", "test_rmse",
+                                                             "test_perplexity")} for r in runs}}
+        entry["idle_estimate_s"] = lanes_estimate([r["cpu_s"] for r in runs])
+        wall = os.path.join(tour_dir, "seed%d.wall" % seed)
+        if os.path.exists(wall):
+            times = read_numbers(wall, ["start", "end"])
+            entry["group_wall_s"] = times["end"] - times["start"]
+        if name in EFFECTS:
+            seen, row, text = EFFECTS[name](runs)
+            entry.update({"effect_seen": seen, "numbers": row, "text": text})
+        result["seeds"].append(entry)
+    measured = [s for s in result["seeds"] if "effect_seen" in s]
+    result["effect_seen_in"] = "%d/%d" % (sum(s["effect_seen"] for s in measured), len(measured))
+    return result
+
+
+def tour_section(spec, result):
+    lines = ["## %s: %s" % (spec["name"], spec["title"]), "", "**Caption.** " + spec["caption"], ""]
+    lines.append("**Runs** (views: %s):" % ", ".join(spec["views"]))
+    lines.append("")
+    for run in spec["runs"]:
+        sets = " ".join("--set %s=%s" % (k, json.dumps(v) if isinstance(v, (list, bool)) else v)
+                        for k, v in run.get("set", {}).items())
+        lines.append("- %s: `--preset %s --size %s %s`" % (run["label"], run["preset"], run.get("size", "quick"), sets))
+    lines += ["", "**Effect checked:** " + spec["effect"], ""]
+    if spec.get("notes"):
+        lines += [spec["notes"], ""]
+    if not result["seeds"]:
+        lines += ["Not measured yet.", ""]
+        return lines
+    lines.append("**Seen in %s seeds.**" % result["effect_seen_in"])
+    lines.append("")
+    lines.append("| seed | seen | numbers | wall s per run (CPU s) | tour wall s: measured / idle estimate |")
+    lines.append("|---|---|---|---|---|")
+    for s in result["seeds"]:
+        walls = ", ".join("%s %.0f (%.0f)" % (label, r["wall_s"], r["cpu_s"]) for label, r in s["runs"].items())
+        lines.append("| %d | %s | %s | %s | %s / %.0f |" % (
+            s["seed"], "yes" if s.get("effect_seen") else "no", s.get("text", ""), walls,
+            "%.0f" % s["group_wall_s"] if "group_wall_s" in s else "-", s["idle_estimate_s"]))
+    lines.append("")
+    return lines
+
+
+def main():
+    runs_dir, repo = sys.argv[1], sys.argv[2]
+    results_dir = os.path.join(repo, "results", "tours")
+    os.makedirs(results_dir, exist_ok=True)
+    specs = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(repo, "resources", "tours", "*.json")))]
+    order = ["descent-breaks", "cheap-way-out", "horst-pruned-alive", "masks-settle"]
+    specs.sort(key=lambda s: order.index(s["name"]) if s["name"] in order else len(order))
+    doc = ["# Tours: one click, a prepared pair of runs, and what to watch", "",
+           "Written by `bash scripts/tours.sh summary` from the run files of `bash scripts/tours.sh run` (issue 17); "
+           "the tours themselves are `resources/tours/*.json`, the numbers per seed `results/tours/<tour>.json`.",
+           "",
+           "Each tour starts its runs side by side, two at a time, one torch thread each, as the lab does. Every run "
+           "was measured with training seeds 0, 1 and 2 (`train.seed` and `data.split_seed` both set to the seed; the "
+           "lab starts seed 0), and a tour counts its effect as seen in a seed only when every part of its check holds "
+           "for that seed. Wall times were measured on the 2-core development machine while other jobs shared it "
+           "(load 4-6), so they overstate an idle machine's; the CPU time of each run is given too, and the *idle "
+           "estimate* is the tour's wall time if each run had a core of its own for its CPU time (runs in order, two "
+           "lanes). The budget is 3 minutes (180 s) per tour on an idle 2-core machine.", ""]
+    for spec in specs:
+        result = summarize_tour(spec, runs_dir)
+        if result["seeds"]:
+            with open(os.path.join(results_dir, spec["name"] + ".json"), "w") as handle:
+                json.dump(result, handle, indent=1)
+                handle.write("\n")
+        doc += tour_section(spec, result)
+    for fragment in sorted(glob.glob(os.path.join(results_dir, "*.md"))):
+        with open(fragment) as handle:
+            text = handle.read().strip()
+        doc += ["<!-- from %s -->" % os.path.relpath(fragment, repo), ""]
+        if text.startswith("# "):  # a fragment written as a page of its own: one heading level down, as a section
+            text = "\n".join("#" + line if line.startswith("#") else line for line in text.split("\n"))
+        if not text.startswith("## "):
+            doc += ["## " + os.path.basename(fragment)[:-3], ""]
+        doc += [text, ""]
+    with open(os.path.join(repo, "docs", "tours.md"), "w") as handle:
+        handle.write("\n".join(doc).rstrip() + "\n")
+    print("wrote docs/tours.md and results/tours/*.json")
+
+
+if __name__ == "__main__":
+    main()
