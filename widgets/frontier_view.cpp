@@ -113,20 +113,22 @@ void FrontierView::rebuild() {
   if (runs.isEmpty()) {
     // The real reason: no ViT or GPT run, one that has not reached its first frontier, or one with it off.
     QStringList waiting, off;
+    QString interval;
     for (auto* run : model()->runs()) {
       if (run->kind != RunKind::Sparse) continue;
-      (run->config.value(QStringLiteral("sparsity.frontier_interval")) == QStringLiteral("0") ? off : waiting)
-          << run->name;
+      const QString every = run->config.value(QStringLiteral("sparsity.frontier_interval"));
+      (every == QStringLiteral("0") ? off : waiting) << run->name;
+      if (every != QStringLiteral("0")) interval = every;
     }
+    const auto named = [](const QStringList& runs) {
+      return runs.size() == 1 ? runs.front() : QStringLiteral("%1 runs").arg(runs.size());
+    };
     QString reason = QStringLiteral("No ViT or GPT run open\n(presets vit-* and gpt-*, or Help > Tours)");
     if (!waiting.isEmpty()) {
-      reason = QStringLiteral(
-                   "No frontier yet: %1\n(one comes every sparsity.frontier_interval steps and at each "
-                   "epoch's end)")
-                   .arg(waiting.join(QStringLiteral(", ")));
+      reason = QStringLiteral("No frontier yet: %1\n(every %2 steps and at the last step)")
+                   .arg(named(waiting), interval.isEmpty() ? QStringLiteral("N") : interval);
     } else if (!off.isEmpty()) {
-      reason = QStringLiteral("The live frontier is off for %1\n(sparsity.frontier_interval = 0)")
-                   .arg(off.join(QStringLiteral(", ")));
+      reason = QStringLiteral("The live frontier is off: %1\n(sparsity.frontier_interval = 0)").arg(named(off));
     }
     placeholder(plot(), plot()->axisRect(0), reason);
     keepChoice(sparsity_, {}, QString());

@@ -575,11 +575,14 @@ void MainWindow::updateRunTable() {
   if (revision == tableRevision_) return;
   tableRevision_ = revision;
   const QStringList keys = model_->differingKeys();
-  const QStringList headers =
-      QStringList{QStringLiteral("run"),           QStringLiteral("state"), QStringLiteral("progress"),
-                  QStringLiteral("steps/s"),       QStringLiteral("ETA"),   QStringLiteral("test"),
-                  QStringLiteral("descent (95 %)")} +
-      keys;
+  // The descent certificate's column while a layerwise run is open.
+  bool anyLayerwise = false;
+  for (auto* run : model_->runs()) anyLayerwise = anyLayerwise || run->kind == RunKind::Layerwise;
+  QStringList headers = {QStringLiteral("run"),     QStringLiteral("state"), QStringLiteral("progress"),
+                         QStringLiteral("steps/s"), QStringLiteral("ETA"),   QStringLiteral("test")};
+  if (anyLayerwise) headers << QStringLiteral("descent (95 %)");
+  const int firstKey = static_cast<int>(headers.size());
+  headers += keys;
   const QString selected = selectedRunId();  // the focus run: its row is the selected one
   const QSignalBlocker blocker(runTable_);
   runTable_->setColumnCount(static_cast<int>(headers.size()));
@@ -634,14 +637,16 @@ void MainWindow::updateRunTable() {
       test = QStringLiteral("%1 %2").arg(run->metric).arg(run->scalars[testName].values.back(), 0, 'g', 4);
     }
     runTable_->setItem(row, 5, new QTableWidgetItem(test));
-    const record::DescentCertificate certificate = descentCertificate(*run);
-    auto* descent = new QTableWidgetItem(certificateText(certificate));
-    descent->setToolTip(certificate.valid() ? certificateDetails(certificate)
-                                            : QStringLiteral("The descent certificate is for layerwise runs, from "
-                                                             "their test evaluation at each epoch's end"));
-    runTable_->setItem(row, 6, descent);
+    if (anyLayerwise) {
+      const record::DescentCertificate certificate = descentCertificate(*run);
+      auto* descent = new QTableWidgetItem(certificateText(certificate));
+      descent->setToolTip(certificate.valid() ? certificateDetails(certificate)
+                                              : QStringLiteral("The descent certificate is for layerwise runs, from "
+                                                               "their test evaluation at each epoch's end"));
+      runTable_->setItem(row, 6, descent);
+    }
     for (int k = 0; k < keys.size(); ++k) {
-      runTable_->setItem(row, 7 + k, new QTableWidgetItem(run->config.value(keys[k], QStringLiteral("—"))));
+      runTable_->setItem(row, firstKey + k, new QTableWidgetItem(run->config.value(keys[k], QStringLiteral("—"))));
     }
     if (run->id == selected) runTable_->selectRow(row);
   }

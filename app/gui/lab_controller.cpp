@@ -95,7 +95,8 @@ QString LabController::start(const widgets::ExperimentRequest& request) {
   return startConfig(std::move(config));
 }
 
-QStringList LabController::startTour(const QString& name) {
+QStringList LabController::startTour(const QString& name,
+                                     const std::function<void(config::ExperimentConfig&)>& adjust) {
   config::Tour tour;
   std::vector<config::ExperimentConfig> configs;
   try {
@@ -103,6 +104,7 @@ QStringList LabController::startTour(const QString& name) {
     for (const auto& run : tour.runs) {
       configs.push_back(config::load_experiment(run.preset, run.size, "", run.overrides));
       configs.back().name = tour.name + " " + run.label;
+      if (adjust) adjust(configs.back());
     }
   } catch (const std::exception& error) {
     window_.showError(QString::fromUtf8(error.what()));

@@ -38,7 +38,8 @@ class LabController : public QObject {
   // Starts a tour (core/config/tours.h): each of its runs, named "<tour> <label>", then the window shows its caption
   // and brings its views forward. Returns the runs' ids (empty, after showing why, when the tour is unknown or a run
   // cannot start).
-  QStringList startTour(const QString& name);
+  // `adjust` changes each run's config before it starts (tests shrink the runs to a tiny size).
+  QStringList startTour(const QString& name, const std::function<void(config::ExperimentConfig&)>& adjust = nullptr);
   void pause(const QString& runId);
   void resume(const QString& runId);
   void stop(const QString& runId);

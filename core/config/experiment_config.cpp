@@ -131,8 +131,8 @@ void fields(Sparsity& s, Visitor& v, SparsityConfig*) {
           s.decompressed_until, 0.0, 1.0);
   v.field("frontier_interval",
           "Steps between evaluations of the live sparsity frontier (vit, gpt): a copy of the weights pruned one-shot "
-          "per tensor by magnitude at each frontier sparsity, evaluated on a fixed small batch; also at each epoch "
-          "end; 0 = off",
+          "per tensor by magnitude at each frontier sparsity, evaluated on a fixed small batch; also at the run's "
+          "last step; 0 = off",
           s.frontier_interval, 0, kBig);
   v.field("frontier_sparsities", "The sparsities the live frontier prunes to, each in [0, 1], ascending",
           s.frontier_sparsities, 0.0, 1.0);

@@ -8,7 +8,7 @@
 // Hamming distance to the previous mask) and sign_flips (prunable weights whose sign changed since the previous
 // compression); per epoch test_loss and test_accuracy or test_perplexity; weight histograms (global and per block)
 // with near_zero_share (|w| < 1e-4, 1e-3, 1e-2) every train.histogram_interval steps when set, and at every epoch end;
-// the live sparsity frontier every sparsity.frontier_interval steps and at every epoch end: frontier_sparsity (the
+// the live sparsity frontier every sparsity.frontier_interval steps and at the run's last step: frontier_sparsity (the
 // levels), frontier_achieved, frontier_accuracy or frontier_perplexity and frontier_loss, one column per level, from
 // one_shot_prune on a copy of the weights and the first sparsity.frontier_samples test samples.
 

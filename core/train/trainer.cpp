@@ -194,9 +194,10 @@ void Trainer::finish_epoch(int64_t epoch, TrainingResult& result) {
   // Histograms at every epoch end too, unless this step just had them.
   const int64_t every = config_.train.histogram_interval;
   if (every == 0 || step_ % every != 0) emit_histograms();
-  // The periodic evaluation at every epoch end too (before the checkpoint, so "latest" holds the weights it saw).
+  // The periodic evaluation at the run's last step too (before the checkpoint, so the final "latest" holds the
+  // weights it saw). Not at every epoch end: on a short run those would cost more than the interval's.
   const int64_t periodic = periodic_interval();
-  if (periodic > 0 && step_ % periodic != 0) periodic_evaluation();
+  if (periodic > 0 && step_ % periodic != 0 && epoch + 1 == config_.train.epochs) periodic_evaluation();
   result.evaluated = true;
   result.test_metric = test.metric;
   result.test_loss = test.loss;

@@ -91,8 +91,8 @@ class Trainer {
   // Whether the model now may become "best" (AC/DC: only while compressed).
   virtual bool best_is_comparable() const { return true; }
   // The engine's periodic evaluation (the sparse trainer's live sparsity frontier): after every
-  // periodic_interval() steps (after that step's histograms) and at each epoch end before its checkpoints, once per
-  // step. It must leave the model and every training state as they were. 0: none.
+  // periodic_interval() steps (after that step's histograms), and at the run's last step before its checkpoints,
+  // once per step. It must leave the model and every training state as they were. 0: none.
   virtual int64_t periodic_interval() const { return 0; }
   virtual void periodic_evaluation() {}
   // Weight histograms (and what an engine adds to them) at the current step.

@@ -115,7 +115,7 @@ TEST(FrontierView, SaysWhyItIsEmpty) {
   EXPECT_TRUE(placeholderText().contains(QStringLiteral("No frontier yet: vit-horst-quick")));
   run->config.insert(QStringLiteral("sparsity.frontier_interval"), QStringLiteral("0"));
   run->touch();
-  EXPECT_TRUE(placeholderText().contains(QStringLiteral("off for vit-horst-quick")));
+  EXPECT_TRUE(placeholderText().contains(QStringLiteral("off: vit-horst-quick")));
   EXPECT_FALSE(view.hasData());
 }
 
