@@ -451,6 +451,61 @@ for k, v in a.items(): d.attrs[k] = v"
       done
     done
     ;;
+  probe)
+    # bash cli_checks.sh probe CLI PYTHON: the layer probe (issue 17) of a tiny video run: one line per layer, JSON with
+    # every layer's prediction, and the mean of every test clip's probe equal to the sweep's per-layer loss of the
+    # same cell (the same noise and seed); a sample out of range and a sparse run are refused with exit 2.
+    python=$3
+    tiny=(--set data.train_clips=32 --set data.test_clips=8 --set data.frames=4 --set data.height=16
+          --set data.width=16 --set model.layers=2 --set model.width=16 --set model.ff_width=32 --set train.epochs=1
+          --set train.batch_size=8 --device cpu)
+    "$cli" train --preset video-constrained "${tiny[@]}" --out "$scratch/con.h5" >/dev/null 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "constrained run"; }
+    "$cli" probe "$scratch/con.h5" --sample 3 --gamma 1.5 --seed 1 >"$scratch/out" 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "probe"; }
+    expect_in 'test sample 3 of 8, noise video at gamma 1.5, seed 1' "$scratch/out"
+    expect_in 'the noisy input' "$scratch/out"
+    [ "$(grep -cE '^ +[0-2] ' "$scratch/out")" = 3 ] || { cat "$scratch/out" >&2; fail "expected layers 0..2"; }
+    "$cli" sweep "$scratch/con.h5" --noise video --gamma 1.5 --seeds 2 >/dev/null 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "sweep"; }
+    for sample in 0 1 2 3 4 5 6 7; do
+      "$cli" probe "$scratch/con.h5" --sample "$sample" --gamma 1.5 --seed 1 --json >"$scratch/probe$sample.json" \
+        2>"$scratch/err" || { cat "$scratch/err" >&2; fail "probe --json of sample $sample"; }
+    done
+    "$python" - "$scratch" <<'PY' || fail "the probes' mean differs from the sweep's per-layer loss"
+import json, sys
+import h5py
+folder = sys.argv[1]
+probes = [json.load(open(f"{folder}/probe{i}.json")) for i in range(8)]
+first = probes[0]
+assert first["task"] == "video" and first["test_size"] == 8 and first["shape"] == [4, 16, 16], first["shape"]
+assert len(first["layers"]) == 3 and len(first["layers"][2]["prediction"]) == 4 * 16 * 16
+with h5py.File(f"{folder}/con.h5", "r") as run:
+    sweep = run["sweeps/video/layer_loss"][:]  # [gamma, seed, layer]
+for layer in range(3):
+    mean = sum(p["layers"][layer]["loss"] for p in probes) / 8
+    assert abs(mean - sweep[0, 1, layer]) < 1e-6, (layer, mean, sweep[0, 1, layer])
+PY
+    "$cli" probe "$scratch/con.h5" --sample 8 >"$scratch/out" 2>&1
+    status=$?
+    [ "$status" = 2 ] || { cat "$scratch/out" >&2; fail "sample out of range: expected exit 2, got $status"; }
+    expect_in "sample 8 is out of range: the test set has 8 samples" "$scratch/out"
+    "$cli" probe "$scratch/con.h5" --sample 0 --noise gaussian >"$scratch/out" 2>&1 && fail "text noise accepted for a video run"
+    expect_in 'noise "gaussian" does not apply to a video model' "$scratch/out"
+    # A sparse run: its config alone (a run file without checkpoints) is enough to be refused.
+    "$cli" data info --no-verify --dataset fashion-mnist --json >"$scratch/info" 2>&1
+    if grep -q '"present": true' "$scratch/info"; then
+      "$cli" train --preset vit-adamw --set data.train_limit=64 --set data.test_limit=32 --set model.layers=1 \
+        --set model.width=16 --set model.ff_width=16 --set train.batch_size=32 --set train.epochs=1 --device cpu \
+        --out "$scratch/vit.h5" >/dev/null 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "vit run"; }
+      "$cli" probe "$scratch/vit.h5" --sample 0 >"$scratch/out" 2>&1
+      status=$?
+      [ "$status" = 2 ] || { cat "$scratch/out" >&2; fail "sparse run: expected exit 2, got $status"; }
+      expect_in 'the layer probe applies to layerwise-descent runs (text, video); this run is "vit"' "$scratch/out"
+    else
+      echo "fashion-mnist not fetched: the sparse-run refusal was not checked"
+    fi
+    ;;
   *) fail "unknown check" ;;
 esac
 echo "ok: $check"

@@ -25,5 +25,6 @@ void add_inspect_command(CLI::App& app, int& exit_code);
 void add_train_command(CLI::App& app, int& exit_code);
 void add_analysis_commands(CLI::App& app, int& exit_code);
 void add_prune_command(CLI::App& app, int& exit_code);
+void add_probe_command(CLI::App& app, int& exit_code);
 
 }  // namespace descentlab::cli

@@ -107,6 +107,7 @@ int main(int argc, char** argv) {
   add_train_command(app, exit_code);
   add_analysis_commands(app, exit_code);
   add_prune_command(app, exit_code);
+  add_probe_command(app, exit_code);
   app.parse_complete_callback(
       [&threads]() { descentlab::configure_process(threads > 0 ? threads : descentlab::threads_from_environment(1)); });
 
