@@ -206,14 +206,20 @@ void MainWindow::buildDocks() {
   weightDock_ = makeDock(QStringLiteral("Weight geometry"), weights_);
   robustDock_ = makeDock(QStringLiteral("Robustness"), robustness_);
   frontierDock_ = makeDock(QStringLiteral("Sparsity frontier"), frontier_);
+  probe_ = new LayerProbeView(model_, this);
+  probeDock_ = makeDock(QStringLiteral("Layer probe"), probe_);
+}
+
+void MainWindow::setProbeBackend(LayerProbeBackend* backend) {
+  probe_->setBackend(backend);
 }
 
 void MainWindow::arrangeDocks() {
   const QSize area = size();
   const bool wide = area.width() >= 1700;  // room for two columns of views beside the loss
   const bool tall = area.height() >= 900;  // room for the log beside the runs table
-  QList<QDockWidget*> docks = {experimentDock_, runsDock_,   logDock_,    metricDock_,  layerDock_,
-                               lambdaDock_,     weightDock_, robustDock_, frontierDock_};
+  QList<QDockWidget*> docks = {experimentDock_, runsDock_,   logDock_,    metricDock_,   layerDock_,
+                               lambdaDock_,     weightDock_, robustDock_, frontierDock_, probeDock_};
   if (playgroundDock_) docks.push_back(playgroundDock_);
   for (auto* dock : docks) {
     dock->setFloating(false);
@@ -240,6 +246,7 @@ void MainWindow::arrangeDocks() {
     tabifyDockWidget(layerDock_, metricDock_);
     tabifyDockWidget(layerDock_, weightDock_);
   }
+  tabifyDockWidget(layerDock_, probeDock_);
   tabifyDockWidget(lambdaDock_, robustDock_);
   tabifyDockWidget(lambdaDock_, frontierDock_);
   if (playgroundDock_) tabifyDockWidget(lambdaDock_, playgroundDock_);
@@ -271,7 +278,7 @@ void MainWindow::showRelevantDocks() {
   // with only one kind of run open, the other kind's views give their space to those that have something to show.
   const bool sparseOnly = kinds == 2;
   const bool layerwiseOnly = kinds == 1;
-  for (auto* dock : {layerDock_, lambdaDock_, robustDock_, frontierDock_}) {
+  for (auto* dock : {layerDock_, lambdaDock_, robustDock_, frontierDock_, probeDock_}) {
     const bool irrelevant = dock == frontierDock_ ? layerwiseOnly : sparseOnly;
     if (irrelevant && dock->isVisible()) {
       dock->hide();
@@ -463,6 +470,7 @@ QDockWidget* MainWindow::dockOfView(const QString& id) const {
   if (id == QLatin1String("weight_geometry")) return weightDock_;
   if (id == QLatin1String("robustness")) return robustDock_;
   if (id == QLatin1String("frontier")) return frontierDock_;
+  if (id == QLatin1String("layer_probe")) return probeDock_;
   if (id == QLatin1String("playground")) return playgroundDock_;
   return nullptr;
 }

@@ -30,6 +30,8 @@ class LambdaView;
 class WeightGeometryView;
 class RobustnessView;
 class FrontierView;
+class LayerProbeView;
+class LayerProbeBackend;
 
 // A tour as the window shows it (core/config/tours.h, through the app): Help > Tours lists them, and a started
 // one's caption shows above the views.
@@ -70,6 +72,9 @@ class MainWindow : public QMainWindow {
   WeightGeometryView* weightView() const { return weights_; }
   RobustnessView* robustnessView() const { return robustness_; }
   FrontierView* frontierView() const { return frontier_; }
+  LayerProbeView* layerProbeView() const { return probe_; }
+  // The layer probe's evaluator (the app's worker thread); the view shows a hint until it is set.
+  void setProbeBackend(LayerProbeBackend* backend);
 
   // Redraws the run table and every visible view whose data changed (the app's coalescing timer calls this).
   void refreshViews();
@@ -154,6 +159,7 @@ class MainWindow : public QMainWindow {
   WeightGeometryView* weights_ = nullptr;
   RobustnessView* robustness_ = nullptr;
   FrontierView* frontier_ = nullptr;
+  LayerProbeView* probe_ = nullptr;
   QTableWidget* runTable_ = nullptr;
   QPlainTextEdit* log_ = nullptr;
   QLabel* banner_ = nullptr;
@@ -177,6 +183,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* weightDock_ = nullptr;
   QDockWidget* robustDock_ = nullptr;
   QDockWidget* frontierDock_ = nullptr;
+  QDockWidget* probeDock_ = nullptr;
   QDockWidget* playgroundDock_ = nullptr;
   QSet<QDockWidget*> autoHidden_;
   int runKinds_ = -1;

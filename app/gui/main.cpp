@@ -8,6 +8,7 @@
 #include "app/gui/lab_backend.h"
 #include "app/gui/lab_controller.h"
 #include "app/gui/playground_backend.h"
+#include "app/gui/probe_backend.h"
 #include "core/data/catalog.h"
 #include "core/runtime.h"
 #include "core/util/error.h"
@@ -211,7 +212,9 @@ int main(int argc, char** argv) {
   try {
     const LabBackend backend;
     const descentlab::gui::PlaygroundBackendImpl playgroundBackend;  // outlives the window and its playground
+    descentlab::gui::ProbeBackend probeBackend;                      // the layer probe's worker, outlives the window
     MainWindow window(summarize_environment(), backend);
+    window.setProbeBackend(&probeBackend);
     LabController controller(window, backend, QDir(parser.value(runsDir)).absolutePath());
     window.experimentPanel()->setPreset(parser.value(preset), parser.value(size));
     // The playground needs OpenGL 3.3: not on Qt's offscreen or minimal platforms.

@@ -155,6 +155,13 @@ LayerProbeSession::~LayerProbeSession() = default;
 
 RunProbe LayerProbeSession::probe(const LayerProbeRequest& request) {
   const auto started = std::chrono::steady_clock::now();
+  // OpenMP's thread count is per calling thread: a worker thread's first probe takes the count set at start-up
+  // (as TrainingSession::start does), not every core.
+  static thread_local bool threads_set = false;
+  if (!threads_set) {
+    at::init_num_threads();
+    threads_set = true;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   const std::string data_root = request.data_root.empty() ? data::default_data_root() : request.data_root;
   auto& runs = cache_->runs;
