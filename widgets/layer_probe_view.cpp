@@ -458,8 +458,10 @@ void LayerProbeView::redraw() {
     plot_->clearItems();
     plot_->replot();
     grid_->setRows({});
+    pages_->hide();  // no empty axes under the placeholder
     return;
   }
+  pages_->show();
   if (first->task == QLatin1String("video")) {
     pages_->setCurrentWidget(grid_);
     review_->setFullText(QStringLiteral("Test clip %1 of %2, %3 noise at γ %4: the noisy input, what the readout makes "
