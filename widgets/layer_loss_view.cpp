@@ -188,7 +188,8 @@ void LayerLossView::rebuild() {
     caption->position->setType(QCPItemPosition::ptAxisRectRatio);
     caption->position->setCoords(0.01, 0.0);
     caption->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
-    caption->setText(QStringLiteral("%1: %2 of pairs descend").arg(focus->name, certificateText(certificate)));
+    // Short enough for a narrow dock (the runs table's tooltip has every layer); the colour says which run.
+    caption->setText(QStringLiteral("descending pairs %1").arg(certificateText(certificate)));
     caption->setColor(focus->colour.darker(130));
     caption->setBrush(QColor(255, 255, 255, 210));
     caption->setPadding(QMargins(3, 1, 3, 1));

@@ -173,7 +173,7 @@ class MainWindow : public QMainWindow {
   QAction* stopAction_ = nullptr;
   QAction* closeAction_ = nullptr;
   QAction* hideAction_ = nullptr;
-  static constexpr int kLayoutVersion = 2;  // bump when the docks change: older saved layouts are dropped
+  static constexpr int kLayoutVersion = 3;  // bump when the docks change: older saved layouts are dropped
   QDockWidget* experimentDock_ = nullptr;
   QDockWidget* runsDock_ = nullptr;
   QDockWidget* logDock_ = nullptr;

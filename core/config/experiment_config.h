@@ -103,7 +103,7 @@ struct SparsityConfig {
   // The live sparsity frontier (vit, gpt): every frontier_interval steps and at the run's last step, a copy of the
   // weights pruned layer by layer by magnitude to each of frontier_sparsities, evaluated on the first
   // frontier_samples test (or validation) samples. 0: off. The defaults cost under 5 % of training time
-  // (docs/benchmarks.md); the gpt presets evaluate 64 windows.
+  // (docs/benchmarks.md); the gpt presets evaluate 32 windows.
   int64_t frontier_interval = 200;
   std::vector<double> frontier_sparsities = {0.0, 0.5, 0.7, 0.8, 0.9, 0.95};
   int64_t frontier_samples = 128;
