@@ -231,6 +231,10 @@ TEST(Tours, EveryBuiltInTourLoadsAndAWrongOneIsNamed) {
                              "runs": [{"label": "a", "preset": "video-erm", "set": {"model.layerz": 2}}]})")
                 .find("model.layerz"),
             std::string::npos);
+  EXPECT_NE(error_of_tour(R"({"name": "t", "title": "T", "caption": "c", "views": [], "curves": "lambda"})")
+                .find("test tour: curves: \"lambda\" is not a scalar series"),
+            std::string::npos);
+  EXPECT_EQ(find_tour("masks-settle").curves, "mask_churn");
   EXPECT_NE(error_of_tour(R"({"title": "T", "caption": "c"})").find("test tour: name: missing"), std::string::npos);
   EXPECT_NE(error_of_tour("{").find("not valid JSON"), std::string::npos);
   EXPECT_THROW(find_tour("no-such-tour"), ConfigError);

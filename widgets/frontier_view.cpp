@@ -151,10 +151,9 @@ void FrontierView::rebuild() {
   for (int i = 0; i < sparsity_->count(); ++i) sparsity_->setItemText(i, percent(sparsity_->itemData(i).toDouble()));
   const double chosen = chosenSparsity();
 
-  const QString axisTitle =
-      QString::fromStdString(record::display_name(record::frontier_series(metric_.toStdString())));
-  overTime_->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("%1 at %2").arg(metric_, percent(chosen)));
-  plot()->axisRect(0)->axis(QCPAxis::atLeft)->setLabel(axisTitle);
+  // Short axis titles: the dock is often small (the series' long names are in docs/run-file.md and the tooltips).
+  overTime_->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("at %1").arg(percent(chosen)));
+  plot()->axisRect(0)->axis(QCPAxis::atLeft)->setLabel(metric_);
 
   const QString name = frontierName(metric_);
   for (auto* run : runs) {
@@ -179,7 +178,7 @@ void FrontierView::rebuild() {
     newest->setData(x, track.rows.back(), true);
     newest->setPen(QPen(run->colour, 3.0));
     newest->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run->colour, Qt::white, 6));
-    newest->setName(QStringLiteral("%1 (step %2)").arg(run->name).arg(static_cast<qint64>(track.steps.back())));
+    newest->setName(run->name);
     bindToRun(plot(), newest, *run);
 
     // The chosen sparsity over time.

@@ -479,18 +479,23 @@ void MainWindow::showTour(const TourInfo& tour) {
   tourCaption_->setText(
       QStringLiteral("<b>Tour: %1.</b> %2").arg(tour.title.toHtmlEscaped(), tour.caption.toHtmlEscaped()));
   tourBox_->show();
+  if (!tour.curves.isEmpty()) loss_->setMetric(tour.curves);
   // Its views in front, after the dock area has applied showRelevantDocks' hides for the runs just added.
   QPointer<MainWindow> self(this);
   const QStringList views = tour.views;
   QTimer::singleShot(0, this, [self, views] {
     if (!self) return;
+    QDockWidget* first = nullptr;
     for (const auto& id : views) {
       QDockWidget* dock = self->dockOfView(id);
       if (!dock) continue;
       self->autoHidden_.remove(dock);
       dock->show();
       dock->raise();
+      if (!first) first = dock;
     }
+    // The tour's first view is what it is about: the larger share of its column's height.
+    if (first && !first->isFloating()) self->resizeDocks({first}, {self->height() * 55 / 100}, Qt::Vertical);
   });
 }
 

@@ -41,6 +41,7 @@ struct TourInfo {
   QString caption;
   QStringList views;  // view ids: training_curves, test_metric, layer_loss, lambda, weight_geometry, robustness,
                       // frontier, playground
+  QString curves;     // the series the central training-curves view shows; "" keeps its choice
   int runs = 0;
 };
 

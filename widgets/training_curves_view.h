@@ -36,6 +36,7 @@ class TrainingCurvesView : public PlotView {
   TrainingCurvesView(LabModel* model, const QString& title, const QString& defaultMetric, QWidget* parent = nullptr);
   QString csv() const override;
   void setMetric(const QString& metric);
+  QString wantedMetric() const { return wanted_; }
   void setSmoothing(double weight);
   void setLogY(bool on);
   // Every run's curve of the chosen series, hidden runs included (their `run->visible` is false).

@@ -120,6 +120,7 @@ QStringList LabController::startTour(const QString& name,
   info.name = QString::fromStdString(tour.name);
   info.title = QString::fromStdString(tour.title);
   info.caption = QString::fromStdString(tour.caption);
+  info.curves = QString::fromStdString(tour.curves);
   for (const auto& view : tour.views) info.views << QString::fromStdString(view);
   if (!ids.isEmpty()) window_.model()->setFocusRun(ids.back());
   window_.showTour(info);

@@ -7,6 +7,7 @@
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
 #include "core/generated/tours.h"
+#include "core/record/metrics.h"
 
 namespace descentlab::config {
 namespace {
@@ -38,9 +39,9 @@ Tour parse_tour(const std::string& json_text, const std::string& source) {
   }
   if (!document.is_object()) throw ConfigError(source, "", "expected a JSON object");
   for (const auto& [key, unused] : document.items()) {
-    static const char* known[] = {"name", "title", "caption", "effect", "runs", "views"};
+    static const char* known[] = {"name", "title", "caption", "effect", "runs", "views", "curves"};
     if (std::none_of(std::begin(known), std::end(known), [&](const char* name) { return key == name; })) {
-      throw ConfigError(source, key, "unknown key (known here: name, title, caption, effect, runs, views)");
+      throw ConfigError(source, key, "unknown key (known here: name, title, caption, effect, runs, views, curves)");
     }
   }
   Tour tour;
@@ -48,6 +49,13 @@ Tour parse_tour(const std::string& json_text, const std::string& source) {
   tour.title = text_of(document, "title", source, true);
   tour.caption = text_of(document, "caption", source, true);
   tour.effect = text_of(document, "effect", source, false);
+  tour.curves = text_of(document, "curves", source, false);
+  if (!tour.curves.empty()) {
+    const record::MetricInfo* info = record::find_metric(tour.curves);
+    if (!info || info->shape != record::SeriesShape::Scalar) {
+      throw ConfigError(source, "curves", "\"" + tour.curves + "\" is not a scalar series of the metric vocabulary");
+    }
+  }
   const nlohmann::json views = document.value("views", nlohmann::json::array());
   if (!views.is_array()) throw ConfigError(source, "views", "expected a list of view ids");
   for (const auto& view : views) {

@@ -7,7 +7,8 @@
 // File format:
 //   {"name": "descent-breaks", "title": "...", "caption": "...", "effect": "what the measurement checks",
 //    "runs": [{"label": "ERM", "preset": "text-erm", "size": "quick", "set": {"model.layers": 8}}, ...],
-//    "views": ["layer_loss", "lambda"]}
+//    "views": ["layer_loss", "lambda"], "curves": "mask_churn"}
+// "curves" (optional) is the scalar series the central training-curves view shows (default: the training loss).
 // A tour without runs (the playground's) only brings its views forward.
 
 #include <string>
@@ -28,6 +29,7 @@ struct Tour {
   std::string caption;
   std::string effect;
   std::vector<TourRun> runs;
+  std::string curves;              // a scalar series of the metric vocabulary, or "" (training loss)
   std::vector<std::string> views;  // training_curves, test_metric, layer_loss, lambda, weight_geometry, robustness,
                                    // frontier, playground
 };

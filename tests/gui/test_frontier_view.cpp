@@ -72,7 +72,7 @@ TEST(FrontierView, NewestFrontierBoldEarlierBehindAndTheChosenSparsityOverTime) 
   view.show();
   view.refresh(true);
   ASSERT_TRUE(view.hasData());
-  const QCPGraph* newest = legendGraph(view.plot(), QStringLiteral("horst (step 30)"));
+  const QCPGraph* newest = legendGraph(view.plot(), QStringLiteral("horst"));
   ASSERT_NE(newest, nullptr);
   expectNear(valuesOf(newest), {0.89, 0.84, 0.80});
   // Two earlier evaluations behind each newest curve, and one line per run below: 2 x (2 + 1 + 1).

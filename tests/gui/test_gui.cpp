@@ -683,6 +683,10 @@ TEST_P(TourTest, StartsItsRunsShowsItsCaptionAndFillsItsViews) {
   ASSERT_EQ(ids.size(), static_cast<int>(tour.runs.size())) << window_->lastMessage().toStdString();
   EXPECT_TRUE(window_->tourCaption().contains(QString::fromStdString(tour.title).toHtmlEscaped()))
       << window_->tourCaption().toStdString();
+  if (!tour.curves.empty()) {
+    window_->lossView()->refresh(true);
+    EXPECT_EQ(window_->lossView()->wantedMetric().toStdString(), tour.curves);
+  }
   for (const QString& id : ids) {
     auto* run = window_->model()->run(id);
     ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 180000)) << run->name.toStdString();
