@@ -494,8 +494,12 @@ void MainWindow::showTour(const TourInfo& tour) {
       dock->raise();
       if (!first) first = dock;
     }
-    // The tour's first view is what it is about: the larger share of its column's height.
-    if (first && !first->isFloating()) self->resizeDocks({first}, {self->height() * 55 / 100}, Qt::Vertical);
+    // The tour's first view is what it is about: the larger share of its column's height, where the window is
+    // tall enough for the other view in the column to keep its minimum (at 1280x800 the weight geometry's table
+    // and plot overlapped when the frontier took 55 %).
+    if (first && !first->isFloating() && self->height() >= 900) {
+      self->resizeDocks({first}, {self->height() * 55 / 100}, Qt::Vertical);
+    }
   });
 }
 
