@@ -300,7 +300,12 @@ def main():
            "for that seed. Wall times were measured on the 2-core development machine while other jobs shared it "
            "(load 4-6), so they overstate an idle machine's; the CPU time of each run is given too, and the *idle "
            "estimate* is the tour's wall time if each run had a core of its own for its CPU time (runs in order, two "
-           "lanes). The budget is 3 minutes (180 s) per tour on an idle 2-core machine.", ""]
+           "lanes). The budget is 3 minutes (180 s) per tour on an idle 2-core machine.", "",
+           "These are CLI runs. In the window (Help > Tours, `descentlab --tour NAME`) a tour's runs train at the "
+           "same time in one process and share LibTorch's random generator (dropout; docs/gui.md, \"Reproducibility "
+           "of runs side by side\"), so they are valid runs of the same configs but not bit-identical to the "
+           "measured ones: seed 0 of cheap-way-out gave f_0 = 1.85 nats without stop-gradient from the CLI and "
+           "1.1 nats in the window. To reproduce a number, run `bash scripts/tours.sh run TOUR`.", ""]
     for spec in specs:
         result = summarize_tour(spec, runs_dir)
         if not result["seeds"] and os.path.exists(os.path.join(results_dir, spec["name"] + ".md")):
