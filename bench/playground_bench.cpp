@@ -68,18 +68,12 @@ int main(int argc, char** argv) {
   // Screenshots of both toys.
   if (!shots.isEmpty()) {
     QDir().mkpath(shots);
-    playground.settings().lr = 0.05f;
-    playground.settings().steps = 400;
-    playground.settings().alpha = 20.0f;
-    playground.setStart(0.02, 0.02);
+    // At the playground's defaults: the measured settings where each optimizer's implicit bias shows
+    // (results/tours/implicit-bias.md).
+    playground.settings() = descentlab::widgets::PlaygroundSettings{};
     pump(300);
     playground.exportPng(QDir(shots).filePath(QStringLiteral("playground-2d.png")));
     playground.setToy(descentlab::widgets::GeometryPlayground::Toy::sparse);
-    playground.settings().lr = 0.2f;
-    playground.settings().steps = 5000;
-    playground.settings().alpha = 20.0f;
-    playground.settings().weight_decay = 0.05f;
-    playground.settings().init_scale = 1e-4f;
     playground.requestFrames();
     pump(1500);
     playground.exportPng(QDir(shots).filePath(QStringLiteral("playground-sparse.png")));
@@ -117,7 +111,8 @@ int main(int argc, char** argv) {
   int64_t simulations = playground.simulations();
   clock.restart();
   while (clock.elapsed() < 3000) {
-    playground.settings().lr = 0.01f + 0.04f * static_cast<float>(clock.elapsed() % 1000) / 1000.0f;
+    // The "learning rates, all x" slider moving between 0.5 and 1.5 (lr is a factor on every optimizer's rate).
+    playground.settings().lr = 0.5 + static_cast<double>(clock.elapsed() % 1000) / 1000.0;
     playground.requestFrames();
     pump(4);
   }
