@@ -19,12 +19,6 @@ namespace descentlab::widgets {
 namespace metric = record::metric;
 namespace {
 
-QColor towardsWhite(const QColor& colour, double amount) {  // amount 0: the colour; 1: white
-  return QColor::fromRgbF(colour.redF() + (1 - colour.redF()) * amount,
-                          colour.greenF() + (1 - colour.greenF()) * amount,
-                          colour.blueF() + (1 - colour.blueF()) * amount);
-}
-
 QString frontierName(const QString& taskMetric) {
   return QString::fromStdString(record::frontier_series(taskMetric.toStdString()));
 }

@@ -15,15 +15,6 @@
 #include "widgets/run_data.h"
 
 namespace descentlab::widgets {
-namespace {
-
-QColor faded(const QColor& colour, double amount) {  // amount 0: the colour; 1: white
-  return QColor::fromRgbF(colour.redF() + (1 - colour.redF()) * amount,
-                          colour.greenF() + (1 - colour.greenF()) * amount,
-                          colour.blueF() + (1 - colour.blueF()) * amount);
-}
-
-}  // namespace
 
 LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
     : PlotView(model, QStringLiteral("Per-layer loss"), parent) {
@@ -119,7 +110,7 @@ void LayerLossView::rebuild() {
       auto* graph = plot()->addGraph();
       graph->setData(layerAxis(history.width), clean(history.rows[row]), true);
       const double age = evaluations > 1 ? 1.0 - static_cast<double>(row) / (evaluations - 1) : 0.0;
-      graph->setPen(QPen(faded(focus->colour, 0.25 + 0.6 * age), 1.2));
+      graph->setPen(QPen(towardsWhite(focus->colour, 0.25 + 0.6 * age), 1.2));
       graph->removeFromLegend();
     }
   }

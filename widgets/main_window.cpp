@@ -40,6 +40,30 @@
 namespace descentlab::widgets {
 namespace {
 
+// A bar above the views: selectable, wrapped text and a ✕ that hides the bar (the error banner, a tour's caption).
+// Hidden until shown; `label` receives the text widget.
+QWidget* makeDismissableBar(QWidget* parent, QLabel*& label, const QString& dismissTip) {
+  auto* bar = new QWidget(parent);
+  auto* layout = new QHBoxLayout(bar);
+  layout->setContentsMargins(8, 4, 8, 4);
+  label = new QLabel(bar);
+  label->setWordWrap(true);
+  label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* dismiss = new QToolButton(bar);
+  dismiss->setText(QStringLiteral("✕"));
+  dismiss->setAutoRaise(true);
+  dismiss->setToolTip(dismissTip);
+  QObject::connect(dismiss, &QToolButton::clicked, bar, &QWidget::hide);
+  layout->addWidget(label, 1);
+  layout->addWidget(dismiss, 0, Qt::AlignTop);
+  bar->hide();
+  return bar;
+}
+
+}  // namespace
+
+namespace {
+
 QIcon swatch(const QColor& colour) {
   QPixmap pixmap(14, 14);
   pixmap.fill(Qt::transparent);
@@ -84,37 +108,12 @@ MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBacken
   auto* central = new QWidget(this);
   auto* centralLayout = new QVBoxLayout(central);
   centralLayout->setContentsMargins(0, 0, 0, 0);
-  bannerBox_ = new QWidget(central);
-  auto* bannerLayout = new QHBoxLayout(bannerBox_);
-  bannerLayout->setContentsMargins(8, 4, 8, 4);
-  banner_ = new QLabel(bannerBox_);
-  banner_->setWordWrap(true);
-  banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  auto* dismiss = new QToolButton(bannerBox_);
-  dismiss->setText(QStringLiteral("✕"));
-  dismiss->setAutoRaise(true);
-  connect(dismiss, &QToolButton::clicked, bannerBox_, &QWidget::hide);
-  bannerLayout->addWidget(banner_, 1);
-  bannerLayout->addWidget(dismiss);
-  bannerBox_->hide();
+  bannerBox_ = makeDismissableBar(central, banner_, QStringLiteral("Hide this message"));
   centralLayout->addWidget(bannerBox_);
   // A tour's caption: what to watch and what it means, until dismissed.
-  tourBox_ = new QWidget(central);
+  tourBox_ = makeDismissableBar(central, tourCaption_, QStringLiteral("Hide the tour's caption (its runs go on)"));
   tourBox_->setObjectName(QStringLiteral("tour-caption"));
-  auto* tourLayout = new QHBoxLayout(tourBox_);
-  tourLayout->setContentsMargins(8, 4, 8, 4);
-  tourCaption_ = new QLabel(tourBox_);
-  tourCaption_->setWordWrap(true);
-  tourCaption_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  auto* closeTour = new QToolButton(tourBox_);
-  closeTour->setText(QStringLiteral("✕"));
-  closeTour->setAutoRaise(true);
-  closeTour->setToolTip(QStringLiteral("Hide the tour's caption (its runs go on)"));
-  connect(closeTour, &QToolButton::clicked, tourBox_, &QWidget::hide);
-  tourLayout->addWidget(tourCaption_, 1);
-  tourLayout->addWidget(closeTour, 0, Qt::AlignTop);
   tourBox_->setStyleSheet(QStringLiteral("background: #e4f0fb; color: #10324f;"));
-  tourBox_->hide();
   centralLayout->addWidget(tourBox_);
   loss_ = new TrainingCurvesView(model_, QStringLiteral("Training loss"), QStringLiteral("loss"), central);
   centralLayout->addWidget(loss_, 1);

@@ -7,6 +7,12 @@
 
 namespace descentlab::widgets {
 
+QColor towardsWhite(const QColor& colour, double amount) {
+  return QColor::fromRgbF(colour.redF() + (1 - colour.redF()) * amount,
+                          colour.greenF() + (1 - colour.greenF()) * amount,
+                          colour.blueF() + (1 - colour.blueF()) * amount);
+}
+
 void placeholder(QCustomPlot* plot, QCPAxisRect* rect, const QString& text) {
   auto* item = new QCPItemText(plot);
   item->setClipToAxisRect(false);

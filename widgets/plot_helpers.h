@@ -5,6 +5,7 @@
 #include <QString>
 #include <QStringList>
 
+class QColor;
 class QComboBox;
 class QCPAbstractPlottable;
 class QCPAxis;
@@ -22,6 +23,9 @@ void bindToRun(QCustomPlot* plot, QCPAbstractPlottable* plottable, const RunData
 // A log axis over less than a decade has no power of ten to label: it gets evenly spaced ticks instead. Call after
 // the axis range changed.
 void fitLogTicks(QCPAxis* axis);
+
+// `colour` moved towards white by `amount` (0: the colour; 1: white): older evaluations drawn behind the newest.
+QColor towardsWhite(const QColor& colour, double amount);
 
 // A grey hint in the middle of an empty axis rect.
 void placeholder(QCustomPlot* plot, QCPAxisRect* rect, const QString& text);
