@@ -64,6 +64,7 @@ void RunData::appendLog(const QString& line) {
 }
 
 void RunData::truncateAfter(int64_t step) {
+  certificate_ = {};  // rows after `step` go; the ones that replace them may differ
   const double last = static_cast<double>(step);
   for (auto& track : scalars) {
     while (!track.steps.isEmpty() && track.steps.back() > last) {
@@ -146,12 +147,22 @@ record::DescentCertificate descentCertificate(const RunData& run) {
       counts->rows.isEmpty() || frequency->steps.back() != counts->steps.back()) {
     return {};
   }
+  const qsizetype lossRows = losses == run.vectors.cend() ? 0 : losses->rows.size();
+  auto& cache = run.certificate_;
+  if (cache.counts == counts->rows.size() && cache.losses == lossRows && cache.step == counts->steps.back()) {
+    return cache.value;
+  }
   std::vector<double> mean;
-  if (losses != run.vectors.cend() && !losses->rows.isEmpty() && losses->steps.back() == counts->steps.back()) {
+  if (lossRows > 0 && losses->steps.back() == counts->steps.back()) {
     mean.assign(losses->rows.back().begin(), losses->rows.back().end());
   }
-  return record::descent_certificate(std::vector<double>(frequency->rows.back().begin(), frequency->rows.back().end()),
-                                     std::vector<double>(counts->rows.back().begin(), counts->rows.back().end()), mean);
+  cache.value =
+      record::descent_certificate(std::vector<double>(frequency->rows.back().begin(), frequency->rows.back().end()),
+                                  std::vector<double>(counts->rows.back().begin(), counts->rows.back().end()), mean);
+  cache.counts = counts->rows.size();
+  cache.losses = lossRows;
+  cache.step = counts->steps.back();
+  return cache.value;
 }
 
 QString certificateText(const record::DescentCertificate& certificate) {

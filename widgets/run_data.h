@@ -122,6 +122,15 @@ class RunData {
   void touch() { ++revision_; }
 
  private:
+  friend record::DescentCertificate descentCertificate(const RunData& run);
+  // The descent certificate of the newest evaluation (its bootstrap is not free), kept until a new evaluation or a
+  // truncation changes the rows it was computed from.
+  struct CertificateCache {
+    qsizetype counts = -1, losses = -1;
+    double step = -1;
+    record::DescentCertificate value;
+  };
+  mutable CertificateCache certificate_;
   int64_t revision_ = 0;
   // Steps per second over a sliding window of (wall time, step) samples.
   QVector<QPair<double, int64_t>> speedSamples_;
@@ -136,8 +145,9 @@ struct RunActions {
 };
 RunActions availableActions(const RunData& run);
 
-// The descent certificate of a layerwise run's newest evaluation (core/record/descent_certificate.h); invalid when
-// the run has none (a sparse run, no evaluation yet, or a run recorded before the per-sample counts existed).
+// The descent certificate of a layerwise run's newest evaluation (core/record/descent_certificate.h), computed once
+// per evaluation (the views and the runs table ask at every refresh); invalid when the run has none (a sparse run, no
+// evaluation yet, or a run recorded before the per-sample counts existed).
 record::DescentCertificate descentCertificate(const RunData& run);
 // "72.3 % [70.1, 74.4]" (the overall share and its 95 % interval), and the mean curve: "mean monotone" or
 // "mean rises at 4"; empty when invalid.
