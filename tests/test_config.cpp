@@ -206,6 +206,7 @@ TEST(Tours, EveryBuiltInTourLoadsAndAWrongOneIsNamed) {
   for (const Tour& tour : tours()) {
     EXPECT_FALSE(tour.title.empty()) << tour.name;
     EXPECT_FALSE(tour.caption.empty()) << tour.name;
+    EXPECT_FALSE(tour.watch.empty()) << tour.name;  // the caption bar's one sentence (its length is checked)
     EXPECT_FALSE(tour.views.empty()) << tour.name;
     EXPECT_EQ(find_tour(tour.name).title, tour.title);
   }
@@ -235,6 +236,15 @@ TEST(Tours, EveryBuiltInTourLoadsAndAWrongOneIsNamed) {
                 .find("test tour: curves: \"lambda\" is not a scalar series"),
             std::string::npos);
   EXPECT_EQ(find_tour("masks-settle").curves, "mask_churn");
+  // 160 characters (λ counts as one) load; 161 are named with their count.
+  std::string watch = "λ";
+  watch += std::string(159, 'w');
+  EXPECT_EQ(
+      parse_tour(R"({"name": "t", "title": "T", "caption": "c", "watch": ")" + watch + R"("})", "test tour").watch,
+      watch);
+  EXPECT_NE(error_of_tour(R"({"name": "t", "title": "T", "caption": "c", "watch": ")" + watch + R"(w"})")
+                .find("test tour: watch: 161 characters; at most 160"),
+            std::string::npos);
   EXPECT_NE(error_of_tour(R"({"title": "T", "caption": "c"})").find("test tour: name: missing"), std::string::npos);
   EXPECT_NE(error_of_tour("{").find("not valid JSON"), std::string::npos);
   EXPECT_THROW(find_tour("no-such-tour"), ConfigError);

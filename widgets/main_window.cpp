@@ -114,6 +114,10 @@ MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBacken
   tourBox_ = makeDismissableBar(central, tourCaption_, QStringLiteral("Hide the tour's caption (its runs go on)"));
   tourBox_->setObjectName(QStringLiteral("tour-caption"));
   tourBox_->setStyleSheet(QStringLiteral("background: #e4f0fb; color: #10324f;"));
+  tourCaption_->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
+  // One sentence until the user asks for more: at 1024x700 the whole caption filled the middle column.
+  connect(tourCaption_, &QLabel::linkActivated, this,
+          [this](const QString& link) { setTourCaptionExpanded(link == QLatin1String("#more")); });
   centralLayout->addWidget(tourBox_);
   loss_ = new TrainingCurvesView(model_, QStringLiteral("Training loss"), QStringLiteral("loss"), central);
   centralLayout->addWidget(loss_, 1);
@@ -474,9 +478,23 @@ QDockWidget* MainWindow::dockOfView(const QString& id) const {
   return nullptr;
 }
 
+void MainWindow::setTourCaptionExpanded(bool expanded) {
+  const TourInfo& tour = shownTour_;
+  const QString title = QStringLiteral("<b>Tour: %1.</b> ").arg(tour.title.toHtmlEscaped());
+  if (tour.watch.isEmpty()) {
+    tourCaption_->setText(title + tour.caption.toHtmlEscaped());
+  } else if (expanded) {
+    tourCaption_->setText(title + tour.caption.toHtmlEscaped() + QStringLiteral(" <a href=\"#less\">Less</a>"));
+  } else {
+    tourCaption_->setText(title + tour.watch.toHtmlEscaped() +
+                          QStringLiteral(" <a href=\"#more\">More: what it means</a>"));
+  }
+  tourCaption_->setToolTip(expanded || tour.watch.isEmpty() ? QString() : tour.caption);
+}
+
 void MainWindow::showTour(const TourInfo& tour) {
-  tourCaption_->setText(
-      QStringLiteral("<b>Tour: %1.</b> %2").arg(tour.title.toHtmlEscaped(), tour.caption.toHtmlEscaped()));
+  shownTour_ = tour;
+  setTourCaptionExpanded(false);
   tourBox_->show();
   if (!tour.curves.isEmpty()) loss_->setMetric(tour.curves);
   // Its views in front, after the dock area has applied showRelevantDocks' hides for the runs just added.

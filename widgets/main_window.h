@@ -38,7 +38,8 @@ class LayerProbeBackend;
 struct TourInfo {
   QString name;
   QString title;
-  QString caption;
+  QString watch;      // one sentence: what to watch (the caption bar shows it; "" shows the whole caption)
+  QString caption;    // the whole caption, behind the bar's "More"
   QStringList views;  // view ids: training_curves, test_metric, layer_loss, lambda, weight_geometry, robustness,
                       // frontier, playground
   QString curves;     // the series the central training-curves view shows; "" keeps its choice
@@ -100,7 +101,9 @@ class MainWindow : public QMainWindow {
   void setTours(const QVector<TourInfo>& tours);
   // A started tour: its caption above the views (until dismissed or another tour starts) and its views in front.
   void showTour(const TourInfo& tour);
-  QString tourCaption() const;  // the caption shown, "" when none (tests)
+  QString tourCaption() const;  // the caption's text as shown, "" when none (tests)
+  // Shows the tour's whole caption (true) or only its watch sentence (false), as the bar's More/Less link does.
+  void setTourCaptionExpanded(bool expanded);
   // The docks of view ids (tests, tours); null for an unknown id or the central training-loss view.
   QDockWidget* dockOfView(const QString& id) const;
   // The runs table's menu while it is open (for tests); null otherwise.
@@ -168,6 +171,7 @@ class MainWindow : public QMainWindow {
   QMenu* recentMenu_ = nullptr;
   QMenu* toursMenu_ = nullptr;
   QLabel* tourCaption_ = nullptr;
+  TourInfo shownTour_;  // the tour whose caption the bar shows
   QWidget* tourBox_ = nullptr;
   QAction* pauseAction_ = nullptr;
   QAction* resumeAction_ = nullptr;

@@ -56,6 +56,7 @@ LabController::LabController(widgets::MainWindow& window, const LabBackend& back
       widgets::TourInfo info;
       info.name = QString::fromStdString(tour.name);
       info.title = QString::fromStdString(tour.title);
+      info.watch = QString::fromStdString(tour.watch);
       info.caption = QString::fromStdString(tour.caption);
       for (const auto& view : tour.views) info.views << QString::fromStdString(view);
       info.runs = static_cast<int>(tour.runs.size());
@@ -119,6 +120,7 @@ QStringList LabController::startTour(const QString& name,
   widgets::TourInfo info;
   info.name = QString::fromStdString(tour.name);
   info.title = QString::fromStdString(tour.title);
+  info.watch = QString::fromStdString(tour.watch);
   info.caption = QString::fromStdString(tour.caption);
   info.curves = QString::fromStdString(tour.curves);
   for (const auto& view : tour.views) info.views << QString::fromStdString(view);

@@ -41,15 +41,26 @@ Tour parse_tour(const std::string& json_text, const std::string& source) {
   for (const auto& item : document.items()) {
     // A copy, not a structured binding: Clang 14 (the sanitizer builds) cannot capture those in a lambda.
     const std::string key = item.key();
-    static const char* known[] = {"name", "title", "caption", "effect", "runs", "views", "curves"};
+    static const char* known[] = {"name", "title", "watch", "caption", "effect", "runs", "views", "curves"};
     if (std::none_of(std::begin(known), std::end(known), [&](const char* name) { return key == name; })) {
-      throw ConfigError(source, key, "unknown key (known here: name, title, caption, effect, runs, views, curves)");
+      throw ConfigError(source, key,
+                        "unknown key (known here: name, title, watch, caption, effect, runs, views, curves)");
     }
   }
   Tour tour;
   tour.name = text_of(document, "name", source, true);
   tour.title = text_of(document, "title", source, true);
   tour.caption = text_of(document, "caption", source, true);
+  tour.watch = text_of(document, "watch", source, false);
+  // Characters, not bytes (λ is two bytes of UTF-8): every byte but a continuation byte starts one.
+  const auto characters = static_cast<size_t>(std::count_if(tour.watch.begin(), tour.watch.end(), [](char byte) {
+    return (static_cast<unsigned char>(byte) & 0xC0) != 0x80;
+  }));
+  if (characters > kTourWatchMaxLength) {
+    throw ConfigError(source, "watch",
+                      std::to_string(characters) + " characters; at most " + std::to_string(kTourWatchMaxLength) +
+                          " (one sentence: the caption holds the rest)");
+  }
   tour.effect = text_of(document, "effect", source, false);
   tour.curves = text_of(document, "curves", source, false);
   if (!tour.curves.empty()) {

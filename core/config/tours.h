@@ -5,12 +5,16 @@
 // measured over seeds by scripts/tours.sh. Torch-free: the window's bridge reads these.
 //
 // File format:
-//   {"name": "descent-breaks", "title": "...", "caption": "...", "effect": "what the measurement checks",
+//   {"name": "descent-breaks", "title": "...", "watch": "one sentence", "caption": "...",
+//    "effect": "what the measurement checks",
 //    "runs": [{"label": "ERM", "preset": "text-erm", "size": "quick", "set": {"model.layers": 8}}, ...],
 //    "views": ["layer_loss", "lambda"], "curves": "mask_churn"}
 // "curves" (optional) is the scalar series the central training-curves view shows (default: the training loss).
 // A tour without runs (the playground's) only brings its views forward.
+// "watch" (optional, at most kTourWatchMaxLength characters) is the one sentence the window's caption bar shows
+// until the user asks for the whole caption: on a 1024x700 screen the whole caption filled the narrow middle column.
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -23,10 +27,13 @@ struct TourRun {
   std::vector<std::string> overrides;  // "key=value" as --set takes them (values as JSON text)
 };
 
+inline constexpr size_t kTourWatchMaxLength = 160;
+
 struct Tour {
   std::string name;
   std::string title;
-  std::string caption;
+  std::string watch;    // what to watch, one sentence ("" shows the whole caption)
+  std::string caption;  // what to watch and what it means, in full
   std::string effect;
   std::vector<TourRun> runs;
   std::string curves;              // a scalar series of the metric vocabulary, or "" (training loss)

@@ -683,6 +683,15 @@ TEST_P(TourTest, StartsItsRunsShowsItsCaptionAndFillsItsViews) {
   ASSERT_EQ(ids.size(), static_cast<int>(tour.runs.size())) << window_->lastMessage().toStdString();
   EXPECT_TRUE(window_->tourCaption().contains(QString::fromStdString(tour.title).toHtmlEscaped()))
       << window_->tourCaption().toStdString();
+  // One sentence first (the whole caption filled a 1024x700 window's middle column), the rest behind "More".
+  const QString watch = QString::fromStdString(tour.watch).toHtmlEscaped();
+  const QString caption = QString::fromStdString(tour.caption).toHtmlEscaped();
+  EXPECT_TRUE(window_->tourCaption().contains(watch)) << window_->tourCaption().toStdString();
+  EXPECT_FALSE(window_->tourCaption().contains(caption)) << window_->tourCaption().toStdString();
+  window_->setTourCaptionExpanded(true);
+  EXPECT_TRUE(window_->tourCaption().contains(caption)) << window_->tourCaption().toStdString();
+  window_->setTourCaptionExpanded(false);
+  EXPECT_TRUE(window_->tourCaption().contains(watch)) << window_->tourCaption().toStdString();
   if (!tour.curves.empty()) {
     window_->lossView()->refresh(true);
     EXPECT_EQ(window_->lossView()->wantedMetric().toStdString(), tour.curves);
