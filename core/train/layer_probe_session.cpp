@@ -12,6 +12,7 @@
 #include "core/data/reviews.h"
 #include "core/store/run_reader.h"
 #include "core/tasks/layerwise_task.h"
+#include "core/train/random_stream.h"
 #include "core/train/saved_run.h"
 #include "core/train/trainer.h"
 
@@ -63,8 +64,12 @@ void build_task(LoadedRun& run) {
     // The test order of TextTask: a fixed shuffle of the split's test reviews.
     const auto order = data::epoch_permutation(data.split_seed, /*epoch=*/-1, static_cast<int64_t>(split.test.size()));
     for (int64_t index : order) run.test_texts.push_back(split.test[static_cast<size_t>(index)].text);
+    // Building the model draws its (then overwritten) weights: under the generator lock, never inside a training
+    // run's draws (random_stream.h).
+    std::lock_guard<std::recursive_mutex> lock(default_generator_lock());
     run.task = std::make_unique<tasks::TextTask>(run.config, reviews, device);
   } else {
+    std::lock_guard<std::recursive_mutex> lock(default_generator_lock());
     run.task = tasks::make_task(run.config, run.data_root, device);
   }
   run.prober = std::make_unique<eval::LayerProber>(*run.task);

@@ -7,6 +7,7 @@
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/device_step.h"
 #include "core/train/layerwise_math.h"
+#include "core/train/random_stream.h"
 #include "core/util/number_text.h"
 
 namespace descentlab::train {
@@ -94,6 +95,8 @@ void LayerwiseTrainer::train_step(const std::vector<int64_t>& order_indices, int
   }
   std::vector<int64_t> indices = order_indices;
   for (auto& index : indices) index = s.trainable[static_cast<size_t>(index)];
+  // The batch's noise and the forward pass's dropout draw from this run's random stream (random_stream.h).
+  RandomStream::Lease draws = lease_random_stream();
   const tasks::Batch batch = task_.train_batch(indices);
   const torch::Tensor f = tasks::per_sample_layer_losses(task_, batch).mean(1);
   torch::Tensor objective;
@@ -104,6 +107,7 @@ void LayerwiseTrainer::train_step(const std::vector<int64_t>& order_indices, int
   } else {
     objective = f[-1];
   }
+  draws.release();  // the backward pass and the step draw nothing
   s.optimizer.zero_grad();
   objective.backward();
   if (config_.train.grad_clip > 0) clip_gradient_norm(module().parameters(), config_.train.grad_clip);

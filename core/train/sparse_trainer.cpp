@@ -12,6 +12,7 @@
 #include "core/store/run_file.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/device_step.h"
+#include "core/train/random_stream.h"
 
 namespace descentlab::train {
 namespace metric = record::metric;
@@ -325,8 +326,11 @@ void SparseTrainer::before_batch(int64_t epoch) {
 
 void SparseTrainer::train_step(const std::vector<int64_t>& indices, int64_t) {
   State& s = *state_;
+  // The forward pass's dropout draws from this run's random stream (random_stream.h); backward and step draw nothing.
+  RandomStream::Lease draws = lease_random_stream();
   const tasks::Batch batch = task_.train_batch(indices);
   const torch::Tensor loss = task_.loss(task_.forward(batch.input), batch);
+  draws.release();
   s.optimizer->zero_grad();
   loss.backward();
   if (config_.train.grad_clip > 0) clip_gradient_norm(module().parameters(), config_.train.grad_clip);

@@ -8,6 +8,7 @@
 #include "core/eval/robustness.h"
 #include "core/store/run_writer.h"
 #include "core/train/layerwise_trainer.h"
+#include "core/train/random_stream.h"
 #include "core/train/saved_run.h"
 
 namespace descentlab::train {
@@ -30,8 +31,14 @@ record::SweepResult SweepSession::run() {
   auto writer = store::RunWriter::open(request_.run_path, writer_options);
   const SavedRun saved = read_saved_run(request_.run_path, request_.checkpoint, request_.device);
   const torch::Device device = resolve_device(saved.config.train.device);
-  torch::manual_seed(saved.config.train.seed);
-  auto task = tasks::make_task(saved.config, data::default_data_root(), device);
+  // Building the model draws its (then overwritten) weights: under the generator lock, never inside a training
+  // run's draws (random_stream.h).
+  std::unique_ptr<tasks::LayerwiseTask> task;
+  {
+    std::lock_guard<std::recursive_mutex> lock(default_generator_lock());
+    torch::manual_seed(saved.config.train.seed);
+    task = tasks::make_task(saved.config, data::default_data_root(), device);
+  }
   load_saved_model(saved, *task->module(), request_.run_path, request_.checkpoint);
 
   options.noise = request_.noise;

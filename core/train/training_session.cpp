@@ -12,6 +12,7 @@
 #include "core/store/run_writer.h"
 #include "core/tasks/footprint.h"
 #include "core/train/layerwise_trainer.h"
+#include "core/train/random_stream.h"
 #include "core/train/sparse_trainer.h"
 #include "core/util/system_memory.h"
 
@@ -131,11 +132,14 @@ TrainingResult TrainingSession::run() {
     std::lock_guard<std::mutex> lock(device_name_mutex_);
     device_name_ = device.str();
   }
-  // Seeds before the model is built, so the same config gives the same run.
-  torch::manual_seed(config_.train.seed);
+  // This run's own stream of the CPU generator (random_stream.h): runs side by side in one process draw what each
+  // draws alone. Seeded before the model is built, so the same config gives the same run.
+  RandomStream random_stream;
+  const CurrentRandomStream current_stream(&random_stream);
   verify_training_data(config_);
   check_memory(config_, device);
-  Engine engine = make_engine(config_, device);
+  Engine engine;
+  random_stream.seed_and_initialise(config_.train.seed, [&] { engine = make_engine(config_, device); });
   Trainer& trainer = *engine.trainer;
   auto writer = open_run(trainer, config_, options_, resuming_, device);
   trainer.add_sink(writer.get());

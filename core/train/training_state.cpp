@@ -9,6 +9,7 @@
 #include "core/optim/state_key.h"
 #include "core/store/run_file.h"
 #include "core/train/checkpoint_tensors.h"
+#include "core/train/random_stream.h"
 
 namespace descentlab::train {
 namespace {
@@ -77,12 +78,8 @@ record::CheckpointData capture_training_state(const torch::nn::Module& model, co
   checkpoint.sections["optimizer"]["torch_archive"] = std::move(optimizer_blob);
   export_readable_optimizer_state(model, optimizer, checkpoint.sections["optimizer"]);
 
-  auto generator = at::detail::getDefaultCPUGenerator();
-  torch::Tensor rng_state;
-  {
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    rng_state = generator.get_state();
-  }
+  // The run's own stream of the CPU generator (random_stream.h), or the generator's state when it has none.
+  const torch::Tensor rng_state = current_random_state();
   checkpoint.sections["rng"]["cpu"] = train::to_blob(rng_state);
 
   const torch::Tensor cursor =
@@ -113,12 +110,7 @@ void restore_training_state(const record::CheckpointData& checkpoint, torch::nn:
   }
   // The generator's state has one fixed size; a shorter or longer blob is damage, refused before anything changes
   // (LibTorch's own refusal would arrive as a stack trace, after the model was already overwritten).
-  auto generator = at::detail::getDefaultCPUGenerator();
-  torch::Tensor current_rng;
-  {
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    current_rng = generator.get_state();
-  }
+  const torch::Tensor current_rng = current_random_state();
   if (rng_blob.dtype != "uint8" || rng_blob.numel() != current_rng.numel()) {
     throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/rng/cpu",
                        "holds " + std::to_string(rng_blob.numel()) + " " + rng_blob.dtype +
@@ -140,8 +132,7 @@ void restore_training_state(const record::CheckpointData& checkpoint, torch::nn:
                        std::string("the optimizer state does not load: ") + error.what());
   }
   try {
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    generator.set_state(train::to_tensor(rng_blob));
+    set_current_random_state(train::to_tensor(rng_blob));
   } catch (const c10::Error& error) {
     throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/rng/cpu",
                        std::string("the random generator's state does not load: ") + error.what_without_backtrace());
