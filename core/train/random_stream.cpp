@@ -2,10 +2,13 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <atomic>
+
 namespace descentlab::train {
 namespace {
 
 thread_local RandomStream* thread_stream = nullptr;
+std::atomic<bool> streams_enabled{true};
 
 torch::Tensor default_state() {
   auto generator = at::detail::getDefaultCPUGenerator();
@@ -76,7 +79,12 @@ CurrentRandomStream::~CurrentRandomStream() {
 }
 
 RandomStream::Lease lease_random_stream() {
+  if (!streams_enabled.load(std::memory_order_relaxed)) return RandomStream::Lease();
   return RandomStream::Lease(thread_stream);
+}
+
+void set_random_streams_enabled(bool enabled) {
+  streams_enabled.store(enabled);
 }
 
 torch::Tensor current_random_state() {

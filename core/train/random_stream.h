@@ -38,6 +38,7 @@ class RandomStream {
   class Lease {
    public:
     explicit Lease(RandomStream* stream);
+    Lease() = default;  // holds nothing (streams switched off)
     Lease(Lease&& other) noexcept;
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
@@ -46,7 +47,7 @@ class RandomStream {
     void release();  // keeps the stream's state and gives the lock back (idempotent)
 
    private:
-    RandomStream* stream_;
+    RandomStream* stream_ = nullptr;
     std::unique_lock<std::recursive_mutex> lock_;
   };
 
@@ -75,6 +76,10 @@ class CurrentRandomStream {
 
 // A lease on the calling thread's stream; without one (a trainer built by a test) it takes only the lock.
 RandomStream::Lease lease_random_stream();
+
+// Off: leases neither lock nor swap, so runs side by side share the generator as before streams existed (the
+// benchmark's baseline, bench/side_by_side_bench.cpp). On by default.
+void set_random_streams_enabled(bool enabled);
 
 // The CPU generator's state: the calling thread's stream's, or the default generator's when there is none
 // (checkpoints save it; resume restores it).
