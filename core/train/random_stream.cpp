@@ -88,7 +88,7 @@ void set_random_streams_enabled(bool enabled) {
 }
 
 torch::Tensor current_random_state() {
-  if (thread_stream) {
+  if (thread_stream && streams_enabled.load(std::memory_order_relaxed)) {
     torch::Tensor state = thread_stream->state();
     if (state.defined()) return state;
   }
@@ -97,7 +97,7 @@ torch::Tensor current_random_state() {
 }
 
 void set_current_random_state(const torch::Tensor& state) {
-  if (thread_stream) {
+  if (thread_stream && streams_enabled.load(std::memory_order_relaxed)) {
     // Checked now, on a scratch generator, so that a damaged state is refused here and not at the next lease.
     at::Generator scratch = at::detail::createCPUGenerator();
     scratch.set_state(state);
