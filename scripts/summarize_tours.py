@@ -218,9 +218,10 @@ epochs; about 30 CPU minutes per run, estimated from the per-sample cost of the 
 past the 3-minute budget, and there the constrained model (stop-gradient off, η_λ 0.01) broke too in 2 of 3
 seeds.
 
-In the window (1280x800, session 11): `docs/screenshots/tour-descent-breaks-mid.png` mid-run (λ moving, the per-layer
-view waiting for the epoch's end: this tour has one epoch, so its per-layer curves appear when it finishes, after
-about 90 s) and `tour-descent-breaks-end.png` finished: the per-layer losses of both runs are seed 0's below to the
+In the window (1280x800, session 11): `docs/screenshots/tour-descent-breaks-mid.png` mid-run (λ moving; this tour has one
+epoch, so its per-layer test curves come when it finishes, after about 90 s, and until then the per-layer view shows
+each run's training per-layer losses, named as training: mid-run the constrained model's early layers already sit
+above ERM's) and `tour-descent-breaks-end.png` finished: the per-layer losses of both runs are seed 0's below to the
 last digit (read from the window's run files), ERM's mean rising at layers 5 and 6 and the constrained one
 monotone.""",
     "masks-settle": """Sign flips (prunable weights whose sign differs from the previous compression, counted on the dense weights

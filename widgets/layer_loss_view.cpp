@@ -75,6 +75,18 @@ void LayerLossView::rebuild() {
     if (run->vectors.contains(QLatin1String(record::metric::kTestLayerLoss))) layerwise.push_back(run);
   }
   if (!focus && !layerwise.isEmpty()) focus = layerwise.front();
+  // The y axis says which losses it shows: test ones, or training ones while no run has been evaluated yet; just
+  // "fₗ" where the title would not fit beside the curves (the legend names training curves as such).
+  QCPAxis* lossAxis = plot()->axisRect(0)->axis(QCPAxis::atLeft);
+  const auto setLossLabel = [&](const QString& label) {
+    const bool fits = labelMetrics.horizontalAdvance(label) + 8 < plot()->axisRect(0)->rect().height();
+    lossAxis->setLabel(fits ? label : QStringLiteral("fₗ"));
+  };
+  setLossLabel(QStringLiteral("test loss fₗ"));
+  if (layerwise.isEmpty() && drawTrainingLayerLoss()) {
+    setLossLabel(QStringLiteral("training loss fₗ"));
+    return;
+  }
   if (layerwise.isEmpty()) {
     // The real reason: no layerwise run open, or one that has not reached its first test evaluation.
     QStringList waiting;
@@ -185,6 +197,52 @@ void LayerLossView::rebuild() {
     caption->setBrush(QColor(255, 255, 255, 210));
     caption->setPadding(QMargins(3, 1, 3, 1));
   }
+}
+
+bool LayerLossView::drawTrainingLayerLoss() {
+  // Before any test evaluation (a one-epoch run has none until its end): each layerwise run's newest training
+  // per-layer loss, the batch means of its last metric interval, thin and dotted and named as training, so the view
+  // moves from the first interval on instead of waiting.
+  QVector<RunData*> training;
+  for (auto* run : model()->runs()) {
+    const auto it = run->vectors.constFind(QLatin1String(record::metric::kLayerLoss));
+    if (it != run->vectors.cend() && !it->rows.isEmpty()) training.push_back(run);
+  }
+  if (training.isEmpty()) return false;
+  const bool logY = logY_->isChecked();
+  for (auto* run : training) {
+    const auto& track = run->vectors[QLatin1String(record::metric::kLayerLoss)];
+    QVector<double> x, y;
+    for (int layer = 0; layer < track.rows.back().size(); ++layer) {
+      const double value = track.rows.back()[layer];
+      x.push_back(layer);
+      y.push_back(logY && value <= 0 ? qQNaN() : value);
+    }
+    auto* graph = plot()->addGraph();
+    graph->setData(x, y, true);
+    graph->setPen(QPen(run->colour, 1.8, Qt::DotLine));
+    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run->colour, Qt::white, 5));
+    graph->setName(QStringLiteral("%1 (training, step %2)").arg(run->name).arg(track.steps.back(), 0, 'f', 0));
+    bindToRun(plot(), graph, *run);
+  }
+  // Said in words where there is room; in a squeezed dock (1024x700) the axis title and the legend's "(training,
+  // step N)" say it, and text over the curves would only cover them.
+  if (plot()->axisRect(0)->rect().height() >= 110) {
+    auto* note = new QCPItemText(plot());
+    note->setClipAxisRect(plot()->axisRect(0));
+    note->position->setAxisRect(plot()->axisRect(0));
+    note->position->setType(QCPItemPosition::ptAxisRectRatio);
+    note->position->setCoords(0.99, 0.02);
+    note->setPositionAlignment(Qt::AlignTop | Qt::AlignRight);
+    note->setText(QStringLiteral("training fₗ so far; test fₗ comes at the epoch's end"));
+    note->setColor(QColor(90, 90, 90));
+    note->setBrush(QColor(255, 255, 255, 210));
+    note->setPadding(QMargins(3, 1, 3, 1));
+  }
+  if (bars_->rect().height() >= 60) {
+    placeholder(plot(), bars_, QStringLiteral("descending shares come with the first test evaluation"));
+  }
+  return true;
 }
 
 void LayerLossView::resetRanges() {

@@ -22,6 +22,8 @@ class LayerLossView : public PlotView {
   QString readout(QCPAxisRect* rect, double x, double y) const override;
 
  private:
+  // Before any test evaluation: the runs' newest training per-layer losses, marked as training; false when none.
+  bool drawTrainingLayerLoss();
   QCPAxisRect* bars_ = nullptr;
   QCheckBox* allEvaluations_ = nullptr;
   QCheckBox* logY_ = nullptr;

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "widgets/lab_model.h"
+#include "widgets/layer_loss_view.h"
 #include "widgets/training_curves_view.h"
 
 namespace descentlab {
@@ -181,6 +182,37 @@ TEST_F(PlotsTest, LogYSaysHowManyPointsItHidesAndLabelsASmallRange) {
   view_->setLogY(false);
   view_->refresh(true);
   EXPECT_TRUE(view_->logYNote().isEmpty());
+}
+
+// A one-epoch layerwise run has no test evaluation until its end: the per-layer view shows the training per-layer
+// losses meanwhile, named as training, and the test curves once they come.
+TEST(LayerLossViewTest, TrainingPerLayerLossesShowUntilTheFirstTestEvaluation) {
+  LabModel model;
+  widgets::LayerLossView view(&model);
+  view.resize(700, 500);
+  view.show();
+  view.refresh(true);
+  EXPECT_FALSE(view.hasData());  // nothing open: the placeholder only
+  auto run = std::make_unique<RunData>();
+  run->name = QStringLiteral("constrained");
+  run->kind = widgets::RunKind::Layerwise;
+  run->addVector(QStringLiteral("layer_loss"), 10, {0.9, 0.8, 0.7});
+  run->addVector(QStringLiteral("layer_loss"), 20, {0.8, 0.7, 0.6});
+  RunData* added = model.addRun(std::move(run));
+  view.refresh(true);
+  ASSERT_TRUE(view.hasData());
+  const QMap<QString, QCPGraph*> training = legendGraphs(view.plot());
+  ASSERT_EQ(training.size(), 1);
+  EXPECT_EQ(training.firstKey(), QStringLiteral("constrained (training, step 20)"));
+  EXPECT_EQ(valuesOf(training.first()), (QVector<double>{0.8, 0.7, 0.6}));
+  EXPECT_EQ(view.plot()->axisRect(0)->axis(QCPAxis::atLeft)->label(), QStringLiteral("training loss fₗ"));
+  added->addVector(QStringLiteral("test_layer_loss"), 30, {0.85, 0.75, 0.7});
+  view.refresh(true);
+  const QMap<QString, QCPGraph*> test = legendGraphs(view.plot());
+  ASSERT_TRUE(test.contains(QStringLiteral("constrained"))) << test.firstKey().toStdString();
+  EXPECT_EQ(valuesOf(test.value(QStringLiteral("constrained"))), (QVector<double>{0.85, 0.75, 0.7}));
+  EXPECT_FALSE(test.contains(QStringLiteral("constrained (training, step 20)")));
+  EXPECT_EQ(view.plot()->axisRect(0)->axis(QCPAxis::atLeft)->label(), QStringLiteral("test loss fₗ"));
 }
 
 TEST(RunDataTest, SpeedAndEtaAfterAPauseCountRunningTimeOnly) {
