@@ -48,15 +48,22 @@ double number(Bytes& in) {
   return static_cast<double>(selector) / 8.0;
 }
 
+// value + offset, or value itself where the sum would overflow int64 (the harness's own arithmetic; the options
+// keep an extreme value either way, which validate() must refuse).
+int64_t shifted(int64_t value, int64_t offset) {
+  int64_t sum = 0;
+  return __builtin_add_overflow(value, offset, &sum) ? value : sum;
+}
+
 }  // namespace
 
 int sprites(const uint8_t* data, size_t size) {
   Bytes in(data, size);
   data::SpriteVideoOptions options;
   options.frames = integer(in);
-  options.height = integer(in) + 12;
-  options.width = integer(in) + 12;
-  options.sprites = integer(in) + 8;
+  options.height = shifted(integer(in), 12);
+  options.width = shifted(integer(in), 12);
+  options.sprites = shifted(integer(in), 8);
   options.min_size = number(in);
   options.max_size = number(in);
   options.max_speed = number(in);
