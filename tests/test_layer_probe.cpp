@@ -23,6 +23,7 @@
 #include "core/train/saved_run.h"
 #include "run_file_samples.h"
 #include "test_support.h"
+#include "tiny_video.h"
 
 namespace descentlab::train {
 namespace {
@@ -31,19 +32,9 @@ using descentlab::testing::fixture;
 using descentlab::testing::ScratchFolder;
 
 config::ExperimentConfig tiny_video_config(bool constrained) {
-  nlohmann::json document = {
-      {"task", "video"},
-      {"data",
-       {{"train_clips", 24},
-        {"test_clips", 8},
-        {"frames", 4},
-        {"height", 8},
-        {"width", 8},
-        {"sprites", 2},
-        {"patch", {2, 4, 4}}}},
-      {"model", {{"layers", 3}, {"width", 16}, {"heads", 2}, {"ff_width", 32}, {"dropout", 0.1}}},
-      {"train", {{"epochs", 2}, {"batch_size", 6}, {"lr", 3e-3}, {"metric_interval", 2}, {"device", "cpu"}}},
-      {"constraints", {{"enabled", constrained}, {"alpha", 0.1}, {"dual_lr", 0.5}}}};
+  nlohmann::json document = descentlab::testing::tiny_video_document();
+  document["train"] = {{"epochs", 2}, {"batch_size", 6}, {"lr", 3e-3}, {"metric_interval", 2}, {"device", "cpu"}};
+  document["constraints"] = {{"enabled", constrained}, {"alpha", 0.1}, {"dual_lr", 0.5}};
   return config::ExperimentConfig::from_json(document, "test config");
 }
 

@@ -21,6 +21,7 @@
 #include "run_file_samples.h"
 #include "test_sinks.h"
 #include "test_support.h"
+#include "tiny_video.h"
 
 namespace descentlab::train {
 namespace {
@@ -103,19 +104,9 @@ TEST(LayerwiseMath, AlphaScheduleAndDescendingFrequency) {
 }
 
 config::ExperimentConfig tiny_video_config() {
-  nlohmann::json document = {
-      {"task", "video"},
-      {"data",
-       {{"train_clips", 24},
-        {"test_clips", 8},
-        {"frames", 4},
-        {"height", 8},
-        {"width", 8},
-        {"sprites", 2},
-        {"patch", {2, 4, 4}}}},
-      {"model", {{"layers", 3}, {"width", 16}, {"heads", 2}, {"ff_width", 32}, {"dropout", 0.1}}},
-      {"train", {{"epochs", 3}, {"batch_size", 5}, {"lr", 3e-3}, {"metric_interval", 2}}},
-      {"constraints", {{"enabled", true}, {"alpha", 0.1}, {"dual_lr", 0.5}, {"resilient", true}}}};
+  nlohmann::json document = testing::tiny_video_document();
+  document["train"] = {{"epochs", 3}, {"batch_size", 5}, {"lr", 3e-3}, {"metric_interval", 2}};
+  document["constraints"] = {{"enabled", true}, {"alpha", 0.1}, {"dual_lr", 0.5}, {"resilient", true}};
   return config::ExperimentConfig::from_json(document, "test config");
 }
 

@@ -11,6 +11,7 @@
 #include "core/train/random_stream.h"
 #include "core/train/training_session.h"
 #include "test_support.h"
+#include "tiny_video.h"
 
 namespace descentlab::train {
 namespace {
@@ -19,19 +20,10 @@ using testing::ScratchFolder;
 
 // Dropout in every block and the video task's training noise: both draw from the CPU generator at every step.
 config::ExperimentConfig video_config(int64_t seed) {
-  nlohmann::json document = {
-      {"task", "video"},
-      {"data",
-       {{"train_clips", 24},
-        {"test_clips", 8},
-        {"frames", 4},
-        {"height", 8},
-        {"width", 8},
-        {"sprites", 2},
-        {"patch", {2, 4, 4}}}},
-      {"model", {{"layers", 3}, {"width", 16}, {"heads", 2}, {"ff_width", 32}, {"dropout", 0.2}}},
-      {"train", {{"epochs", 6}, {"batch_size", 4}, {"lr", 3e-3}, {"metric_interval", 2}, {"seed", seed}}},
-      {"constraints", {{"enabled", true}, {"alpha", 0.1}, {"dual_lr", 0.5}}}};
+  nlohmann::json document = testing::tiny_video_document();
+  document["model"]["dropout"] = 0.2;
+  document["train"] = {{"epochs", 6}, {"batch_size", 4}, {"lr", 3e-3}, {"metric_interval", 2}, {"seed", seed}};
+  document["constraints"] = {{"enabled", true}, {"alpha", 0.1}, {"dual_lr", 0.5}};
   return config::ExperimentConfig::from_json(document, "test config");
 }
 
