@@ -31,14 +31,11 @@ record::SweepResult SweepSession::run() {
   auto writer = store::RunWriter::open(request_.run_path, writer_options);
   const SavedRun saved = read_saved_run(request_.run_path, request_.checkpoint, request_.device);
   const torch::Device device = resolve_device(saved.config.train.device);
-  // Building the model draws its (then overwritten) weights: under the generator lock, never inside a training
-  // run's draws (random_stream.h).
+  // Seeded and built as a training run is (its weights are then overwritten): under the generator lock, never
+  // inside a training run's draws (random_stream.h).
   std::unique_ptr<tasks::LayerwiseTask> task;
-  {
-    std::lock_guard<std::recursive_mutex> lock(default_generator_lock());
-    torch::manual_seed(saved.config.train.seed);
-    task = tasks::make_task(saved.config, data::default_data_root(), device);
-  }
+  RandomStream().seed_and_initialise(saved.config.train.seed,
+                                     [&] { task = tasks::make_task(saved.config, data::default_data_root(), device); });
   load_saved_model(saved, *task->module(), request_.run_path, request_.checkpoint);
 
   options.noise = request_.noise;
