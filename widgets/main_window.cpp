@@ -484,7 +484,8 @@ void MainWindow::setTourCaptionExpanded(bool expanded) {
   if (tour.watch.isEmpty()) {
     tourCaption_->setText(title + tour.caption.toHtmlEscaped());
   } else if (expanded) {
-    tourCaption_->setText(title + tour.caption.toHtmlEscaped() + QStringLiteral(" <a href=\"#less\">Less</a>"));
+    // "Less" first: in a 1024x700 window the whole caption is taller than the bar and its end is cut off.
+    tourCaption_->setText(title + QStringLiteral("<a href=\"#less\">Less</a> ") + tour.caption.toHtmlEscaped());
   } else {
     tourCaption_->setText(title + tour.watch.toHtmlEscaped() +
                           QStringLiteral(" <a href=\"#more\">More: what it means</a>"));
