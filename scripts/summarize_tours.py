@@ -283,7 +283,7 @@ def tour_section(spec, result):
     lines.append("**Runs** (views: %s):" % ", ".join(spec["views"]))
     lines.append("")
     for run in spec["runs"]:
-        sets = " ".join("--set %s=%s" % (k, json.dumps(v) if isinstance(v, (list, bool)) else v)
+        sets = " ".join("--set %s=%s" % (k, json.dumps(v, separators=(",", ":")) if isinstance(v, (list, bool)) else v)
                         for k, v in run.get("set", {}).items())
         lines.append("- %s: `--preset %s --size %s %s`" % (run["label"], run["preset"], run.get("size", "quick"), sets))
     lines += ["", "**Effect checked:** " + spec["effect"], ""]

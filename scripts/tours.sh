@@ -30,10 +30,12 @@ tour_one() {
   start=$(date +%s.%N)
   TIMEFORMAT='%R %U %S'
   if [ -f "$base.h5" ]; then
-    { time "$cli" train --resume "$base.h5" --json >"$base.train.json" 2>"$base.log"; } 2>"$base.time"
+    { time "$cli" train --resume "$base.h5" --json >"$base.train.json" 2>"$base.log"; } 2>"$base.time" ||
+      { echo "training failed: $base.h5 (see $base.log: $(tail -n 1 "$base.log"))" >&2; return 1; }
   else
     { time "$cli" train --preset "$preset" --size "$size" "$@" --set "train.seed=$seed" --set "data.split_seed=$seed" \
-      --out "$base.h5" --json >"$base.train.json" 2>"$base.log"; } 2>"$base.time"
+      --out "$base.h5" --json >"$base.train.json" 2>"$base.log"; } 2>"$base.time" ||
+      { echo "training failed: $base.h5 (see $base.log: $(tail -n 1 "$base.log"))" >&2; return 1; }
   fi
   end=$(date +%s.%N)
   /usr/bin/python3 -c 'import json, sys; sys.exit(1 if json.load(open(sys.argv[1])).get("stopped") else 0)' \
@@ -57,7 +59,7 @@ spec = json.load(open(path))
 prune = "1" if "frontier" in spec.get("views", []) else "0"
 for run in spec["runs"]:
     slug = re.sub(r"[^a-z0-9]+", "-", run["label"].lower()).strip("-")
-    sets = " ".join("--set %s=%s" % (k, json.dumps(v) if isinstance(v, (list, bool)) else v)
+    sets = " ".join("--set %s=%s" % (k, json.dumps(v, separators=(",", ":")) if isinstance(v, (list, bool)) else v)
                     for k, v in run.get("set", {}).items())
     print(tour, seed, slug, run["preset"], run.get("size", "quick"), prune, sets)
 EOF

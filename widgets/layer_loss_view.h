@@ -8,7 +8,8 @@ namespace descentlab::widgets {
 
 // Per-layer test loss f_l against the layer index 0..L: every evaluation of the focus run from early (light) to
 // late (dark), the newest bold; the newest curve of every other layerwise run dashed; a marker where descent breaks
-// (f_l > f_{l-1}). Below: the share of test samples descending at each layer, as bars per run.
+// (f_l > f_{l-1}). Below, where the plot has room: the share of test samples descending at each layer, as bars
+// per run, with the descent certificate.
 class LayerLossView : public PlotView {
   Q_OBJECT
 
@@ -20,11 +21,15 @@ class LayerLossView : public PlotView {
   void rebuild() override;
   void resetRanges() override;
   QString readout(QCPAxisRect* rect, double x, double y) const override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   // Before any test evaluation: the runs' newest training per-layer losses, marked as training; false when none.
   bool drawTrainingLayerLoss();
+  // The descending shares below the losses where the plot has room for both, none where it has not.
+  void fitRows();
   QCPAxisRect* bars_ = nullptr;
+  bool barsShown_ = true;
   QCheckBox* allEvaluations_ = nullptr;
   QCheckBox* logY_ = nullptr;
 };

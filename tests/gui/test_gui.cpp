@@ -29,6 +29,8 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSet>
 #include <QSettings>
 #include <QTableWidget>
@@ -672,6 +674,32 @@ std::vector<std::string> tourNames() {
     if (!tour.runs.empty()) names.push_back(tour.name);  // the playground's tour needs OpenGL, not offscreen
   }
   return names;
+}
+
+// At 1024x700 a tour's whole caption was taller than the room above the views and its end was cut off: the bar now
+// stops at 30 % of the window's height and scrolls, and shrinks back with the one-sentence caption.
+TEST_F(LabTest, ALongTourCaptionScrollsInsteadOfBeingCutOff) {
+  window_->resize(1024, 700);
+  widgets::TourInfo tour;
+  tour.name = QStringLiteral("long");
+  tour.title = QStringLiteral("A long tour");
+  tour.watch = QStringLiteral("Watch one thing.");
+  tour.caption = QStringLiteral("A sentence of the whole caption that wraps in a narrow column. ").repeated(40);
+  window_->showTour(tour);
+  auto* bar = window_->findChild<QWidget*>(QStringLiteral("tour-caption"));
+  ASSERT_NE(bar, nullptr);
+  auto* scroller = bar->findChild<QScrollArea*>();
+  ASSERT_NE(scroller, nullptr);
+  const int collapsed = bar->height();
+  window_->setTourCaptionExpanded(true);
+  EXPECT_TRUE(waitUntil([&] { return bar->height() > collapsed; }, 10000)) << "the bar did not grow";
+  ASSERT_TRUE(waitUntil([&] { return scroller->verticalScrollBar()->maximum() > 0; }, 10000))
+      << "the whole caption is not reachable: bar " << bar->height() << " px";
+  EXPECT_LE(bar->height(), window_->height() * 30 / 100 + 16);  // the scroller's cap and the bar's margins
+  window_->setTourCaptionExpanded(false);
+  ASSERT_TRUE(waitUntil([&] { return scroller->verticalScrollBar()->maximum() == 0; }, 10000));
+  EXPECT_TRUE(waitUntil([&] { return bar->height() == collapsed; }, 10000))
+      << bar->height() << " px, was " << collapsed;
 }
 
 class TourTest : public LabTest, public ::testing::WithParamInterface<std::string> {};

@@ -215,6 +215,47 @@ TEST(LayerLossViewTest, TrainingPerLayerLossesShowUntilTheFirstTestEvaluation) {
   EXPECT_EQ(view.plot()->axisRect(0)->axis(QCPAxis::atLeft)->label(), QStringLiteral("test loss fₗ"));
 }
 
+// In a short dock (a tour's per-layer view at 1024x700) the losses and the descending shares were two plots of about
+// 30 px each: below 200 px of plot the shares give their room to the losses, and come back when the view grows.
+TEST(LayerLossViewTest, TheDescendingSharesGiveWayInAShortView) {
+  LabModel model;
+  widgets::LayerLossView view(&model);
+  view.resize(700, 500);
+  view.show();
+  auto run = std::make_unique<RunData>();
+  run->name = QStringLiteral("constrained");
+  run->kind = widgets::RunKind::Layerwise;
+  run->addVector(QStringLiteral("test_layer_loss"), 30, {0.85, 0.75, 0.7});
+  run->addVector(QStringLiteral("test_descending_frequency"), 30, {0.6, 0.55});
+  model.addRun(std::move(run));
+  const auto barsDrawn = [&view] {
+    int bars = 0;
+    for (int i = 0; i < view.plot()->plottableCount(); ++i)
+      bars += qobject_cast<QCPBars*>(view.plot()->plottable(i)) ? 1 : 0;
+    return bars;
+  };
+  view.refresh(true);
+  QApplication::processEvents();
+  ASSERT_GE(view.plot()->height(), 200);
+  EXPECT_EQ(view.plot()->axisRectCount(), 2);
+  EXPECT_EQ(barsDrawn(), 1);
+  const int tallLossHeight = view.plot()->axisRect(0)->outerRect().height();
+  view.resize(700, 200);
+  QApplication::processEvents();
+  ASSERT_LT(view.plot()->height(), 200);
+  view.plot()->replot();
+  EXPECT_EQ(view.plot()->axisRectCount(), 1);
+  EXPECT_EQ(barsDrawn(), 0);
+  // The losses have the whole plot below the legend, not the two thirds they had.
+  EXPECT_GT(view.plot()->axisRect(0)->outerRect().height(), view.plot()->height() * 3 / 4);
+  view.resize(700, 500);
+  QApplication::processEvents();
+  view.plot()->replot();
+  EXPECT_EQ(view.plot()->axisRectCount(), 2);
+  EXPECT_EQ(barsDrawn(), 1);
+  EXPECT_EQ(view.plot()->axisRect(0)->outerRect().height(), tallLossHeight);
+}
+
 TEST(RunDataTest, SpeedAndEtaAfterAPauseCountRunningTimeOnly) {
   RunData run;
   run.totalSteps = 200;
