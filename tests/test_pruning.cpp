@@ -104,6 +104,17 @@ TEST(Pruning, ChurnAndSignFlips) {
     tensors[0].parameter.neg_();  // every non-zero weight of the first layer flips sign
   }
   EXPECT_EQ(count_sign_flips(snapshot_before, snapshot(tensors)), tensors[0].parameter.count_nonzero().item<int64_t>());
+  // Among the weights kept by both masks only: with the same mask before and after, the first layer's kept ones.
+  EXPECT_EQ(count_sign_flips(snapshot_before, snapshot(tensors), before, before), before.keep[0].sum().item<int64_t>());
+  {
+    // A mask after that keeps none of the first layer: nothing kept by both, nothing counted.
+    MaskSet none_kept = before;
+    none_kept.keep[0] = torch::zeros_like(before.keep[0]);
+    EXPECT_EQ(count_sign_flips(snapshot_before, snapshot(tensors), before, none_kept), 0);
+    MaskSet wrong = before;
+    wrong.keep.pop_back();
+    EXPECT_THROW(count_sign_flips(snapshot_before, snapshot(tensors), before, wrong), std::invalid_argument);
+  }
   // Swap which half is kept in the first layer: churn counts both the newly pruned and the newly kept.
   {
     torch::NoGradGuard no_grad;

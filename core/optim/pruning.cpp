@@ -123,6 +123,21 @@ int64_t count_sign_flips(const std::vector<torch::Tensor>& before, const std::ve
   return flips;
 }
 
+int64_t count_sign_flips(const std::vector<torch::Tensor>& before, const std::vector<torch::Tensor>& after,
+                         const MaskSet& kept_before, const MaskSet& kept_after) {
+  if (before.size() != after.size() || kept_before.keep.size() != before.size() ||
+      kept_after.keep.size() != before.size()) {
+    throw std::invalid_argument("count_sign_flips: snapshots and masks of different tensors");
+  }
+  torch::NoGradGuard no_grad;
+  int64_t flips = 0;
+  for (size_t i = 0; i < before.size(); ++i) {
+    const torch::Tensor kept_by_both = kept_before.keep[i].logical_and(kept_after.keep[i]);
+    flips += (before[i].sign() * after[i].sign()).lt(0).logical_and(kept_by_both).sum().item<int64_t>();
+  }
+  return flips;
+}
+
 std::vector<torch::Tensor> snapshot(const std::vector<PrunableTensor>& tensors) {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> copies;

@@ -58,6 +58,12 @@ int64_t mask_hamming_distance(const MaskSet& before, const MaskSet& after);
 
 // Sign flips between two snapshots of the same tensors: positions where both are non-zero and the signs differ.
 int64_t count_sign_flips(const std::vector<torch::Tensor>& before, const std::vector<torch::Tensor>& after);
+// The same among the weights kept by both masks: AC/DC's "sign flips", the kept weights whose sign changed between
+// two compressions. Weights pruned at either one are left out: a pruned weight regrows from exactly zero in the
+// dense phase and takes a sign at random, which drowned every optimizer's count alike (about 50,000 per
+// compression for AdamW and HORST on the masks-settle tour's ViT).
+int64_t count_sign_flips(const std::vector<torch::Tensor>& before, const std::vector<torch::Tensor>& after,
+                         const MaskSet& kept_before, const MaskSet& kept_after);
 
 // Copies of the selected tensors (for sign-flip comparisons).
 std::vector<torch::Tensor> snapshot(const std::vector<PrunableTensor>& tensors);

@@ -103,7 +103,7 @@ inline constexpr MetricInfo kMetricVocabulary[] = {
     {metric::kMaskChurn, "mask churn", "weights", SeriesShape::Scalar, Direction::Lower,
      "Weights whose kept/pruned state changed since the previous compressed phase."},
     {metric::kSignFlips, "sign flips", "weights", SeriesShape::Scalar, Direction::Lower,
-     "Kept weights whose sign changed since the previous compressed phase."},
+     "Weights kept at this and the previous compression whose sign changed between them."},
     {metric::kNearZeroShare, "share of |w| near zero", "share", SeriesShape::PerThreshold, Direction::Neither,
      "Share of prunable weights with |w| below 1e-4, 1e-3 and 1e-2."},
     {metric::kFrontierSparsity, "pruned sparsity", "share", SeriesShape::PerSparsity, Direction::Neither,

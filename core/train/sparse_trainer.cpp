@@ -162,8 +162,10 @@ void SparseTrainer::enter_phase(AcdcPhase phase) {
     const std::vector<torch::Tensor> now = optim::snapshot(s.prunable);
     if (!s.previous_masks.empty())
       scalar(metric::kMaskChurn, static_cast<double>(optim::mask_hamming_distance(s.previous_masks, s.masks)));
-    if (!s.last_snapshot.empty())
-      scalar(metric::kSignFlips, static_cast<double>(optim::count_sign_flips(s.last_snapshot, now)));
+    if (!s.last_snapshot.empty() && !s.previous_masks.empty()) {
+      scalar(metric::kSignFlips,
+             static_cast<double>(optim::count_sign_flips(s.last_snapshot, now, s.previous_masks, s.masks)));
+    }
     optim::apply_masks(s.prunable, s.masks);
     s.last_snapshot = now;
   } else if (phase == AcdcPhase::decompressed && s.phase == AcdcPhase::compressed) {

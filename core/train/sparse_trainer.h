@@ -5,8 +5,8 @@
 //
 // Events (run-file names): per metric interval loss, lr, epoch, throughput, sparsity (exact-zero share of the
 // prunable weights) and acdc_phase (0 dense, 1 compressed, 2 decompressed); at every compression mask_churn (the
-// Hamming distance to the previous mask) and sign_flips (prunable weights whose sign changed since the previous
-// compression); per epoch test_loss and test_accuracy or test_perplexity; weight histograms (global and per block)
+// Hamming distance to the previous mask) and sign_flips (weights kept at both this and the previous compression
+// whose sign changed between them); per epoch test_loss and test_accuracy or test_perplexity; weight histograms (global and per block)
 // with near_zero_share (|w| < 1e-4, 1e-3, 1e-2) every train.histogram_interval steps when set, and at every epoch end;
 // the live sparsity frontier every sparsity.frontier_interval steps and at the run's last step: frontier_sparsity (the
 // levels), frontier_achieved, frontier_accuracy or frontier_perplexity and frontier_loss, one column per level, from
