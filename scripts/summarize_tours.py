@@ -169,8 +169,10 @@ def effect_masks_settle(runs):
            "horst_below_adamw": "%d of %d compressions" % (below, n), "mean_churn_ratio_adamw_over_horst": mean_ratio}
     seen = below == n and mean_ratio >= 2.0
     text = ("churn AdamW %s<br>churn HORST %s<br>HORST below at %d of %d compressions, mean AdamW / HORST %.1fx; "
-            "accuracy %s" % (" ".join(map(str, a)), " ".join(map(str, h)), below, n, mean_ratio,
-                             ", ".join("%s %.4f" % (k, r.get("test_accuracy", float("nan"))) for k, r in by_opt.items())))
+            "sign flips of kept weights AdamW %s, HORST %s; accuracy %s" % (
+                " ".join(map(str, a)), " ".join(map(str, h)), below, n, mean_ratio,
+                " ".join(map(str, adamw["sign_flips"])), " ".join(map(str, horst["sign_flips"])),
+                ", ".join("%s %.4f" % (k, r.get("test_accuracy", float("nan"))) for k, r in by_opt.items())))
     return seen, row, text
 
 
@@ -224,10 +226,11 @@ each run's training per-layer losses, named as training: mid-run the constrained
 above ERM's) and `tour-descent-breaks-end.png` finished: the per-layer losses of both runs are seed 0's below to the
 last digit (read from the window's run files), ERM's mean rising at layers 5 and 6 and the constrained one
 monotone.""",
-    "masks-settle": """Sign flips (prunable weights whose sign differs from the previous compression, counted on the dense weights
-just before each compression) are about the same for both optimizers (46,000-58,000 per compression in every run here):
-with 90 % pruned, they are dominated by pruned weights regrowing from exactly zero in each dense phase, so this tour
-shows the mask churn, not the sign flips. The quick preset's own size (6,000 images, 188 steps) is too short for
+    "masks-settle": """Sign flips count the weights kept at two compressions in a row whose sign changed between them: 0 or 1 per
+compression for both optimizers in every run here, so they do not tell AdamW from HORST; the tour shows the mask
+churn. Before session 12 the count took every prunable weight, pruned ones included, and was about the same for
+both (46,000-58,000 per compression): with 90 % pruned it was dominated by pruned weights regrowing from exactly zero
+with a random sign in each dense phase. The quick preset's own size (6,000 images, 188 steps) is too short for
 either: its dense phases last about 9 steps, and AdamW's churn was 0 at the first three re-compressions.""",
     "horst-pruned-alive": """HORST's dense perplexity is also 2-4 % lower here, so part of the frontier's gap is the dense gap;
 the pruned / dense column shows the part that is pruning alone. The measured tour wall time includes the two prune
