@@ -29,7 +29,7 @@ LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
   connect(logY_, &QCheckBox::toggled, this, [this](bool on) {
     plot()->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
     plot()->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
-                                : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+                                : distinctLabelTicker());
     refresh(true);
   });
 

@@ -218,6 +218,10 @@ void MainWindow::buildDocks() {
 
   runTable_ = new QTableWidget(this);
   runTable_->setObjectName(QStringLiteral("runs-table"));
+  // Rows as tall as their text: at 1024x700 the runs dock has room for the header and 1.5 of Qt's default rows, and
+  // a tour's second run was cut in half.
+  runTable_->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+  runTable_->verticalHeader()->setDefaultSectionSize(runTable_->fontMetrics().height() + 6);
   // Its header and one row at the least: a 1024x700 window also stacks two tab groups of views above it.
   runTable_->setMinimumHeight(runTable_->horizontalHeader()->sizeHint().height() +
                               runTable_->verticalHeader()->defaultSectionSize() + 4);

@@ -3,9 +3,38 @@
 #include <qcustomplot.h>
 #include <QComboBox>
 
+#include <algorithm>
+#include <cmath>
+
 #include "widgets/run_data.h"
 
 namespace descentlab::widgets {
+namespace {
+
+class DistinctLabelTicker : public QCPAxisTicker {
+ protected:
+  QVector<QString> createLabelVector(const QVector<double>& ticks, const QLocale& locale, QChar formatChar,
+                                     int precision) override {
+    if (ticks.size() >= 2 && formatChar.toLower() == QLatin1Char('g')) {
+      const double step = std::abs(ticks[1] - ticks[0]);
+      double largest = 0.0;
+      for (double tick : ticks) largest = std::max(largest, std::abs(tick));
+      if (step > 0.0 && largest > step) {
+        // Significant digits from the largest tick's leading digit down to the step's, and one more for steps
+        // such as 2.5.
+        const int needed = static_cast<int>(std::floor(std::log10(largest)) - std::floor(std::log10(step))) + 2;
+        precision = std::clamp(std::max(precision, needed), 1, 15);
+      }
+    }
+    return QCPAxisTicker::createLabelVector(ticks, locale, formatChar, precision);
+  }
+};
+
+}  // namespace
+
+QSharedPointer<QCPAxisTicker> distinctLabelTicker() {
+  return QSharedPointer<QCPAxisTicker>(new DistinctLabelTicker);
+}
 
 QColor towardsWhite(const QColor& colour, double amount) {
   return QColor::fromRgbF(colour.redF() + (1 - colour.redF()) * amount,
@@ -58,7 +87,7 @@ void fitLogTicks(QCPAxis* axis) {
   const bool underDecade = range.lower > 0 && range.upper / range.lower < 10.0;
   const bool hasLogTicker = !axis->ticker().dynamicCast<QCPAxisTickerLog>().isNull();
   if (underDecade && hasLogTicker) {
-    axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    axis->setTicker(distinctLabelTicker());
   } else if (!underDecade && !hasLogTicker) {
     axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
   }

@@ -40,6 +40,8 @@ PlotView::PlotView(LabModel* model, QString title, QWidget* parent)
   layout->addWidget(toolRow);
   plot_ = new QCustomPlot(this);
   plot_->setMinimumSize(220, 140);
+  plot_->xAxis->setTicker(distinctLabelTicker());
+  plot_->yAxis->setTicker(distinctLabelTicker());
   plot_->setInteractions(QCP::iRangeZoom);
   plot_->setSelectionRectMode(QCP::srmZoom);
   plot_->setNoAntialiasingOnDrag(true);

@@ -74,7 +74,7 @@ TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, co
     auto* axis = plot()->yAxis;
     axis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
     axis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
-                       : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+                       : distinctLabelTicker());
     resetRanges();  // a linear range may start at or below 0, which a log axis cannot show
     refresh(true);
   });

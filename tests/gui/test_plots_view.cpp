@@ -5,6 +5,7 @@
 
 #include <qcustomplot.h>
 #include <QApplication>
+#include <QSet>
 #include <QTest>
 
 #include <memory>
@@ -182,6 +183,22 @@ TEST_F(PlotsTest, LogYSaysHowManyPointsItHidesAndLabelsASmallRange) {
   view_->setLogY(false);
   view_->refresh(true);
   EXPECT_TRUE(view_->logYNote().isEmpty());
+}
+
+// Two runs' first losses 2e-6 apart: QCustomPlot's 6 significant digits labelled the y ticks 0.721279, 0.721279,
+// 0.721278, 0.721278 (seen in a tour at 1024x700). Every label is distinct, and ordinary ranges keep short labels.
+TEST_F(PlotsTest, NeighbouringTickLabelsAreDistinctOnATinyRange) {
+  addRun(model_, QStringLiteral("erm"), {10}, {0.721279});
+  addRun(model_, QStringLiteral("constrained"), {10}, {0.721277});
+  view_->refresh(true);
+  view_->plot()->replot();
+  const QVector<QString> labels = view_->plot()->yAxis->tickVectorLabels();
+  ASSERT_GE(labels.size(), 2);
+  EXPECT_EQ(QSet<QString>(labels.begin(), labels.end()).size(), labels.size()) << labels.join(' ').toStdString();
+  view_->plot()->yAxis->setRange(0.5, 1.0);
+  view_->plot()->replot();
+  for (const QString& label : view_->plot()->yAxis->tickVectorLabels())
+    EXPECT_LE(label.size(), 4) << label.toStdString();
 }
 
 // A one-epoch layerwise run has no test evaluation until its end: the per-layer view shows the training per-layer
