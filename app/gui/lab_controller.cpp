@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <exception>
+#include <nlohmann/json.hpp>
 
 #include "widgets/lab_model.h"
 #include "widgets/views.h"
@@ -126,7 +127,26 @@ QStringList LabController::startTour(const QString& name,
   for (const auto& view : tour.views) info.views << QString::fromStdString(view);
   if (!ids.isEmpty()) window_.model()->setFocusRun(ids.back());
   window_.showTour(info);
+  showInExperimentPanel(tour.runs.back());
   return ids;
+}
+
+void LabController::showInExperimentPanel(const config::TourRun& run) {
+  // The panel showed its own preset (video-constrained, α 0.05) beside a tour's text runs (α 0.02): it now shows the
+  // run the views follow, so what a user reads there is what trains, and Start trains a variant of it.
+  widgets::ExperimentPanel* panel = window_.experimentPanel();
+  panel->setPreset(QString::fromStdString(run.preset), QString::fromStdString(run.size));
+  for (const std::string& assignment : run.overrides) {
+    const size_t equals = assignment.find('=');
+    if (equals == std::string::npos) continue;
+    const nlohmann::json value = nlohmann::json::parse(assignment.substr(equals + 1), nullptr, false);
+    const std::string text = value.is_string() ? value.get<std::string>() : assignment.substr(equals + 1);
+    if (!panel->setFieldText(QString::fromStdString(assignment.substr(0, equals)), QString::fromStdString(text))) {
+      window_.showError(
+          QStringLiteral("the experiment panel has no field %1 of the tour's run %2")
+              .arg(QString::fromStdString(assignment.substr(0, equals)), QString::fromStdString(run.label)));
+    }
+  }
 }
 
 QString LabController::startConfig(config::ExperimentConfig config) {

@@ -6,6 +6,7 @@
 // training: pause and stop are atomic flags honoured between batches. Robustness sweeps run the same way, on a
 // worker thread of their own (one at a time), with progress per (γ, seed) cell and cancel between cells.
 
+#include "core/config/tours.h"
 #include "core/train/staging_buffer.h"
 #include "core/train/sweep_session.h"
 #include "core/train/training_session.h"
@@ -72,6 +73,8 @@ class LabController : public QObject {
   // wakes this thread to run it. So the hand-over is ordered by a lock of ours, which ThreadSanitizer sees, and not
   // only by Qt's internal one, which it cannot see in Debian's uninstrumented Qt (scripts/sanitize.sh tsan).
   void postToGui(std::function<void()> task);
+  // The experiment panel shows a tour's run: its preset, size and overrides.
+  void showInExperimentPanel(const config::TourRun& run);
   Q_INVOKABLE void runPosted();
   void scheduleDrain(qint64 wokenAtNs);
   void drain();

@@ -47,6 +47,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "gui_test_support.h"
@@ -720,6 +721,28 @@ TEST_P(TourTest, StartsItsRunsShowsItsCaptionAndFillsItsViews) {
   EXPECT_TRUE(window_->tourCaption().contains(caption)) << window_->tourCaption().toStdString();
   window_->setTourCaptionExpanded(false);
   EXPECT_TRUE(window_->tourCaption().contains(watch)) << window_->tourCaption().toStdString();
+  // The experiment panel shows the run the views follow (the tour's last), every override included.
+  const config::TourRun& last = tour.runs.back();
+  widgets::ExperimentPanel* panel = window_->experimentPanel();
+  EXPECT_EQ(panel->preset().toStdString(), last.preset);
+  const QList<widgets::ConfigField> fields = panel->fields();
+  for (const std::string& assignment : last.overrides) {
+    const std::string key = assignment.substr(0, assignment.find('='));
+    const auto field = std::find_if(fields.begin(), fields.end(),
+                                    [&](const widgets::ConfigField& f) { return f.key.toStdString() == key; });
+    ASSERT_NE(field, fields.end()) << key;
+    const nlohmann::json wanted = nlohmann::json::parse(assignment.substr(assignment.find('=') + 1));
+    if (wanted.is_number()) {
+      EXPECT_DOUBLE_EQ(field->value.toDouble(), wanted.get<double>()) << key;
+    } else if (wanted.is_string()) {
+      EXPECT_EQ(field->value.toString().toStdString(), wanted.get<std::string>()) << key;
+    } else if (wanted.is_boolean()) {
+      EXPECT_EQ(field->value.toBool(), wanted.get<bool>()) << key;
+    } else {
+      EXPECT_EQ(nlohmann::json::parse(field->value.toString().toStdString()), wanted) << key;
+    }
+  }
+  EXPECT_TRUE(panel->validationMessage().isEmpty()) << panel->validationMessage().toStdString();
   if (!tour.curves.empty()) {
     window_->lossView()->refresh(true);
     EXPECT_EQ(window_->lossView()->wantedMetric().toStdString(), tour.curves);
