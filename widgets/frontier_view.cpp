@@ -65,14 +65,13 @@ FrontierView::FrontierView(LabModel* model, QWidget* parent)
   styleAxisRect(plot()->axisRect(), QStringLiteral("sparsity pruned to (share of prunable weights)"),
                 QStringLiteral("accuracy"));
   overTime_ = new QCPAxisRect(plot());
-  plot()->plotLayout()->addElement(1, 0, overTime_);
-  plot()->plotLayout()->setRowStretchFactor(0, 3.0);
-  plot()->plotLayout()->setRowStretchFactor(1, 2.0);
   styleAxisRect(overTime_, QStringLiteral("step"), QStringLiteral("accuracy"));
   auto* margins = new QCPMarginGroup(plot());
   plot()->axisRect(0)->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
   overTime_->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
   setupLegend(plot());
+  // The chosen sparsity over time gives its room to the frontier itself in a short view (a tour at 1280x800).
+  setLowerRow(overTime_, 3.0, 2.0);
   connect(history_, &QCheckBox::toggled, this, [this] { refresh(true); });
   connect(sparsity_, &QComboBox::currentIndexChanged, this, [this] { refresh(true); });
 }
@@ -144,6 +143,10 @@ void FrontierView::rebuild() {
   keepChoice(sparsity_, items, fallback);
   for (int i = 0; i < sparsity_->count(); ++i) sparsity_->setItemText(i, percent(sparsity_->itemData(i).toDouble()));
   const double chosen = chosenSparsity();
+  sparsity_->setEnabled(lowerRowShown());
+  sparsity_->setToolTip(lowerRowShown()
+                            ? QStringLiteral("The sparsity the lower plot follows over the training steps")
+                            : QStringLiteral("The view is too short for the plot over time: make it taller"));
 
   // Short axis titles: the dock is often small (the series' long names are in docs/run-file.md and the tooltips).
   overTime_->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("at %1").arg(percent(chosen)));
@@ -178,7 +181,7 @@ void FrontierView::rebuild() {
     // The chosen sparsity over time.
     const int column = static_cast<int>(
         std::find_if(x.begin(), x.end(), [&](double level) { return std::abs(level - chosen) < 1e-9; }) - x.begin());
-    if (column >= x.size()) continue;
+    if (column >= x.size() || !lowerRowShown()) continue;
     QVector<double> values;
     for (const auto& row : track.rows) values.push_back(column < row.size() ? row[column] : qQNaN());
     auto* line = plot()->addGraph(overTime_->axis(QCPAxis::atBottom), overTime_->axis(QCPAxis::atLeft));

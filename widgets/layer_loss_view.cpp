@@ -28,16 +28,12 @@ LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
   connect(allEvaluations_, &QCheckBox::toggled, this, [this] { refresh(true); });
   connect(logY_, &QCheckBox::toggled, this, [this](bool on) {
     plot()->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-    plot()->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
-                                : distinctLabelTicker());
+    plot()->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog) : distinctLabelTicker());
     refresh(true);
   });
 
   styleAxisRect(plot()->axisRect(), QStringLiteral("layer ℓ"), QStringLiteral("test loss fₗ"));
   bars_ = new QCPAxisRect(plot());
-  plot()->plotLayout()->addElement(1, 0, bars_);
-  plot()->plotLayout()->setRowStretchFactor(0, 2.0);
-  plot()->plotLayout()->setRowStretchFactor(1, 1.0);
   styleAxisRect(bars_, QStringLiteral("layer ℓ"), QStringLiteral("descending share"));
   // Both rows share the layer axis and the left margin, so the layers line up.
   auto* margins = new QCPMarginGroup(plot());
@@ -57,43 +53,12 @@ LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
   shareTicks->setTickStep(0.5);
   bars_->axis(QCPAxis::atLeft)->setTicker(shareTicks);
   setupLegend(plot());
-}
-
-namespace {
-constexpr int kBarsRow = 2;  // the plot's rows: the legend, the per-layer losses, the descending shares
-}  // namespace
-
-void LayerLossView::fitRows() {
-  // The descending shares take a third of the plot where it is tall, a quarter where it is short, and leave the
-  // per-layer loss the whole plot where both would be unreadable (a tour's per-layer view at 1024x700 was two
-  // plots of 30 px each); the runs table's descent column still gives the certificate then.
-  const int height = plot()->height();
-  const bool shown = height >= 200;
-  if (shown != barsShown_) {
-    barsShown_ = shown;
-    if (shown) {
-      plot()->plotLayout()->addElement(kBarsRow, 0, bars_);
-    } else {
-      plot()->plotLayout()->take(bars_);
-      plot()->plotLayout()->simplify();
-    }
-    bars_->setVisible(shown);
-  }
-  if (shown) {
-    plot()->plotLayout()->setRowStretchFactor(kBarsRow - 1, height >= 320 ? 2.0 : 3.0);
-    plot()->plotLayout()->setRowStretchFactor(kBarsRow, 1.0);
-  }
-}
-
-void LayerLossView::resizeEvent(QResizeEvent* event) {
-  PlotView::resizeEvent(event);
-  const bool wasShown = barsShown_;
-  fitRows();
-  if (barsShown_ != wasShown) refresh(true);
+  // The descending shares give their room to the losses in a short view; the runs table's descent column still
+  // gives the certificate then.
+  setLowerRow(bars_, 2.0, 1.0);
 }
 
 void LayerLossView::rebuild() {
-  fitRows();
   // The rotated label must fit beside the bars: a short one when the view is squeezed (a 1024x700 window).
   const QFontMetrics labelMetrics(bars_->axis(QCPAxis::atLeft)->labelFont());
   const QString longLabel = QStringLiteral("descending share");
@@ -187,7 +152,7 @@ void LayerLossView::rebuild() {
   breaks->setName(QStringLiteral("descent breaks"));
   if (breakX.isEmpty()) breaks->removeFromLegend();
 
-  if (!barsShown_) return;
+  if (!lowerRowShown()) return;
   // Descending share per layer, newest evaluation, bars side by side.
   auto* group = new QCPBarsGroup(plot());
   const double width = 0.8 / std::max<int>(1, static_cast<int>(layerwise.size()));
@@ -274,7 +239,7 @@ bool LayerLossView::drawTrainingLayerLoss() {
     note->setBrush(QColor(255, 255, 255, 210));
     note->setPadding(QMargins(3, 1, 3, 1));
   }
-  if (barsShown_ && bars_->rect().height() >= 60) {
+  if (lowerRowShown() && bars_->rect().height() >= 60) {
     placeholder(plot(), bars_, QStringLiteral("descending shares come with the first test evaluation"));
   }
   return true;

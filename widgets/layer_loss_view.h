@@ -21,15 +21,11 @@ class LayerLossView : public PlotView {
   void rebuild() override;
   void resetRanges() override;
   QString readout(QCPAxisRect* rect, double x, double y) const override;
-  void resizeEvent(QResizeEvent* event) override;
 
  private:
   // Before any test evaluation: the runs' newest training per-layer losses, marked as training; false when none.
   bool drawTrainingLayerLoss();
-  // The descending shares below the losses where the plot has room for both, none where it has not.
-  void fitRows();
   QCPAxisRect* bars_ = nullptr;
-  bool barsShown_ = true;
   QCheckBox* allEvaluations_ = nullptr;
   QCheckBox* logY_ = nullptr;
 };

@@ -106,10 +106,45 @@ void PlotView::setReadoutText(const QString& text) {
   readout_->setToolTip(text);
 }
 
+void PlotView::setLowerRow(QCPAxisRect* rect, double upper, double lower) {
+  lowerRow_ = rect;
+  lowerRowIndex_ = plot_->plotLayout()->rowCount();
+  plot_->plotLayout()->addElement(lowerRowIndex_, 0, rect);
+  upperStretch_ = upper;
+  lowerStretch_ = lower;
+  plot_->plotLayout()->setRowStretchFactor(lowerRowIndex_ - 1, upper);
+  plot_->plotLayout()->setRowStretchFactor(lowerRowIndex_, lower);
+  lowerRowShown_ = true;
+}
+
+bool PlotView::fitLowerRow() {
+  if (!lowerRow_) return false;
+  const int height = plot_->height();
+  const bool shown = height >= 200;
+  const bool changed = shown != lowerRowShown_;
+  if (changed) {
+    lowerRowShown_ = shown;
+    if (shown) {
+      plot_->plotLayout()->addElement(lowerRowIndex_, 0, lowerRow_);
+    } else {
+      plot_->plotLayout()->take(lowerRow_);
+      plot_->plotLayout()->simplify();
+    }
+    lowerRow_->setVisible(shown);
+  }
+  if (shown) {
+    plot_->plotLayout()->setRowStretchFactor(lowerRowIndex_ - 1, height >= 320 ? upperStretch_ : upperStretch_ * 1.5);
+    plot_->plotLayout()->setRowStretchFactor(lowerRowIndex_, lowerStretch_);
+  }
+  return changed;
+}
+
 void PlotView::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
-  // Legend entries are fitted (columns, shortened names) to the width: a new width redraws them from the model.
-  if (event->oldSize().width() != event->size().width() && drawnRevision_ >= 0) refresh(true);
+  // Legend entries are fitted (columns, shortened names) to the width: a new width redraws them from the model; a
+  // lower plot that comes or goes with the height, too.
+  const bool rowsChanged = fitLowerRow();
+  if ((rowsChanged || event->oldSize().width() != event->size().width()) && drawnRevision_ >= 0) refresh(true);
   setReadoutText(readoutText_);
   // As many ticks as the axis has room for, so tick labels never run into each other in a small view.
   for (auto* rect : plot_->axisRects()) {
@@ -139,6 +174,7 @@ void PlotView::refresh(bool force) {
   const int64_t revision = model_->revision();
   if (!force && revision == drawnRevision_) return;
   drawnRevision_ = revision;
+  fitLowerRow();
   rebuild();
   // As many legend columns (up to 3) as the widest entry allows in the plot's width: an entry is never clipped.
   {

@@ -70,8 +70,16 @@ class PlotView : public QWidget {
   LabModel* model() const { return model_; }
   void addExportButton();
   void styleAxisRect(QCPAxisRect* rect, const QString& xLabel, const QString& yLabel);
+  // A second plot in the plot layout's last row (the descending shares, the frontier over time) that gives its room
+  // to the plot above where the view is short: under 200 px of plot, a tour's two plots were about 30 px each at
+  // 1024x700 and 1280x800. `upper` and `lower` are the two rows' stretch factors while both show; between 200 and
+  // 320 px the upper row gets half as much again. Rebuilds skip the lower plot while it is out (lowerRowShown()).
+  void setLowerRow(QCPAxisRect* rect, double upper, double lower);
+  bool lowerRowShown() const { return lowerRowShown_; }
 
  private:
+  // Puts the lower row in or takes it out for the plot's height; true when that changed.
+  bool fitLowerRow();
   QCPAxisRect* firstAxisRect() const;
   void onMouseMove(QMouseEvent* event);
   // Shows `text` under the plot, elided to the label's width (the whole text in its tooltip).
@@ -88,6 +96,11 @@ class PlotView : public QWidget {
   QCPItemStraightLine* crossVertical_ = nullptr;
   QCPItemStraightLine* crossHorizontal_ = nullptr;
   QString lastHoverTable_;
+  QCPAxisRect* lowerRow_ = nullptr;
+  int lowerRowIndex_ = -1;
+  double upperStretch_ = 1.0;
+  double lowerStretch_ = 1.0;
+  bool lowerRowShown_ = true;
   QPoint pressedAt_;
   int64_t drawnRevision_ = -1;
   bool userZoomed_ = false;

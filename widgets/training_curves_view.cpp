@@ -73,8 +73,7 @@ TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, co
   connect(logY_, &QCheckBox::toggled, this, [this](bool on) {
     auto* axis = plot()->yAxis;
     axis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-    axis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
-                       : distinctLabelTicker());
+    axis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog) : distinctLabelTicker());
     resetRanges();  // a linear range may start at or below 0, which a log axis cannot show
     refresh(true);
   });

@@ -5,8 +5,8 @@
 
 #include "widgets/frontier_view.h"
 #include "widgets/lambda_view.h"
-#include "widgets/layer_probe_view.h"
 #include "widgets/layer_loss_view.h"
+#include "widgets/layer_probe_view.h"
 #include "widgets/robustness_view.h"
 #include "widgets/training_curves_view.h"
 #include "widgets/weight_geometry_view.h"

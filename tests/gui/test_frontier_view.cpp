@@ -92,6 +92,17 @@ TEST(FrontierView, NewestFrontierBoldEarlierBehindAndTheChosenSparsityOverTime) 
   const QStringList lines = view.csv().trimmed().split(QLatin1Char('\n'));
   EXPECT_EQ(lines.front(), QStringLiteral("run,metric,step,sparsity,achieved_sparsity,value"));
   EXPECT_EQ(lines.size(), 1 + 2 * 3 * 3);
+  // In a short dock (a tour's at 1280x800: two plots of about 30 px) the frontier takes the whole plot, and comes
+  // back with its plot over time when the dock grows.
+  view.resize(700, 200);
+  QApplication::processEvents();
+  EXPECT_EQ(view.plot()->axisRectCount(), 1);
+  EXPECT_TRUE(overTimeGraphs(view.plot()).isEmpty());
+  EXPECT_EQ(view.plot()->graphCount(), 6);  // each run's newest and two earlier frontiers
+  view.resize(700, 500);
+  QApplication::processEvents();
+  EXPECT_EQ(view.plot()->axisRectCount(), 2);
+  EXPECT_EQ(overTimeGraphs(view.plot()).size(), 2);
 }
 
 TEST(FrontierView, SaysWhyItIsEmpty) {
