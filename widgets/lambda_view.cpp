@@ -5,6 +5,8 @@
 #include <QHBoxLayout>
 #include <QTextStream>
 
+#include <algorithm>
+
 #include "core/record/metrics.h"
 #include "widgets/flow_layout.h"
 #include "widgets/lab_model.h"
@@ -89,6 +91,46 @@ void LambdaView::rebuild() {
   caption->setPositionAlignment(Qt::AlignTop | Qt::AlignRight);
   caption->setText(focus->name);
   caption->setColor(focus->colour);
+  // λ at 0 all along is no plot at all (the window's default video-constrained quick run, issue 17): say why.
+  flatAtZero_ = false;
+  if (name == QLatin1String(record::metric::kLambda)) {
+    double largest = 0.0;
+    for (const auto& row : track.rows) {
+      for (double value : row) largest = std::max(largest, value);
+    }
+    flatAtZero_ = !track.rows.isEmpty() && largest == 0.0;
+  }
+  if (flatAtZero_) {
+    QString slack;
+    const auto slacks = focus->vectors.constFind(QLatin1String(record::metric::kSlack));
+    if (slacks != focus->vectors.cend() && !slacks->rows.isEmpty() && !slacks->rows.back().isEmpty()) {
+      const auto& newest = slacks->rows.back();
+      slack = QStringLiteral("; largest slack %1").arg(*std::max_element(newest.begin(), newest.end()), 0, 'g', 2);
+    }
+    const QString alpha = focus->config.value(QStringLiteral("constraints.alpha"), QStringLiteral("α"));
+    auto* why = new QCPItemText(plot());
+    why->position->setType(QCPItemPosition::ptAxisRectRatio);
+    why->position->setCoords(0.5, 0.4);
+    const QString asked = alpha == QLatin1String("α") ? alpha : QStringLiteral("α = %1").arg(alpha);
+    // Four lines where the plot has room, two in a squeezed dock (1024x700), so it stays inside the plot.
+    why->setText(plot()->axisRect()->rect().height() >= 110
+                     ? QStringLiteral("%1: λ = 0, the constraints do not bind\n(each layer already beats the one "
+                                      "before\nby the %2 asked%3),\nso this run trains as ERM. A larger α binds.")
+                           .arg(focus->name, asked, slack)
+                     : QStringLiteral("λ = 0: the constraints do not bind\n(%1 met%2),\nso %3 trains as ERM.")
+                           .arg(asked, slack, focus->name));
+    why->setColor(QColor(70, 70, 70));
+    why->setBrush(QColor(255, 255, 255, 225));
+    why->setPadding(QMargins(4, 2, 4, 2));
+    why->setClipToAxisRect(false);
+    caption->setVisible(false);  // the note names the run; the corner caption would sit under it
+  }
+}
+
+void LambdaView::resetRanges() {
+  PlotView::resetRanges();
+  // A flat λ = 0 reads as 0 on a 0-to-1 axis, not as a line among ticks of 1e-6.
+  if (flatAtZero_) plot()->yAxis->setRange(-0.05, 1.0);
 }
 
 QString LambdaView::csv() const {

@@ -18,9 +18,11 @@ class LambdaView : public PlotView {
 
  protected:
   void rebuild() override;
+  void resetRanges() override;
 
  private:
   QComboBox* series_ = nullptr;
+  bool flatAtZero_ = false;  // the multipliers shown are 0 at every step and layer
 };
 
 }  // namespace descentlab::widgets

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "widgets/lab_model.h"
+#include "widgets/lambda_view.h"
 #include "widgets/layer_loss_view.h"
 #include "widgets/training_curves_view.h"
 
@@ -271,6 +272,41 @@ TEST(LayerLossViewTest, TheDescendingSharesGiveWayInAShortView) {
   EXPECT_EQ(view.plot()->axisRectCount(), 2);
   EXPECT_EQ(barsDrawn(), 1);
   EXPECT_EQ(view.plot()->axisRect(0)->outerRect().height(), tallLossHeight);
+}
+
+// The window's default constrained run (video-constrained quick) never binds: λ was a flat line at 0 on an axis of
+// ±1e-6 with nothing saying why (issue 17). The view now says why, on a 0-to-1 axis, and says nothing once λ moves.
+TEST(LambdaViewTest, AFlatZeroLambdaSaysTheConstraintsDoNotBind) {
+  LabModel model;
+  widgets::LambdaView view(&model);
+  view.resize(600, 400);
+  view.show();
+  auto run = std::make_unique<RunData>();
+  run->name = QStringLiteral("video-constrained-quick");
+  run->kind = widgets::RunKind::Layerwise;
+  run->constrained = true;
+  run->config.insert(QStringLiteral("constraints.alpha"), QStringLiteral("0.05"));
+  for (int step = 10; step <= 30; step += 10) {
+    run->addVector(QStringLiteral("lambda"), step, {0.0, 0.0, 0.0});
+    run->addVector(QStringLiteral("slack"), step, {-0.4, -0.3, -0.25});
+  }
+  RunData* added = model.addRun(std::move(run));
+  const auto texts = [&view] {
+    QStringList all;
+    for (int i = 0; i < view.plot()->itemCount(); ++i) {
+      if (auto* text = qobject_cast<QCPItemText*>(view.plot()->item(i))) all << text->text();
+    }
+    return all.join(QLatin1Char('|'));
+  };
+  view.refresh(true);
+  EXPECT_TRUE(texts().contains(QStringLiteral("do not bind"))) << texts().toStdString();
+  EXPECT_TRUE(texts().contains(QStringLiteral("α = 0.05"))) << texts().toStdString();
+  EXPECT_TRUE(texts().contains(QStringLiteral("largest slack -0.25"))) << texts().toStdString();
+  EXPECT_DOUBLE_EQ(view.plot()->yAxis->range().upper, 1.0);
+  added->addVector(QStringLiteral("lambda"), 40, {0.0, 0.02, 0.0});
+  view.refresh(true);
+  EXPECT_FALSE(texts().contains(QStringLiteral("do not bind"))) << texts().toStdString();
+  EXPECT_LT(view.plot()->yAxis->range().upper, 0.1);
 }
 
 TEST(RunDataTest, SpeedAndEtaAfterAPauseCountRunningTimeOnly) {
