@@ -145,6 +145,24 @@ TEST(Config, NumbersAreReadStrictlyNamingTheKeyAndTheValue) {
             std::string::npos);
   EXPECT_NO_THROW(ExperimentConfig::from_json(
       nlohmann::json::parse(R"({"sparsity": {"frontier_sparsities": [], "frontier_interval": 0}})"), "test.json"));
+  // Issue 18: the schedule's shape is one of three words, the warm-up a fraction below 1 or whole steps.
+  const std::string shape = error_of({{"train", {{"lr_schedule", "step"}}}});
+  EXPECT_NE(shape.find("train.lr_schedule: expected one of constant, cosine, linear, got \"step\""), std::string::npos)
+      << shape;
+  const std::string fraction = error_of({{"train", {{"warmup", 1.5}}}});
+  EXPECT_NE(fraction.find("train.warmup: a fraction of the run must be below 1, a number of steps whole"),
+            std::string::npos)
+      << fraction;
+  EXPECT_NE(error_of({{"train", {{"warmup", -0.1}}}}).find("train.warmup"), std::string::npos);
+  const auto scheduled = ExperimentConfig::from_json(
+      nlohmann::json::parse(R"({"train": {"lr_schedule": "cosine", "warmup": 0.05}})"), "test.json");
+  EXPECT_EQ(scheduled.train.lr_schedule, config::LrShape::cosine);
+  EXPECT_EQ(scheduled.train.warmup, 0.05);
+  EXPECT_EQ(scheduled.to_json()["train"]["lr_schedule"], "cosine");
+  // Without the keys (every run file written before them): a constant rate, no warm-up.
+  const auto old = ExperimentConfig::from_json(nlohmann::json::parse(R"({"train": {"lr": 0.01}})"), "old.h5");
+  EXPECT_EQ(old.train.lr_schedule, config::LrShape::constant);
+  EXPECT_EQ(old.train.warmup, 0.0);
 }
 
 // Issue 16: `--config DIR` gave a raw stream error; a missing file, a folder and bad JSON each name the file.
@@ -194,7 +212,8 @@ TEST(Config, AStoredConfigThatIsNotJsonNamesTheRunFile) {
 
 TEST(Config, ChoiceKeysListEveryClosedChoiceForTheWindow) {
   const auto keys = config::choice_keys();
-  EXPECT_EQ(keys.size(), 12u);  // task and eleven in the sections
+  EXPECT_EQ(keys.size(), 13u);  // task and twelve in the sections
+  EXPECT_EQ(keys.at("train.lr_schedule"), (std::vector<std::string>{"constant", "cosine", "linear"}));
   EXPECT_EQ(keys.at("data.dataset"), (std::vector<std::string>{"fashion-mnist", "mnist"}));
   EXPECT_EQ(keys.at("optimizer.name"), (std::vector<std::string>{"adamw", "ham", "horst"}));
   EXPECT_EQ(keys.at("train.device"), (std::vector<std::string>{"auto", "cpu", "cuda"}));

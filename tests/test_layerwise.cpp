@@ -262,6 +262,83 @@ TEST(LayerwiseTrainer, StoppedAndResumedRunIsBitwiseIdenticalToAnUninterruptedOn
   EXPECT_EQ(test_layer_loss_of(rest), test_layer_loss_of(straight_result));
 }
 
+// Issue 18: the layerwise engine follows the same schedule (linear decay after a warm-up of a quarter of the 15
+// steps, 4 steps): the `lr` series shows the scheduled rates, and a run stopped inside the warm-up (after step 2) and
+// inside the decay (after step 8), each time resumed by a new engine, ends bitwise as an uninterrupted run, λ too.
+TEST(LayerwiseTrainer, AScheduledRunStoppedInItsWarmupAndItsDecayResumesBitwiseIdentical) {
+  auto config = tiny_video_config();
+  config.train.lr_schedule = config::LrShape::linear;
+  config.train.warmup = 0.25;
+  TrainingResult straight_result;
+  const auto straight = train_parameters(config, &straight_result);
+  const LrSchedule schedule{config::LrShape::linear, 3e-3, 4, 15};
+
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  store::RunWriterOptions options;
+  options.flush_interval_seconds = 0;
+  TrainingResult last;
+  for (const auto& [stop_at, stopped_steps] : std::vector<std::pair<int64_t, int64_t>>{{2, 2}, {7, 8}, {0, 15}}) {
+    // The first part starts as the straight run; each resumed part is a new process, with other weights and
+    // generator state until the checkpoint restores them.
+    torch::manual_seed(stop_at == 2 ? config.train.seed : 12345);
+    tasks::VideoTask task(config, torch::kCPU);
+    LayerwiseTrainer trainer(config, task, torch::kCPU);
+    EXPECT_EQ(trainer.learning_rate_schedule().warmup_steps, 4);
+    std::unique_ptr<store::RunWriter> writer;
+    if (stop_at == 2) {
+      writer = store::RunWriter::create(path, testing::sample_header(), options);
+    } else {
+      const store::RunReader reader(path);
+      trainer.resume_from(reader.checkpoint("latest"), path, "latest");
+      writer = store::RunWriter::open(path);
+    }
+    TrainingControl control;
+    StopAfter stopper(control, stop_at);
+    trainer.add_sink(writer.get());
+    trainer.add_sink(&stopper);
+    trainer.set_checkpoint_store(writer.get());
+    trainer.set_control(&control);
+    last = trainer.run();
+    EXPECT_EQ(last.steps, stopped_steps) << stop_at;
+    if (stop_at == 0) {
+      const auto parameters = task.module()->parameters();
+      ASSERT_EQ(parameters.size(), straight.size());
+      for (size_t i = 0; i < straight.size(); ++i) EXPECT_TRUE(torch::equal(parameters[i], straight[i])) << i;
+    }
+  }
+  EXPECT_EQ(lambda_of(last), lambda_of(straight_result));
+  EXPECT_EQ(test_layer_loss_of(last), test_layer_loss_of(straight_result));
+  // Metric rows at steps 2, 4, 5 (epoch end), 6, 8, 10, ...: each the rate of the step just taken.
+  const store::MetricSeries rates = store::RunReader(path).metric("lr");
+  ASSERT_FALSE(rates.steps.empty());
+  for (size_t row = 0; row < rates.rows(); ++row) {
+    EXPECT_DOUBLE_EQ(rates.values[row], schedule.at(rates.steps[row] - 1)) << rates.steps[row];
+  }
+  EXPECT_DOUBLE_EQ(rates.values.front(), 3e-3 * 2 / 4);                 // step 2: the warm-up's second step
+  EXPECT_NEAR(rates.values.back(), 3e-3 * (1.0 - 10.0 / 11.0), 1e-15);  // step 15: the last of 11 decaying steps
+  // Against the constant rate the schedule changed the training.
+  auto constant = config;
+  constant.train.lr_schedule = config::LrShape::constant;
+  constant.train.warmup = 0;
+  EXPECT_FALSE(torch::equal(train_parameters(constant)[0], straight[0]));
+}
+
+// A warm-up longer than the run is refused when the engine is built, naming the key and both lengths.
+TEST(LayerwiseTrainer, AWarmupLongerThanTheRunIsNamed) {
+  auto config = tiny_video_config();
+  config.train.warmup = 16;  // the run has 15 steps
+  tasks::VideoTask task(config, torch::kCPU);
+  try {
+    LayerwiseTrainer trainer(config, task, torch::kCPU);
+    FAIL() << "a warm-up of 16 steps was accepted for a run of 15";
+  } catch (const config::ConfigError& error) {
+    EXPECT_EQ(error.key(), "train.warmup");
+    EXPECT_NE(std::string(error.what()).find("16 steps"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("15 steps"), std::string::npos) << error.what();
+  }
+}
+
 // A full disk at an epoch end's checkpoint, staying full until the process ends: the run stops with the disk's error,
 // the file keeps the previous epoch's state, and resuming from it ends exactly where an uninterrupted run ends.
 TEST(LayerwiseTrainer, AFullDiskAtACheckpointStopsTheRunAndResumeEndsAsAnUninterruptedRun) {

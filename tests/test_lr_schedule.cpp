@@ -49,13 +49,16 @@ TEST(LrSchedule, AWarmupAsLongAsTheRunNeverDecays) {
 }
 
 TEST(LrSchedule, ShapesAndWarmupsAreReadAndBadOnesNamed) {
-  EXPECT_EQ(parse_lr_shape("cosine"), LrShape::cosine);
-  EXPECT_EQ(to_string(parse_lr_shape("linear")), "linear");
+  EXPECT_EQ(config::require_choice<LrShape>("cosine", "train.lr_schedule"), LrShape::cosine);
+  EXPECT_EQ(config::word(LrShape::linear), "linear");
   try {
-    parse_lr_shape("step");
+    config::require_choice<LrShape>("step", "train.lr_schedule");
     FAIL() << "accepted \"step\"";
-  } catch (const std::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find("\"step\""), std::string::npos) << error.what();
+  } catch (const Error& error) {
+    EXPECT_NE(
+        std::string(error.what()).find("train.lr_schedule: unknown value \"step\" (known: constant, cosine, linear)"),
+        std::string::npos)
+        << error.what();
   }
   EXPECT_EQ(warmup_steps_from(0.05, 1000), 50);  // a fraction of the run
   EXPECT_EQ(warmup_steps_from(0.0, 1000), 0);

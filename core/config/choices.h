@@ -25,6 +25,7 @@ enum class SparsityScope { global, per_layer };
 enum class PhaseUnits { steps, epochs };
 enum class ImageDataset { fashion_mnist, mnist };
 enum class EvaluateOn { test, validation };
+enum class LrShape { constant, cosine, linear };  // train.lr_schedule (core/train/lr_schedule.h)
 
 // Choices<E>::words lists every value of E with its word, the default's first where the window offers a list.
 template <typename E>
@@ -49,6 +50,8 @@ DESCENTLAB_CHOICES(SparsityScope, 2, {SparsityScope::global, "global"}, {Sparsit
 DESCENTLAB_CHOICES(PhaseUnits, 2, {PhaseUnits::steps, "steps"}, {PhaseUnits::epochs, "epochs"});
 DESCENTLAB_CHOICES(ImageDataset, 2, {ImageDataset::fashion_mnist, "fashion-mnist"}, {ImageDataset::mnist, "mnist"});
 DESCENTLAB_CHOICES(EvaluateOn, 2, {EvaluateOn::test, "test"}, {EvaluateOn::validation, "validation"});
+DESCENTLAB_CHOICES(LrShape, 3, {LrShape::constant, "constant"}, {LrShape::cosine, "cosine"},
+                   {LrShape::linear, "linear"});
 
 #undef DESCENTLAB_CHOICES
 

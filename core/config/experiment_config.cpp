@@ -1,6 +1,7 @@
 #include "core/config/experiment_config.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -66,7 +67,13 @@ template <typename Train, typename Visitor>
 void fields(Train& t, Visitor& v, TrainConfig*) {
   v.field("epochs", "Passes over the training data", t.epochs, 1, 100000);
   v.field("batch_size", "Samples per optimizer step", t.batch_size, 1, 1 << 20);
-  v.field("lr", "Learning rate η of AdamW (also inside HAM and HORST)", t.lr, 0.0, 10.0);
+  v.field("lr", "Learning rate η of AdamW (also inside HAM and HORST); the peak when scheduled", t.lr, 0.0, 10.0);
+  v.field("lr_schedule",
+          "The rate after the warm-up: constant, or cosine or linear decay to 0 at the last step (every optimizer, "
+          "HORST's mirror factor included)",
+          t.lr_schedule);
+  v.field("warmup", "Linear warm-up of the rate from 0: a fraction of the run's steps (< 1) or whole steps (>= 1)",
+          t.warmup, 0.0, 1e9);
   v.field("weight_decay", "Decoupled weight decay λ of AdamW", t.weight_decay, 0.0, 10.0);
   v.field("grad_clip", "Clip the gradient norm to this; 0 = off", t.grad_clip, 0.0, 1e6);
   v.field("metric_interval", "Steps between metric reads (the device is never waited on in between)", t.metric_interval,
@@ -243,7 +250,12 @@ void validate(const ModelConfig& model, const JsonReader& reader) {
   }
 }
 
-void validate(const TrainConfig&, const JsonReader&) {}
+void validate(const TrainConfig& train, const JsonReader& reader) {
+  if (train.warmup >= 1.0 && train.warmup != std::floor(train.warmup)) {
+    reader.fail("warmup", "a fraction of the run must be below 1, a number of steps whole (got " +
+                              std::to_string(train.warmup) + ")");
+  }
+}
 
 void validate(ConstraintConfig& constraints, const JsonReader& reader) {
   if (!reader.has("alpha_final")) constraints.alpha_final = constraints.alpha;

@@ -57,6 +57,10 @@ struct TrainConfig {
   int64_t epochs = 3;
   int64_t batch_size = 32;
   double lr = 1e-3;
+  // The rate's course over the run (core/train/lr_schedule.h): a linear warm-up over `warmup` (a fraction of the
+  // run's steps below 1, or whole steps from 1), then constant, cosine or linear decay to 0 at the last step.
+  LrShape lr_schedule = LrShape::constant;
+  double warmup = 0.0;
   double weight_decay = 0.01;
   double grad_clip = 1.0;          // 0: off
   int64_t metric_interval = 10;    // steps between metric reads (no host sync in between)

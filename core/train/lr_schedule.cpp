@@ -6,22 +6,6 @@
 
 namespace descentlab::train {
 
-LrShape parse_lr_shape(const std::string& name) {
-  if (name == "constant") return LrShape::constant;
-  if (name == "cosine") return LrShape::cosine;
-  if (name == "linear") return LrShape::linear;
-  throw std::invalid_argument("learning-rate schedule \"" + name + "\": expected constant, cosine or linear");
-}
-
-std::string to_string(LrShape shape) {
-  switch (shape) {
-    case LrShape::constant: return "constant";
-    case LrShape::cosine: return "cosine";
-    case LrShape::linear: return "linear";
-  }
-  return "constant";
-}
-
 void LrSchedule::validate() const {
   if (!std::isfinite(base_lr) || base_lr < 0.0)
     throw std::invalid_argument("lr " + std::to_string(base_lr) + ": expected a finite number >= 0");

@@ -11,15 +11,12 @@
 // Steps past the end keep the last step's rate.
 
 #include <cstdint>
-#include <string>
+
+#include "core/config/choices.h"
 
 namespace descentlab::train {
 
-enum class LrShape { constant, cosine, linear };
-
-// "constant" | "cosine" | "linear"; anything else throws std::invalid_argument naming the value and the choices.
-LrShape parse_lr_shape(const std::string& name);
-std::string to_string(LrShape shape);
+using config::LrShape;  // constant | cosine | linear: its words are config::Choices<LrShape>
 
 struct LrSchedule {
   LrShape shape = LrShape::constant;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/config/json_reader.h"
 #include "core/eval/weight_histograms.h"
 #include "core/record/metrics.h"
 #include "core/store/run_file.h"
@@ -41,7 +42,16 @@ Trainer::Trainer(config::ExperimentConfig config, torch::Device device, int64_t 
     : config_(std::move(config)),
       device_(device),
       order_(config_.train.seed, samples),
-      histogram_edges_(eval::log_spaced_edges()) {}
+      histogram_edges_(eval::log_spaced_edges()) {
+  // The schedule over this run's steps: a warm-up in steps can only be checked against the run's length here.
+  const auto& t = config_.train;
+  try {
+    lr_schedule_ = LrSchedule{t.lr_schedule, t.lr, warmup_steps_from(t.warmup, total_steps()), total_steps()};
+    lr_schedule_.validate();
+  } catch (const std::invalid_argument& error) {
+    throw config::ConfigError(config_.name, "train.warmup", error.what());
+  }
+}
 
 Trainer::~Trainer() = default;
 
@@ -61,6 +71,13 @@ void Trainer::require_finite(double value, const std::string& what, const std::s
                         : "no checkpoint was saved before it (the first comes at the end of epoch 1): start again";
   throw TrainingError("the " + what + " became " + number_text(value) + " at step " + std::to_string(step_) + " " +
                       hint + "; " + last_good);
+}
+
+// Every parameter group (they share train.lr) takes the rate of the step about to run, so AdamW's step, its
+// decoupled weight decay and HORST's mirror factor all use the scheduled η. A constant schedule sets train.lr itself.
+void Trainer::apply_scheduled_learning_rate() {
+  const double rate = lr_schedule_.at(step_);
+  for (auto& group : optimizer().param_groups()) group.options().set_lr(rate);
 }
 
 void Trainer::checkpoint(const std::vector<std::string>& labels) {
@@ -162,6 +179,7 @@ bool Trainer::train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& in
     if (control_ && !control_->proceed()) return false;
     before_batch(epoch);
     const std::vector<int64_t> indices = order_.next_batch(t.batch_size);
+    apply_scheduled_learning_rate();
     train_step(indices, epoch);
     ++step_;
     ++accumulated_;
@@ -170,7 +188,7 @@ bool Trainer::train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& in
       report_interval(accumulated_, epoch);  // reads the device: the interval's time includes its queued work
       const double elapsed =
           record::wall_clock_seconds() - interval.started - (held_seconds() - interval.held_at_start);
-      scalar(metric::kLearningRate, t.lr);
+      scalar(metric::kLearningRate, lr_schedule_.at(step_ - 1));  // the rate of the step just taken
       scalar(metric::kEpoch,
              static_cast<double>(epoch) + static_cast<double>(b + 1) / static_cast<double>(batches_per_epoch));
       scalar(metric::kThroughput, elapsed > 0 ? static_cast<double>(interval.samples) / elapsed : 0.0);

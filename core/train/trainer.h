@@ -20,6 +20,7 @@
 #include "core/record/checkpoint.h"
 #include "core/record/events.h"
 #include "core/train/control.h"
+#include "core/train/lr_schedule.h"
 #include "core/train/training_result.h"
 #include "core/util/error.h"
 
@@ -62,6 +63,8 @@ class Trainer {
 
   int64_t total_steps() const;
   int64_t step() const { return step_; }
+  // train.lr_schedule and train.warmup over this run's steps: the rate of step s is learning_rate_schedule().at(s).
+  const LrSchedule& learning_rate_schedule() const { return lr_schedule_; }
   const config::ExperimentConfig& config() const { return config_; }
   // "accuracy", "rmse" or "perplexity", and which way is better.
   virtual std::string metric_name() const = 0;
@@ -124,12 +127,14 @@ class Trainer {
   bool train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& interval);
   void finish_epoch(int64_t epoch, TrainingResult& result);
   void checkpoint(const std::vector<std::string>& labels);
+  void apply_scheduled_learning_rate();
 
   data::DataOrder order_;
   std::vector<double> histogram_edges_;
   record::SinkList sinks_;
   TrainingControl* control_ = nullptr;
   record::CheckpointStore* checkpoints_ = nullptr;
+  LrSchedule lr_schedule_;
   int64_t step_ = 0;
   int64_t accumulated_ = 0;  // steps in the interval sums since the last metric read (checkpointed)
   double best_metric_ = 0.0;
