@@ -277,6 +277,144 @@ TEST(SparseTrainer, StoppedAndResumedAcdcRunIsBitwiseIdentical) {
   for (size_t i = 0; i < straight.size(); ++i) EXPECT_TRUE(torch::equal(parameters[i], straight[i])) << i;
 }
 
+// Issue 18: a scheduled rate (10 warm-up steps, then cosine decay over the 40 steps) is what every step uses, HORST's
+// mirror factor included, and the `lr` series shows it; a run stopped inside the warm-up (step 6) and again inside
+// the decay (step 25), and resumed each time in a new engine, ends bitwise where an uninterrupted run ends.
+TEST(SparseTrainer, AScheduledRunStoppedInItsWarmupAndItsDecayResumesBitwiseIdentical) {
+  auto config = tiny_vit_config("horst", "acdc");
+  config.train.lr_schedule = config::LrShape::cosine;
+  config.train.warmup = 10;
+  std::vector<torch::Tensor> straight;
+  RecordingSink straight_sink;
+  LrSchedule schedule;
+  {
+    auto task = make_vit_task(config);
+    SparseTrainer trainer(config, *task, torch::kCPU);
+    schedule = trainer.learning_rate_schedule();
+    EXPECT_EQ(schedule.warmup_steps, 10);
+    EXPECT_EQ(schedule.total_steps, 40);
+    trainer.add_sink(&straight_sink);
+    trainer.run();
+    for (const auto& p : task->module()->parameters()) straight.push_back(p.detach().clone());
+    // The optimizer's groups hold the last step's rate: the schedule reached the optimizer, not only the series.
+    for (auto& group : trainer.optimizer().param_groups()) EXPECT_DOUBLE_EQ(group.options().get_lr(), schedule.at(39));
+  }
+  const auto& rates = straight_sink.scalars.at("lr");
+  ASSERT_EQ(rates.size(), 40u);  // metric_interval 1
+  for (const auto& [step, rate] : rates) EXPECT_DOUBLE_EQ(rate, schedule.at(step - 1)) << step;
+  EXPECT_DOUBLE_EQ(rates[0].second, 3e-3 / 10);  // warm-up from a tenth
+  EXPECT_DOUBLE_EQ(rates[9].second, 3e-3);       // the peak at the warm-up's last step
+  EXPECT_LT(rates[39].second, 3e-3 * 0.01);      // nearly 0 at the end
+  // A constant-rate run of the same config ends elsewhere: the schedule changes the training, not only the series.
+  {
+    auto constant = config;
+    constant.train.lr_schedule = config::LrShape::constant;
+    constant.train.warmup = 0;
+    auto task = make_vit_task(constant);
+    SparseTrainer trainer(constant, *task, torch::kCPU);
+    trainer.run();
+    EXPECT_FALSE(torch::equal(task->module()->parameters()[0], straight[0]));
+  }
+
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  store::RunWriterOptions options;
+  options.flush_interval_seconds = 0;
+  for (const int64_t stop_at : {6, 25, 0}) {  // 0: to the end
+    torch::manual_seed(12345);                // a new process: other weights and generator state until restored
+    auto task = make_vit_task(config);
+    SparseTrainer trainer(config, *task, torch::kCPU);
+    std::unique_ptr<store::RunWriter> writer;
+    if (stop_at == 6) {
+      writer = store::RunWriter::create(path, testing::sample_header(), options);
+    } else {
+      const store::RunReader reader(path);
+      trainer.resume_from(reader.checkpoint("latest"), path, "latest");
+      writer = store::RunWriter::open(path);
+    }
+    TrainingControl control;
+    StopAfter stopper(control, stop_at);
+    trainer.add_sink(writer.get());
+    trainer.add_sink(&stopper);
+    trainer.set_checkpoint_store(writer.get());
+    trainer.set_control(&control);
+    const TrainingResult result = trainer.run();
+    EXPECT_EQ(result.stopped, stop_at != 0) << stop_at;
+    EXPECT_EQ(result.steps, stop_at != 0 ? stop_at : 40);
+    if (stop_at == 0) {
+      const auto parameters = task->module()->parameters();
+      ASSERT_EQ(parameters.size(), straight.size());
+      for (size_t i = 0; i < straight.size(); ++i) EXPECT_TRUE(torch::equal(parameters[i], straight[i])) << i;
+    }
+  }
+  const store::MetricSeries stored = store::RunReader(path).metric("lr");
+  ASSERT_EQ(stored.rows(), rates.size());
+  for (size_t row = 0; row < stored.rows(); ++row) {
+    EXPECT_EQ(stored.steps[row], rates[row].first);
+    EXPECT_EQ(stored.values[row], rates[row].second) << stored.steps[row];
+  }
+}
+
+// Issue 18: at every AC/DC compression the test accuracy is recorded just before and right after the mask, on the
+// whole test split: equal to pruning the same weights to the target by magnitude and evaluating (here checked at the
+// first compression, on a run stopped just before it), and the run trains as it would without these evaluations.
+TEST(SparseTrainer, EachCompressionRecordsTheTestAccuracyBeforeAndAfterItsMask) {
+  const auto config = tiny_vit_config("horst", "acdc");
+  RecordingSink sink;
+  std::vector<int64_t> compressions;
+  {
+    auto task = make_vit_task(config);
+    SparseTrainer trainer(config, *task, torch::kCPU);
+    trainer.add_sink(&sink);
+    trainer.run();
+    for (int64_t step = 0; step < trainer.total_steps(); ++step) {
+      const bool compressed = trainer.schedule()->phase_at(step) == AcdcPhase::compressed;
+      if (compressed && (step == 0 || trainer.schedule()->phase_at(step - 1) != AcdcPhase::compressed)) {
+        compressions.push_back(step);
+      }
+    }
+  }
+  ASSERT_GE(compressions.size(), 2u);
+  const auto& before = sink.scalars.at("test_accuracy_before_compression");
+  const auto& after = sink.scalars.at("test_accuracy_after_compression");
+  ASSERT_EQ(before.size(), compressions.size());
+  ASSERT_EQ(after.size(), compressions.size());
+  for (size_t i = 0; i < compressions.size(); ++i) {
+    EXPECT_EQ(before[i].first, compressions[i]);
+    EXPECT_EQ(after[i].first, compressions[i]);
+    for (double accuracy : {before[i].second, after[i].second}) {
+      EXPECT_GE(accuracy, 0.0);
+      EXPECT_LE(accuracy, 1.0);
+    }
+  }
+  EXPECT_EQ(sink.scalars.count("test_perplexity_after_compression"), 0u);  // the task's own metric only
+
+  // The same run stopped just before its first compression: pruning its weights to 80 % by global magnitude gives
+  // exactly the recorded pair.
+  auto task = make_vit_task(config);
+  SparseTrainer trainer(config, *task, torch::kCPU);
+  TrainingControl control;
+  StopAfter stopper(control, compressions.front());
+  trainer.add_sink(&stopper);
+  trainer.set_control(&control);
+  ASSERT_TRUE(trainer.run().stopped);
+  ASSERT_EQ(trainer.step(), compressions.front());
+  const auto rows =
+      one_shot_prune(*task, {0.0, 0.8}, trainer.prunable(), optim::MaskScope::global, evaluation_batch_size(config), 0);
+  EXPECT_EQ(rows[0].evaluation.metric, before.front().second);
+  EXPECT_EQ(rows[1].evaluation.metric, after.front().second);
+
+  // Without AC/DC there is no compression and no such series.
+  const auto dense = tiny_vit_config("horst", "none");
+  auto dense_task = make_vit_task(dense);
+  SparseTrainer dense_trainer(dense, *dense_task, torch::kCPU);
+  RecordingSink dense_sink;
+  dense_trainer.add_sink(&dense_sink);
+  dense_trainer.run();
+  EXPECT_EQ(dense_sink.scalars.count("test_accuracy_before_compression"), 0u);
+  EXPECT_EQ(dense_sink.scalars.count("test_accuracy_after_compression"), 0u);
+}
+
 TEST(SparseTrainer, OneShotPruningReachesEachSparsityAndRestoresTheWeights) {
   auto config = tiny_vit_config("adamw", "none");
   config.train.epochs = 2;

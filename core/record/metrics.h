@@ -52,6 +52,10 @@ inline constexpr const char* kSparsity = "sparsity";
 inline constexpr const char* kAcdcPhase = "acdc_phase";
 inline constexpr const char* kMaskChurn = "mask_churn";
 inline constexpr const char* kSignFlips = "sign_flips";
+inline constexpr const char* kTestAccuracyBeforeCompression = "test_accuracy_before_compression";
+inline constexpr const char* kTestAccuracyAfterCompression = "test_accuracy_after_compression";
+inline constexpr const char* kTestPerplexityBeforeCompression = "test_perplexity_before_compression";
+inline constexpr const char* kTestPerplexityAfterCompression = "test_perplexity_after_compression";
 inline constexpr const char* kNearZeroShare = "near_zero_share";
 inline constexpr const char* kFrontierSparsity = "frontier_sparsity";
 inline constexpr const char* kFrontierAchieved = "frontier_achieved";
@@ -71,7 +75,7 @@ inline constexpr MetricInfo kMetricVocabulary[] = {
     {metric::kTestPerplexity, "test perplexity", "", SeriesShape::Scalar, Direction::Lower,
      "exp(test loss) of the language model."},
     {metric::kLearningRate, "learning rate", "", SeriesShape::Scalar, Direction::Neither,
-     "The optimizer's step size at this step."},
+     "The optimizer's step size η at this step, as train.lr_schedule and train.warmup set it."},
     {metric::kEpoch, "epoch", "epochs", SeriesShape::Scalar, Direction::Neither,
      "Epochs done, counting the current one's share of batches."},
     {metric::kThroughput, "throughput", "samples/s", SeriesShape::Scalar, Direction::Higher,
@@ -104,6 +108,14 @@ inline constexpr MetricInfo kMetricVocabulary[] = {
      "Weights whose kept/pruned state changed since the previous compressed phase."},
     {metric::kSignFlips, "sign flips", "weights", SeriesShape::Scalar, Direction::Lower,
      "Weights kept at this and the previous compression whose sign changed between them."},
+    {metric::kTestAccuracyBeforeCompression, "test accuracy before compression", "", SeriesShape::Scalar,
+     Direction::Higher, "Test accuracy of the dense model at an AC/DC compression, just before its mask is applied."},
+    {metric::kTestAccuracyAfterCompression, "test accuracy after compression", "", SeriesShape::Scalar,
+     Direction::Higher, "Test accuracy right after an AC/DC compression applies its mask, before any further step."},
+    {metric::kTestPerplexityBeforeCompression, "test perplexity before compression", "", SeriesShape::Scalar,
+     Direction::Lower, "Test perplexity of the dense model at an AC/DC compression, just before its mask is applied."},
+    {metric::kTestPerplexityAfterCompression, "test perplexity after compression", "", SeriesShape::Scalar,
+     Direction::Lower, "Test perplexity right after an AC/DC compression applies its mask, before any further step."},
     {metric::kNearZeroShare, "share of |w| near zero", "share", SeriesShape::PerThreshold, Direction::Neither,
      "Share of prunable weights with |w| below 1e-4, 1e-3 and 1e-2."},
     {metric::kFrontierSparsity, "pruned sparsity", "share", SeriesShape::PerSparsity, Direction::Neither,
@@ -144,6 +156,12 @@ inline std::string test_series(std::string_view task_metric) {
 // The live sparsity frontier's series of a task's metric ("accuracy" -> "frontier_accuracy").
 inline std::string frontier_series(std::string_view task_metric) {
   return "frontier_" + std::string(task_metric);
+}
+
+// The series of a task's metric at each AC/DC compression, just before and right after the mask is applied
+// ("accuracy", false -> "test_accuracy_before_compression").
+inline std::string compression_series(std::string_view task_metric, bool after_mask) {
+  return test_series(task_metric) + (after_mask ? "_after_compression" : "_before_compression");
 }
 
 // The word the run file stores for a shape ("scalar", "per_layer", "per_threshold", "per_sparsity", "vector").

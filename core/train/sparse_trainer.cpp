@@ -166,7 +166,12 @@ void SparseTrainer::enter_phase(AcdcPhase phase) {
       scalar(metric::kSignFlips,
              static_cast<double>(optim::count_sign_flips(s.last_snapshot, now, s.previous_masks, s.masks)));
     }
+    // The test metric just before and right after the mask (issue 18): how much of the dense model's standing the
+    // compression itself costs, apart from the recovery that follows. Evaluation draws no random numbers and leaves
+    // the model in training mode, so the run trains exactly as it would without it.
+    scalar(record::compression_series(metric_name(), false), evaluate().metric);
     optim::apply_masks(s.prunable, s.masks);
+    scalar(record::compression_series(metric_name(), true), evaluate().metric);
     s.last_snapshot = now;
   } else if (phase == AcdcPhase::decompressed && s.phase == AcdcPhase::compressed) {
     // Pruned weights come back as the zeros they are; the optimizer starts from fresh moments.
