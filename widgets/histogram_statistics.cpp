@@ -98,4 +98,21 @@ QVector<double> keptShares(const QVector<double>& counts) {
   return shares;
 }
 
+QString percentText(double share) {
+  if (!std::isfinite(share)) return QStringLiteral("–");
+  const double percent = 100.0 * share;
+  return QStringLiteral("%1 %").arg(percent, 0, 'f', percent > 0 && percent < 0.1 ? 2 : 1);
+}
+
+QString magnitudeText(double value) {
+  if (!std::isfinite(value) || value <= 0) return QStringLiteral("–");
+  int exponent = static_cast<int>(std::floor(std::log10(value)));
+  double mantissa = value / std::pow(10.0, exponent);
+  if (mantissa >= 9.995) {  // rounds up to 10.0
+    mantissa /= 10;
+    ++exponent;
+  }
+  return QStringLiteral("%1e%2").arg(mantissa, 0, 'f', 2).arg(exponent);
+}
+
 }  // namespace descentlab::widgets

@@ -2,8 +2,9 @@
 // Statistics of one weight-magnitude histogram as core/eval/weight_histograms writes it: log-spaced |w| edges,
 // where the first bin takes everything below edges[1], exact zeros included. That first bin is the pruned (zero)
 // weights; the other bins are the kept weights. Pure functions on plain vectors, so the numbers the weight-geometry
-// view shows can be checked by hand.
+// view shows can be checked by hand; and how that view writes them (percentText, magnitudeText).
 
+#include <QString>
 #include <QVector>
 
 namespace descentlab::widgets {
@@ -42,5 +43,11 @@ Cumulative keptCumulative(const QVector<double>& edges, const QVector<double>& c
 
 // The kept weights' share in each bin from the second on (summing to 1); empty when nothing is kept.
 QVector<double> keptShares(const QVector<double>& counts);
+
+// "86.8 %", "0.05 %": enough digits to tell small shares apart; "–" when undefined.
+QString percentText(double share);
+
+// "1.26e-3": three significant digits, the exponent short, so every magnitude reads the same way.
+QString magnitudeText(double value);
 
 }  // namespace descentlab::widgets

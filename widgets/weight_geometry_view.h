@@ -61,6 +61,8 @@ class WeightGeometryView : public PlotView {
     QVector<double> x, y;    // the drawn points
   };
 
+  // The statistics table under the tools, its columns and their tips (the constructor calls it).
+  void buildTable();
   void drawCurves(const QString& group);
   void drawHeatMap(const QString& group);
   void fillTable();

@@ -1,0 +1,227 @@
+// What the main window's File and Help menus open: the open, save and export dialogs, export of every view, the
+// recent files, Help > Getting started, and Help > Tours with a started tour's caption above the views.
+#include "widgets/main_window.h"
+
+#include <algorithm>
+
+#include <qcustomplot.h>
+#include <QAction>
+#include <QDialog>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenu>
+#include <QPointer>
+#include <QPushButton>
+#include <QSettings>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include "widgets/lab_model.h"
+#include "widgets/views.h"
+
+namespace descentlab::widgets {
+namespace {
+
+constexpr int kRecentFiles = 8;
+
+}  // namespace
+
+void MainWindow::showGettingStarted() {
+  auto* dialog = new QDialog(this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->setWindowTitle(QStringLiteral("Getting started with DescentLab"));
+  auto* layout = new QVBoxLayout(dialog);
+  auto* text = new QTextBrowser(dialog);
+  text->setObjectName(QStringLiteral("getting-started"));
+  text->setOpenExternalLinks(false);
+  text->setHtml(gettingStartedHtml());
+  layout->addWidget(text);
+  auto* close = new QPushButton(QStringLiteral("Close"), dialog);
+  connect(close, &QPushButton::clicked, dialog, &QDialog::close);
+  layout->addWidget(close, 0, Qt::AlignRight);
+  const QSize room = size() * 0.8;
+  dialog->resize(std::min(720, room.width()), std::min(640, room.height()));
+  dialog->show();
+}
+
+QString gettingStartedHtml() {
+  return QStringLiteral(
+      "<h2>Getting started</h2>"
+      "<p>DescentLab trains small transformers and shows, live, what two 2026 papers are about: <b>layerwise "
+      "descent</b> (each layer of an unrolled transformer should lower the loss, enforced by constraints trained "
+      "primal-dual) and <b>HORST</b> (AdamW composed with a hyperbolic mirror step, for sparse training).</p>"
+      "<h3>What to try first</h3><ol>"
+      "<li>In <b>Experiment</b> (left) pick <i>video-erm</i>, size <i>quick</i>, and press <b>Start</b> (F5). Then "
+      "pick <i>video-constrained</i> and Start again: the two runs train side by side (a quick run takes a minute "
+      "or two on 2 cores).</li>"
+      "<li>Watch <b>Per-layer loss</b>: the test loss f<sub>ℓ</sub> after each layer ℓ. Descent means the curve "
+      "falls from left to right; red triangles mark layers where it rises. Compare the ERM run (dashed) with the "
+      "constrained one.</li>"
+      "<li>Open <b>Multipliers λ</b> (the Lagrange multipliers): λ<sub>ℓ</sub> grows while layer ℓ's constraint is "
+      "violated and falls "
+      "back to 0 once it holds. A flat 0 means the constraint never bound.</li>"
+      "<li>For sparse training, start <i>vit-adamw</i> and <i>vit-horst</i> and open <b>Weight geometry</b>: the "
+      "share of weights near zero, and the cumulative distribution on log |w|.</li>"
+      "<li>When a layerwise run has finished, <b>Robustness</b> sweeps it under input noise of growing strength "
+      "γ.</li>"
+      "<li>The <b>Playground</b> shows, on toys, where each optimizer's implicit bias leads.</li></ol>"
+      "<h3>The views</h3><table cellspacing=6>"
+      "<tr><td><b>Training loss, Test metric</b></td><td>any series against step for every run, raw (faint) and "
+      "smoothed; hover lists every run's value at that step; click a legend entry to hide a run.</td></tr>"
+      "<tr><td><b>Per-layer loss</b></td><td>f<sub>ℓ</sub> against layer for the selected run (light = early "
+      "evaluations, dark = late) and the newest curve of every other layerwise run; below, the share of test "
+      "samples whose loss descends at each layer.</td></tr>"
+      "<tr><td><b>Multipliers λ</b></td><td>λ<sub>ℓ</sub>, the slack g<sub>ℓ</sub> or the resilient "
+      "relaxation u<sub>ℓ</sub> of the selected run, per layer.</td></tr>"
+      "<tr><td><b>Weight geometry</b></td><td>the weight-magnitude distribution of every run, its sparsity and "
+      "near-zero shares, and one run's histogram over time.</td></tr>"
+      "<tr><td><b>Robustness</b></td><td>the test metric under noise, mean ± std over seeds.</td></tr>"
+      "<tr><td><b>Runs, Log</b></td><td>one row per run (state, progress, speed, ETA, and the config keys in "
+      "which runs differ); right-click for its menu. The Log is the selected run's.</td></tr></table>"
+      "<p>Every run is written to an HDF5 run file as it trains (File &gt; Open brings it back, Resume continues a "
+      "stopped one). Every plot zooms with a dragged rectangle or the wheel; a double click resets it; Export "
+      "saves PNG, SVG, PDF or the CSV of what is drawn.</p>"
+      "<h3>Keyboard shortcuts</h3><table cellspacing=6>"
+      "<tr><td>F5</td><td>Start the experiment in the form</td></tr>"
+      "<tr><td>F6 / F7 / Shift+F5</td><td>Pause / Resume / Stop the selected run</td></tr>"
+      "<tr><td>Alt+Down / Alt+Up</td><td>Select the next / previous run</td></tr>"
+      "<tr><td>Ctrl+H</td><td>Hide the selected run from the plots, or show it again</td></tr>"
+      "<tr><td>Ctrl+W</td><td>Close the selected run (its file stays)</td></tr>"
+      "<tr><td>Ctrl+O / Ctrl+Shift+S</td><td>Open run files / Save the selected run as</td></tr>"
+      "<tr><td>F1</td><td>This page</td></tr>"
+      "<tr><td>Ctrl+Q</td><td>Quit (running runs stop after their batch and keep their state)</td></tr>"
+      "</table>");
+}
+
+void MainWindow::setTours(const QVector<TourInfo>& tours) {
+  toursMenu_->clear();
+  for (const auto& tour : tours) {
+    const QString runs = tour.runs == 0   ? QStringLiteral("the playground")
+                         : tour.runs == 1 ? QStringLiteral("1 run")
+                                          : QStringLiteral("%1 runs side by side").arg(tour.runs);
+    QAction* action = toursMenu_->addAction(QStringLiteral("%1 (%2)").arg(tour.title, runs));
+    action->setToolTip(tour.caption);
+    action->setStatusTip(tour.caption);
+    action->setData(tour.name);
+    const QString name = tour.name;
+    connect(action, &QAction::triggered, this, [this, name] { emit tourRequested(name); });
+  }
+  toursMenu_->setToolTipsVisible(true);
+  toursMenu_->setEnabled(!tours.isEmpty());
+}
+
+void MainWindow::setTourCaptionExpanded(bool expanded) {
+  const TourInfo& tour = shownTour_;
+  const QString title = QStringLiteral("<b>Tour: %1.</b> ").arg(tour.title.toHtmlEscaped());
+  if (tour.watch.isEmpty()) {
+    tourCaption_->setText(title + tour.caption.toHtmlEscaped());
+  } else if (expanded) {
+    // "Less" first: in a 1024x700 window the whole caption is taller than the bar and its end is cut off.
+    tourCaption_->setText(title + QStringLiteral("<a href=\"#less\">Less</a> ") + tour.caption.toHtmlEscaped());
+  } else {
+    tourCaption_->setText(title + tour.watch.toHtmlEscaped() +
+                          QStringLiteral(" <a href=\"#more\">More: what it means</a>"));
+  }
+  tourCaption_->setToolTip(expanded || tour.watch.isEmpty() ? QString() : tour.caption);
+}
+
+void MainWindow::showTour(const TourInfo& tour) {
+  shownTour_ = tour;
+  setTourCaptionExpanded(false);
+  tourBox_->show();
+  if (!tour.curves.isEmpty()) loss_->setMetric(tour.curves);
+  // Its views in front, after the dock area has applied showRelevantDocks' hides for the runs just added.
+  QPointer<MainWindow> self(this);
+  const QStringList views = tour.views;
+  QTimer::singleShot(0, this, [self, views] {
+    if (!self) return;
+    QDockWidget* first = nullptr;
+    for (const auto& id : views) {
+      QDockWidget* dock = self->dockOfView(id);
+      if (!dock) continue;
+      self->autoHidden_.remove(dock);
+      dock->show();
+      dock->raise();
+      if (!first) first = dock;
+    }
+    // The tour's first view is what it is about: the larger share of its column's height, where the window is
+    // tall enough for the other view in the column to keep its minimum (at 1280x800 the weight geometry's table
+    // and plot overlapped when the frontier took 55 %).
+    if (first && !first->isFloating() && self->height() >= 900) {
+      self->resizeDocks({first}, {self->height() * 55 / 100}, Qt::Vertical);
+    }
+  });
+}
+
+QString MainWindow::tourCaption() const {
+  return tourBox_->isHidden() ? QString() : tourCaption_->text();
+}
+
+QStringList MainWindow::exportAll(const QString& directory) {
+  QDir().mkpath(directory);
+  QStringList written;
+  for (auto* view : views()) {
+    const QString base = QDir(directory).filePath(view->fileStem());
+    for (const QString& suffix :
+         {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf"), QStringLiteral("csv")}) {
+      const QString path = base + QLatin1Char('.') + suffix;
+      const int width = std::max(view->plot()->width(), 800);
+      const int height = std::max(view->plot()->height(), 560);
+      if (view->exportImage(path, width, height)) written << path;
+    }
+  }
+  // The whole window as it looks.
+  const QString dashboard = QDir(directory).filePath(QStringLiteral("dashboard.png"));
+  if (grab().save(dashboard)) written << dashboard;
+  return written;
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+  QSettings settings;
+  QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(absolute);
+  recent.prepend(absolute);
+  while (recent.size() > kRecentFiles) recent.removeLast();
+  settings.setValue(QStringLiteral("recentFiles"), recent);
+  updateRecentMenu();
+}
+
+void MainWindow::updateRecentMenu() {
+  recentMenu_->clear();
+  const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+  for (const auto& path : recent) {
+    recentMenu_->addAction(path, this, [this, path] { emit openRequested({path}); });
+  }
+  recentMenu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::openWithDialog() {
+  const QStringList paths = QFileDialog::getOpenFileNames(this, QStringLiteral("Open run files"), QString(),
+                                                          QStringLiteral("DescentLab run files (*.h5)"));
+  if (!paths.isEmpty()) emit openRequested(paths);
+}
+
+void MainWindow::saveWithDialog() {
+  const QString id = selectedRunId();
+  RunData* run = model_->run(id);
+  if (!run) {
+    showError(QStringLiteral("no run is selected to save"));
+    return;
+  }
+  const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Save run %1 as").arg(run->name), run->path,
+                                                    QStringLiteral("DescentLab run files (*.h5)"));
+  if (!path.isEmpty()) emit saveRequested(id, path);
+}
+
+void MainWindow::exportAllWithDialog() {
+  const QString directory = QFileDialog::getExistingDirectory(this, QStringLiteral("Export every view into"));
+  if (directory.isEmpty()) return;
+  const QStringList written = exportAll(directory);
+  showInfo(QStringLiteral("Exported %1 files into %2").arg(written.size()).arg(directory));
+}
+
+}  // namespace descentlab::widgets

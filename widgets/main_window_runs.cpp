@@ -1,0 +1,269 @@
+// The main window's runs: the runs table (a row per run: state, progress, speed, ETA, test metric, descent
+// certificate and the config keys in which runs differ), the selected run's controls, the Run menu and the table's
+// context menu, the selected run's log, and the error and notice bar above the views.
+#include "widgets/main_window.h"
+
+#include <QAction>
+#include <QClipboard>
+#include <QColorDialog>
+#include <QGuiApplication>
+#include <QLabel>
+#include <QMenuBar>
+#include <QPainter>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QStatusBar>
+#include <QTableWidget>
+
+#include "widgets/lab_model.h"
+
+namespace descentlab::widgets {
+namespace {
+
+QIcon swatch(const QColor& colour) {
+  QPixmap pixmap(14, 14);
+  pixmap.fill(Qt::transparent);
+  QPainter painter(&pixmap);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setBrush(colour);
+  painter.setPen(colour.darker(130));
+  painter.drawRoundedRect(QRectF(1, 1, 12, 12), 3, 3);
+  return QIcon(pixmap);
+}
+
+}  // namespace
+
+void MainWindow::buildRunMenu() {
+  QMenu* run = menuBar()->addMenu(QStringLiteral("&Run"));
+  run->addAction(QStringLiteral("&Start the experiment"), QKeySequence(Qt::Key_F5), experiment_,
+                 &ExperimentPanel::start);
+  pauseAction_ = run->addAction(QStringLiteral("&Pause"), QKeySequence(Qt::Key_F6), this,
+                                [this] { emit pauseRequested(selectedRunId()); });
+  resumeAction_ = run->addAction(QStringLiteral("&Resume"), QKeySequence(Qt::Key_F7), this,
+                                 [this] { emit resumeRequested(selectedRunId()); });
+  stopAction_ = run->addAction(QStringLiteral("S&top"), QKeySequence(Qt::SHIFT | Qt::Key_F5), this,
+                               [this] { emit stopRequested(selectedRunId()); });
+  run->addSeparator();
+  run->addAction(QStringLiteral("&Next run"), QKeySequence(Qt::ALT | Qt::Key_Down), this,
+                 [this] { selectNeighbourRun(1); });
+  run->addAction(QStringLiteral("Pre&vious run"), QKeySequence(Qt::ALT | Qt::Key_Up), this,
+                 [this] { selectNeighbourRun(-1); });
+  hideAction_ =
+      run->addAction(QStringLiteral("&Hide from plots / show"), QKeySequence(Qt::CTRL | Qt::Key_H), this, [this] {
+        if (RunData* selected = model_->run(selectedRunId())) setRunVisible(selected->id, !selected->visible);
+      });
+  closeAction_ = run->addAction(QStringLiteral("&Close run"), QKeySequence(Qt::CTRL | Qt::Key_W), this, [this] {
+    if (!selectedRunId().isEmpty()) emit closeRunRequested(selectedRunId());
+  });
+}
+
+void MainWindow::selectNeighbourRun(int offset) {
+  const int count = model_->count();
+  if (count == 0) return;
+  int index = 0;
+  for (int i = 0; i < count; ++i) {
+    if (model_->runAt(i)->id == selectedRunId()) index = i;
+  }
+  model_->setFocusRun(model_->runAt(((index + offset) % count + count) % count)->id);
+}
+
+QString MainWindow::selectedRunId() const {
+  return model_->focusRun() ? model_->focusRun()->id : QString();
+}
+
+void MainWindow::updateRunControls() {
+  RunData* run = model_->run(selectedRunId());
+  const RunActions actions = run ? availableActions(*run) : RunActions{};
+  experiment_->setRunControls(run ? QStringLiteral("%1 (%2)").arg(run->name, runStateName(run->state)) : QString(),
+                              actions.pause, actions.resume, actions.stop);
+  pauseAction_->setEnabled(actions.pause);
+  resumeAction_->setEnabled(actions.resume);
+  stopAction_->setEnabled(actions.stop);
+  closeAction_->setEnabled(actions.close && run);
+  hideAction_->setEnabled(run != nullptr);
+}
+
+void MainWindow::showRunMenu(const QPoint& position) {
+  const int row = runTable_->rowAt(position.y());
+  auto* item = row >= 0 ? runTable_->item(row, 0) : nullptr;
+  RunData* run = item ? model_->run(item->data(Qt::UserRole).toString()) : nullptr;
+  if (!run) return;
+  model_->setFocusRun(run->id);  // the menu acts on the row it was opened on, which becomes the selected run
+  const QString id = run->id;
+  const RunActions actions = availableActions(*run);
+  QMenu menu(this);
+  menu.setObjectName(QStringLiteral("run-menu"));
+  QAction* shown = menu.addAction(QStringLiteral("Show in plots"));
+  shown->setCheckable(true);
+  shown->setChecked(run->visible);
+  connect(shown, &QAction::toggled, this, [this, id](bool visible) { setRunVisible(id, visible); });
+  menu.addAction(QStringLiteral("Colour…"), this, [this, id] {
+    RunData* target = model_->run(id);
+    if (!target) return;
+    const QColor colour =
+        QColorDialog::getColor(target->colour, this, QStringLiteral("Colour of %1").arg(target->name));
+    if (!colour.isValid()) return;
+    target->colour = colour;
+    target->touch();
+    model_->markChanged();
+  });
+  menu.addSeparator();
+  menu.addAction(QStringLiteral("Pause"), this, [this, id] { emit pauseRequested(id); })->setEnabled(actions.pause);
+  menu.addAction(QStringLiteral("Resume"), this, [this, id] { emit resumeRequested(id); })->setEnabled(actions.resume);
+  menu.addAction(QStringLiteral("Stop"), this, [this, id] { emit stopRequested(id); })->setEnabled(actions.stop);
+  menu.addSeparator();
+  const QString path = run->path;
+  menu.addAction(QStringLiteral("Reveal run file"), this, [this, path] { emit revealRequested(path); })
+      ->setEnabled(!path.isEmpty());
+  menu.addAction(QStringLiteral("Copy run file path"), this, [path] { QGuiApplication::clipboard()->setText(path); })
+      ->setEnabled(!path.isEmpty());
+  menu.addSeparator();
+  QAction* close = menu.addAction(QStringLiteral("Close run"), this, [this, id] { emit closeRunRequested(id); });
+  close->setEnabled(actions.close);
+  if (!actions.close) close->setToolTip(QStringLiteral("Stop the run first: its thread still writes the run file"));
+  menu.setToolTipsVisible(true);
+  lastRunMenu_ = &menu;
+  menu.exec(runTable_->viewport()->mapToGlobal(position));
+  lastRunMenu_ = nullptr;
+}
+
+void MainWindow::setRunVisible(const QString& runId, bool visible) {
+  RunData* run = model_->run(runId);
+  if (!run || run->visible == visible) return;
+  run->visible = visible;
+  run->touch();
+  model_->markChanged();
+}
+
+void MainWindow::updateRunTable() {
+  const int64_t revision = model_->revision();
+  if (revision == tableRevision_) return;
+  tableRevision_ = revision;
+  const QStringList keys = model_->differingKeys();
+  // The descent certificate's column while a layerwise run is open.
+  bool anyLayerwise = false;
+  for (auto* run : model_->runs()) anyLayerwise = anyLayerwise || run->kind == RunKind::Layerwise;
+  QStringList headers = {QStringLiteral("run"),     QStringLiteral("state"), QStringLiteral("progress"),
+                         QStringLiteral("steps/s"), QStringLiteral("ETA"),   QStringLiteral("test")};
+  if (anyLayerwise) headers << QStringLiteral("descent (95 %)");
+  const int firstKey = static_cast<int>(headers.size());
+  headers += keys;
+  const QString selected = selectedRunId();  // the focus run: its row is the selected one
+  const QSignalBlocker blocker(runTable_);
+  runTable_->setColumnCount(static_cast<int>(headers.size()));
+  runTable_->setHorizontalHeaderLabels(headers);
+  runTable_->setRowCount(model_->count());
+  for (int row = 0; row < model_->count(); ++row) {
+    RunData* run = model_->runAt(row);
+    auto* name = new QTableWidgetItem(swatch(run->colour), run->name);
+    name->setData(Qt::UserRole, run->id);
+    name->setToolTip(run->path + (run->description.isEmpty() ? QString() : QStringLiteral("\n") + run->description) +
+                     (run->visible ? QString() : QStringLiteral("\n(hidden from the plots)")));
+    if (!run->visible) name->setForeground(QColor(140, 140, 140));
+    runTable_->setItem(row, 0, name);
+    auto* state = new QTableWidgetItem(run->sweep.running ? QStringLiteral("sweeping") : runStateName(run->state));
+    if (run->state == RunState::Failed) state->setForeground(QColor(176, 0, 32));
+    state->setToolTip(run->error);
+    runTable_->setItem(row, 1, state);
+    auto* bar = qobject_cast<QProgressBar*>(runTable_->cellWidget(row, 2));
+    if (!bar) {
+      bar = new QProgressBar(runTable_);
+      bar->setRange(0, 1000);
+      bar->setTextVisible(true);
+      // Dark text on a light bar: readable over the done and the remaining part, selected or not.
+      bar->setStyleSheet(
+          QStringLiteral("QProgressBar { border: 1px solid #b0b0b0; border-radius: 2px; "
+                         "background: white; color: black; text-align: center; }"
+                         "QProgressBar::chunk { background: #a9d1f5; }"));
+      runTable_->setCellWidget(row, 2, bar);
+    }
+    const SweepActivity& sweep = run->sweep;
+    if (sweep.running) {  // a robustness sweep: γ i of n and the seed, instead of the training steps
+      bar->setValue(sweep.cells > 0 ? sweep.done * 1000 / sweep.cells : 0);
+      bar->setFormat(QStringLiteral("%1: γ %2/%3, seed %4")
+                         .arg(sweep.noise)
+                         .arg(sweep.gammaIndex + 1)
+                         .arg(sweep.gammas)
+                         .arg(sweep.seed + 1));
+    } else {
+      bar->setValue(static_cast<int>(run->progress() * 1000));
+      bar->setFormat(run->totalSteps > 0 ? QStringLiteral("%1 / %2").arg(run->currentStep).arg(run->totalSteps)
+                                         : QStringLiteral("%1 steps").arg(run->currentStep));
+    }
+    const bool live = run->state == RunState::Running;  // a paused run has no speed; the ETA resumes with it
+    runTable_->setItem(row, 3, new QTableWidgetItem(live ? QString::number(run->stepsPerSecond, 'f', 1) : QString()));
+    runTable_->setItem(row, 4,
+                       new QTableWidgetItem(live            ? clockText(run->etaSeconds())
+                                            : sweep.running ? clockText(sweep.etaSeconds)
+                                                            : QString()));
+    QString test;
+    const QString testName = QStringLiteral("test_") + run->metric;
+    if (!run->metric.isEmpty() && run->scalars.contains(testName)) {
+      test = QStringLiteral("%1 %2").arg(run->metric).arg(run->scalars[testName].values.back(), 0, 'g', 4);
+    }
+    runTable_->setItem(row, 5, new QTableWidgetItem(test));
+    if (anyLayerwise) {
+      const record::DescentCertificate certificate = descentCertificate(*run);
+      auto* descent = new QTableWidgetItem(certificateText(certificate));
+      descent->setToolTip(certificate.valid() ? certificateDetails(certificate)
+                                              : QStringLiteral("The descent certificate is for layerwise runs, from "
+                                                               "their test evaluation at each epoch's end"));
+      runTable_->setItem(row, 6, descent);
+    }
+    for (int k = 0; k < keys.size(); ++k) {
+      runTable_->setItem(row, firstKey + k, new QTableWidgetItem(run->config.value(keys[k], QStringLiteral("—"))));
+    }
+    if (run->id == selected) runTable_->selectRow(row);
+  }
+  runTable_->resizeColumnsToContents();
+  if (runTable_->columnWidth(2) < 140) runTable_->setColumnWidth(2, 140);
+}
+
+void MainWindow::updateLog() {
+  RunData* run = model_->focusRun();
+  const QString id = run ? run->id : QString();
+  const int64_t revision = run ? run->revision() : -1;
+  if (id == loggedRun_ && revision == logRevision_) return;
+  if (id != loggedRun_) {
+    log_->clear();
+    if (run) log_->appendPlainText(run->log.join(QLatin1Char('\n')));
+  } else if (run) {
+    // Only what is new since the last refresh.
+    const int shown = log_->property("lines").toInt();
+    for (int i = shown; i < run->log.size(); ++i) log_->appendPlainText(run->log[i]);
+  }
+  log_->setProperty("lines", run ? static_cast<int>(run->log.size()) : 0);
+  loggedRun_ = id;
+  logRevision_ = revision;
+}
+
+void MainWindow::showError(const QString& message, const QString& runId) {
+  lastMessage_ = message;
+  bannerRunId_ = runId;
+  banner_->setText(QStringLiteral("<b>Error:</b> %1").arg(message.toHtmlEscaped()));
+  bannerBox_->setStyleSheet(QStringLiteral("background: #fde2e2; color: #7a0016;"));
+  bannerBox_->show();
+  if (RunData* run = model_->run(runId)) run->appendLog(QStringLiteral("error: ") + message);
+  statusBar()->showMessage(QStringLiteral("Error: ") + message, 15000);
+}
+
+void MainWindow::clearErrorOf(const QString& runId) {
+  if (runId.isEmpty() || bannerRunId_ != runId) return;
+  bannerRunId_.clear();
+  bannerBox_->hide();
+  statusBar()->clearMessage();
+}
+
+bool MainWindow::bannerShown() const {
+  return bannerBox_->isVisible();
+}
+
+void MainWindow::showInfo(const QString& message) {
+  lastMessage_ = message;
+  bannerRunId_.clear();
+  banner_->setText(message.toHtmlEscaped());
+  bannerBox_->setStyleSheet(QStringLiteral("background: #e3f1fd; color: #0b3d66;"));
+  bannerBox_->show();
+}
+
+}  // namespace descentlab::widgets
