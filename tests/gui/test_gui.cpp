@@ -15,6 +15,7 @@
 
 #include <qcustomplot.h>
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
@@ -381,6 +382,57 @@ TEST_F(LabTest, OpensGoodRunFilesAndNamesTheProblemWithBadOnes) {
   EXPECT_EQ(window_->model()->count(), 1);
   EXPECT_EQ(controller_->open({samplePath()}), 0) << "the same file is focused, not opened twice";
   EXPECT_EQ(window_->model()->count(), 1);
+}
+
+// Issue 18: a run with a learning-rate schedule and AC/DC opens with its new series, and the curves view offers and
+// draws them in words: the scheduled rate and the test accuracy just before and right after each compression.
+TEST_F(LabTest, AScheduledAcdcRunShowsItsRateAndItsAccuracyAroundEachCompression) {
+  const QString path = QDir(directory_->path()).filePath(QStringLiteral("scheduled-acdc.h5"));
+  {
+    auto config = config::load_experiment(
+        "vit-horst", "quick", "",
+        {"data.train_limit=512", "data.test_limit=128", "model.layers=1", "model.width=16", "model.ff_width=32",
+         "train.epochs=1", "train.batch_size=16", "train.metric_interval=2", "train.lr_schedule=cosine",
+         "train.warmup=0.25", "sparsity.frontier_interval=0"});
+    train::SessionOptions options;
+    options.run_path = path.toStdString();
+    train::TrainingSession session(config, options);
+    session.run();
+  }
+  const store::RunReader reader(path.toStdString());
+  const auto after = reader.metric("test_accuracy_after_compression");
+  const auto rates = reader.metric("lr");
+  ASSERT_GE(after.rows(), 2u);
+  ASSERT_GE(rates.rows(), 3u);
+  EXPECT_LT(rates.values.front(), rates.values[rates.rows() / 2]);  // warming up (8 of 32 steps)
+  EXPECT_LT(rates.values.back(), rates.values[rates.rows() / 2]);   // decaying
+
+  ASSERT_EQ(controller_->open({path}), 1);
+  const RunData* run = window_->model()->runAt(0);
+  ASSERT_TRUE(run->scalars.contains(QStringLiteral("test_accuracy_before_compression")));
+  widgets::TrainingCurvesView* curves = nullptr;
+  for (auto* view : window_->views()) {
+    if (auto* candidate = qobject_cast<widgets::TrainingCurvesView*>(view)) curves = candidate;
+  }
+  ASSERT_NE(curves, nullptr);
+  QStringList offered;
+  for (auto* box : curves->findChildren<QComboBox*>()) {
+    for (int i = 0; i < box->count(); ++i) offered << box->itemText(i);
+  }
+  EXPECT_TRUE(offered.contains(QStringLiteral("test accuracy after compression"))) << offered.join(", ").toStdString();
+  EXPECT_TRUE(offered.contains(QStringLiteral("test accuracy before compression")));
+  EXPECT_TRUE(offered.contains(QStringLiteral("learning rate")));
+  for (const auto& [series, stored] :
+       {std::pair{QStringLiteral("test_accuracy_after_compression"), after}, std::pair{QStringLiteral("lr"), rates}}) {
+    curves->setMetric(series);
+    const auto drawn = curves->curves();
+    ASSERT_EQ(drawn.size(), 1) << series.toStdString();
+    ASSERT_EQ(static_cast<size_t>(drawn.front().raw.size()), stored.rows()) << series.toStdString();
+    for (size_t i = 0; i < stored.rows(); ++i) {
+      EXPECT_EQ(drawn.front().steps[static_cast<int>(i)], static_cast<double>(stored.steps[i]));
+      EXPECT_EQ(drawn.front().raw[static_cast<int>(i)], stored.values[i]);
+    }
+  }
 }
 
 TEST_F(LabTest, DroppedRunFilesOpenAndJoinTheRecentFiles) {
