@@ -26,40 +26,8 @@ fi
 mkdir -p "$out"
 export DESCENTLAB_THREADS=1
 
-# One run: NAME PRESET SIZE PRUNE(yes|no) [--set k=v ...]. Trains (or resumes), prunes when asked, writes NAME.json.
-horst_one() {
-  local name=$1 preset=$2 run_size=$3 prune=$4
-  shift 4
-  local base="$out/$name"
-  [ -f "$base.json" ] && { echo "done already: $base.json"; return 0; }
-  # A run that fails or is stopped (Ctrl-C, SIGTERM: exit code 130) writes no NAME.json, so the next call resumes
-  # it from its run file instead of counting it as finished.
-  if [ -f "$base.h5" ]; then
-    "$cli" train --resume "$base.h5" --json >"$base.train.json" 2>"$base.log" ||
-      { echo "not finished (exit $?): $base, see $base.log" >&2; return 1; }
-  else
-    "$cli" train --preset "$preset" --size "$run_size" "$@" "${extra[@]}" --out "$base.h5" --json \
-      >"$base.train.json" 2>"$base.log" || { echo "not finished (exit $?): $base, see $base.log" >&2; return 1; }
-  fi
-  if /usr/bin/python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1])).get("stopped") else 1)' \
-    "$base.train.json"; then
-    echo "stopped before its last step: $base (run again to resume it)" >&2
-    return 1
-  fi
-  if [ "$prune" = yes ]; then
-    "$cli" prune "$base.h5" --sparsity 0.5,0.6,0.7,0.8,0.9 --json >"$base.prune.json" 2>>"$base.log" ||
-      { echo "pruning failed: $base, see $base.log" >&2; return 1; }
-  else
-    echo '{}' >"$base.prune.json"
-  fi
-  /usr/bin/python3 "$repo/scripts/summarize_horst.py" --one "$base" "$name" "$preset"
-  echo "finished: $base.json"
-}
-export -f horst_one
-export cli out repo
-export DESCENTLAB_EXTRA="${extra[*]}"
-
-run_jobs() { xargs -P 2 -L 1 bash -c 'extra=($DESCENTLAB_EXTRA); horst_one "$@"' _; }
+# shellcheck source=scripts/horst_runs.sh
+. "$repo/scripts/horst_runs.sh"  # horst_one NAME PRESET SIZE PRUNE [--set k=v ...], run_jobs
 
 tuned() {  # tuned VALUE_NAME TASK OPTIMIZER -> the chosen lr or alpha
   /usr/bin/python3 - "$out/tuning.json" "$1" "$2" "$3" <<'PY'

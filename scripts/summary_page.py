@@ -10,10 +10,11 @@ def write_json(path, value):
     os.replace(path + ".tmp", path)
 
 
-def write_page(folder, target, lines, runs):
-    """Writes `lines` to `target` (Markdown), followed by FOLDER/notes.md under "Reading the numbers" when present."""
+def write_page(folder, target, lines, runs, with_notes=True):
+    """Writes `lines` to `target` (Markdown), followed by FOLDER/notes.md under "Reading the numbers" when present
+    (unless the caller placed the notes itself: with_notes=False)."""
     notes = os.path.join(folder, "notes.md")
-    if os.path.exists(notes):
+    if with_notes and os.path.exists(notes):
         lines = lines + ["## Reading the numbers", "", open(notes).read().strip(), ""]
     with open(target + ".tmp", "w") as out:
         out.write("\n".join(lines))

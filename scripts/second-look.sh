@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Issue 18's second look at the papers' claims. Each part writes its runs' summaries (JSON, committed) to
+# results/second-look-horst or results/second-look-layerwise; `summary` rewrites docs/results-horst.md with the
+# second-look sections after the first look's.
+#
+#   bash scripts/second-look.sh ridge [SEEDS...]   # claim 3 along HORST's (lr, α) ridge: char GPT, dense, α 5 / 20 / 50,
+#                                                  # each at its best lr on results/horst/tuning.json's grid, pruned
+#                                                  # one-shot at 50-90 % (about 35 min for 3 seeds on 2 cores)
+#   bash scripts/second-look.sh vit-tune           # claim 1 under a schedule, tuning: ViT, Fashion-MNIST, AC/DC to 95 %,
+#                                                  # 2 epochs with 5 % warm-up and cosine decay, scored on 5,000
+#                                                  # held-out training images: AdamW and HAM at lr 0.001 / 0.003 / 0.01,
+#                                                  # HORST along its ridge (α 5 / 20 / 50 at the first look's best lr
+#                                                  # for that α and 3x it): 12 runs, about 15 min
+#   bash scripts/second-look.sh vit [SEEDS...]     # claim 1: ViT on Fashion-MNIST and MNIST, AC/DC to 90 % and 95 %,
+#                                                  # 10 epochs, warm-up + cosine, each optimizer at its vit-tune choice
+#                                                  # (36 runs for 3 seeds, about 3.3 h)
+#   bash scripts/second-look.sh summary            # rewrite docs/results-horst.md from results/horst and the second look
+#
+# Needs the first look's tuning (results/horst/tuning.json, committed) and its AdamW GPT runs (results/horst/
+# gpt-adamw-seed*.json, committed), against which the ridge is read. Finished runs are skipped and interrupted ones
+# resume from their run files, so the script can be stopped and started again. Two runs go in parallel (one torch
+# thread each). DESCENTLAB_RESULTS_SIZE=smoke only tries the script, on tiny models, into results/second-look-smoke.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cli="${DESCENTLAB_CLI:-$repo/build/app/descentlab-cli}"
+size="${DESCENTLAB_RESULTS_SIZE:-full}"
+out="$repo/results/second-look-horst"
+extra=()
+if [ "$size" = smoke ]; then
+  out="$repo/results/second-look-smoke"
+  extra=(--set data.train_limit=256 --set data.test_limit=128 --set model.layers=1 --set model.width=32
+         --set model.ff_width=64 --set train.epochs=1)
+fi
+mkdir -p "$out"
+export DESCENTLAB_THREADS=1
+[ -x "$cli" ] || { echo "ERROR: no $cli: build first (bash scripts/lab.sh setup)" >&2; exit 1; }
+
+tuned() {  # tuned VALUE_NAME TASK OPTIMIZER -> the second look's chosen lr or alpha (vit-tune)
+  /usr/bin/python3 - "$out/tuning.json" "$1" "$2" "$3" <<'PY'
+import json, sys
+path, what, task, optimizer = sys.argv[1:5]
+print(json.load(open(path))[task][optimizer][what])
+PY
+}
+
+# shellcheck source=scripts/horst_runs.sh
+. "$repo/scripts/horst_runs.sh"  # horst_one NAME PRESET SIZE PRUNE [--set k=v ...], run_jobs
+
+ridge_lr() {  # ridge_lr TASK ALPHA -> HORST's best lr at ALPHA on the first look's tuning grid of TASK (vit, gpt)
+  /usr/bin/python3 - "$repo/results/horst/tuning.json" "$1" "$2" <<'PY'
+import json, re, sys
+grid = json.load(open(sys.argv[1]))[sys.argv[2]]["horst"]["by_lr_alpha"]
+alpha = float(sys.argv[3])
+at_alpha = {float(m.group(1)): v for k, v in grid.items()
+            if (m := re.fullmatch(r"lr ([0-9.e-]+), α ([0-9.e-]+)", k)) and float(m.group(2)) == alpha}
+if not at_alpha:
+    sys.exit(f"no tuning run of HORST at alpha {alpha:g} in {sys.argv[1]}")
+best = max if sys.argv[2] == "vit" else min  # accuracy up, perplexity down
+print(f"{best(at_alpha, key=at_alpha.get):g}")
+PY
+}
+
+case "${1:-}" in
+  ridge)
+    shift
+    seeds=("$@")
+    [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
+    for seed in "${seeds[@]}"; do
+      for alpha in 5 20 50; do
+        lr=$(ridge_lr gpt "$alpha")
+        echo "ridge-gpt-horst-a$alpha-seed$seed gpt-horst full yes --set train.seed=$seed --set train.lr=$lr --set optimizer.alpha=$alpha"
+      done
+    done | run_jobs
+    [ "$size" = smoke ] || bash "$repo/scripts/results-horst.sh" summary
+    ;;
+  vit-tune)
+    # The schedule the study uses, compressed into 2 epochs, at its hardest sparsity; scored on held-out training
+    # images (the test split is never used for choosing).
+    tune="--set train.epochs=2 --set train.lr_schedule=cosine --set train.warmup=0.05 --set sparsity.target=0.95"
+    tune="$tune --set data.evaluate_on=validation"
+    {
+      for optimizer in adamw ham; do
+        for lr in 0.001 0.003 0.01; do
+          echo "tune-vit-$optimizer-lr$lr vit-$optimizer full no --set train.lr=$lr $tune"
+        done
+      done
+      for alpha in 5 20 50; do
+        ridge=$(ridge_lr vit "$alpha")
+        for lr in "$ridge" "$(/usr/bin/python3 -c "print(f'{3 * float(\"$ridge\"):g}')")"; do
+          echo "tune-vit-horst-a$alpha-lr$lr vit-horst full no --set train.lr=$lr --set optimizer.alpha=$alpha $tune"
+        done
+      done
+    } | run_jobs
+    /usr/bin/python3 "$repo/scripts/summarize_horst.py" --tune "$out"
+    ;;
+  vit)
+    shift
+    seeds=("$@")
+    [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
+    [ -f "$out/tuning.json" ] || { echo "ERROR: run vit-tune first (no $out/tuning.json)" >&2; exit 1; }
+    for seed in "${seeds[@]}"; do
+      for dataset in fashion-mnist mnist; do
+        for target in 0.9 0.95; do
+          for optimizer in adamw ham horst; do
+            sets="--set data.dataset=$dataset --set sparsity.target=$target --set train.seed=$seed"
+            sets="$sets --set train.epochs=10 --set train.lr_schedule=cosine --set train.warmup=0.05"
+            sets="$sets --set train.lr=$(tuned lr vit "$optimizer")"
+            [ "$optimizer" = horst ] && sets="$sets --set optimizer.alpha=$(tuned alpha vit horst)"
+            echo "vit-$dataset-s$target-$optimizer-seed$seed vit-$optimizer full no $sets"
+          done
+        done
+      done
+    done | run_jobs
+    [ "$size" = smoke ] || bash "$repo/scripts/results-horst.sh" summary
+    ;;
+  summary) bash "$repo/scripts/results-horst.sh" summary ;;
+  *) echo "usage: bash scripts/second-look.sh ridge [SEEDS...] | vit-tune | vit [SEEDS...] | summary" >&2; exit 2 ;;
+esac
