@@ -2,7 +2,7 @@
 """Fingerprints what a run file holds that must not change when the code is only reorganised: every metric
 series' steps and values (bit for bit, as SHA-256 of the raw arrays), every histogram's steps and counts, every
 sweep, and every checkpoint's model tensors, λ and step. Left out on purpose: wall times, the throughput series
-(both are clocks) and the creation stamps. Used by scripts/same-results.sh.
+(both are clocks), the live frontier's seconds and the creation stamps. Used by scripts/same-results.sh.
 
     python3 scripts/run_fingerprint.py RUN.h5 [SUMMARY.json] > FINGERPRINT.json
 
@@ -62,6 +62,9 @@ def main():
         with open(sys.argv[2]) as file:
             summary = json.load(file)
         result["summary"] = {key: value for key, value in summary.items() if key not in SUMMARY_CLOCKS}
+        frontier = result["summary"].get("frontier")
+        if isinstance(frontier, dict):  # the live frontier's own time is a clock too (its count is kept)
+            result["summary"]["frontier"] = {k: v for k, v in frontier.items() if k != "seconds"}
     json.dump(result, sys.stdout, indent=1, sort_keys=True)
     print()
 
