@@ -143,7 +143,11 @@ QVector<DrawnCurve> TrainingCurvesView::curves() const {
         ++curve.hiddenByLogY;
       }
     }
-    curve.smoothed = weight > 0 ? smoothExponential(curve.raw, weight) : curve.raw;
+    // Only noisy interval means are smoothed; an evaluation (a test value, the accuracy around a compression) or a
+    // set value (the learning rate) is drawn as measured, since an average over a few points only lags behind them.
+    const auto* info = record::find_metric(name.toStdString());
+    curve.smoothable = info == nullptr || info->smoothable;
+    curve.smoothed = weight > 0 && curve.smoothable ? smoothExponential(curve.raw, weight) : curve.raw;
     // Identical so far to an earlier visible run (a repeated seed, an unchanged config): said, and drawn dashed.
     if (run->visible && curve.raw.size() >= 2) {
       for (const auto& earlier : result) {
@@ -171,10 +175,11 @@ void TrainingCurvesView::rebuild() {
   updateMetricChoices();
   plot()->clearPlottables();
   plot()->clearItems();
-  const bool smoothing = smoothing_->value() > 0;
+  const bool sliderSmoothing = smoothing_->value() > 0;
   QString label = wanted_ == QStringLiteral("@test") ? QString() : metricLabel(wanted_);
   int drawn = 0;
   int hiddenByLogY = 0;
+  bool anySmoothable = false;
   const QVector<DrawnCurve> all = curves();
   for (const auto& curve : all) {
     const RunData& run = *curve.run;
@@ -188,6 +193,8 @@ void TrainingCurvesView::rebuild() {
     }
     // Few points (one per evaluation) are marked, so a single evaluation still shows.
     const bool sparse = curve.raw.size() < 40;
+    const bool smoothing = sliderSmoothing && curve.smoothable;
+    anySmoothable = anySmoothable || curve.smoothable;
     if (smoothing) {
       auto* raw = plot()->addGraph();
       raw->setData(curve.steps, curve.raw, true);
@@ -219,6 +226,14 @@ void TrainingCurvesView::rebuild() {
                          ? QStringLiteral("hides %1 point%2 ≤ 0").arg(hiddenByLogY).arg(hiddenByLogY == 1 ? "" : "s")
                          : QString());
   logYNote_->setVisible(hiddenByLogY > 0);
+  // The slider says when it has nothing to smooth, rather than seeming to do nothing.
+  const bool canSmooth = all.isEmpty() || anySmoothable;
+  smoothing_->setEnabled(canSmooth);
+  smoothingLabel_->setEnabled(canSmooth);
+  smoothing_->setToolTip(canSmooth ? QStringLiteral("Smoothing: exponential moving average weight, as in TensorBoard")
+                                   : QStringLiteral("Not smoothed: this series is an evaluation or a set value, drawn "
+                                                    "as measured; smoothing applies to interval means such as the "
+                                                    "training loss"));
   if (drawn == 0) {
     placeholder(plot(), plot()->axisRect(),
                 model()->count() == 0 ? QStringLiteral("No run yet: pick a preset and press Start")
@@ -254,7 +269,7 @@ QString TrainingCurvesView::readout(QCPAxisRect*, double x, double) const {
     if (i < 0) continue;
     QString part =
         QStringLiteral("%1 @%2: %3").arg(curve.run->name).arg(std::llround(curve.steps[i])).arg(number(curve.raw[i]));
-    if (smoothing) part += QStringLiteral(" (smoothed %1)").arg(number(curve.smoothed[i]));
+    if (smoothing && curve.smoothable) part += QStringLiteral(" (smoothed %1)").arg(number(curve.smoothed[i]));
     parts << part;
   }
   if (parts.isEmpty()) return QStringLiteral("step %1").arg(std::llround(x));

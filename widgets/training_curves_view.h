@@ -19,7 +19,8 @@ struct DrawnCurve {
   QString series;  // the scalar's name ("loss", "test_accuracy")
   QVector<double> steps;
   QVector<double> raw;       // NaN where log y cannot draw a value (≤ 0)
-  QVector<double> smoothed;  // TensorBoard's debiased EMA of raw; raw itself at smoothing 0
+  QVector<double> smoothed;  // TensorBoard's debiased EMA of raw; raw itself at smoothing 0 or when not smoothable
+  bool smoothable = true;    // a noisy interval mean (the metric vocabulary's smoothable); evaluations are not
   int hiddenByLogY = 0;      // points log y cannot draw
   QString sameAs;            // an earlier run whose curve is identical so far, if any
   int duplicateRank = 0;     // 0 for a distinct curve; 1, 2… for the runs that repeat an earlier one

@@ -28,6 +28,9 @@ struct MetricInfo {
   SeriesShape shape;
   Direction better;
   std::string_view meaning;  // one sentence for tooltips and `inspect`
+  // A noisy mean over a metric interval (the training loss): plots may smooth it. Evaluations (test values, the
+  // accuracy around a compression), set values (the learning rate) and states (λ) are drawn as they are.
+  bool smoothable = false;
 };
 
 namespace metric {
@@ -66,7 +69,7 @@ inline constexpr const char* kFrontierLoss = "frontier_loss";
 
 inline constexpr MetricInfo kMetricVocabulary[] = {
     {metric::kLoss, "training loss", "", SeriesShape::Scalar, Direction::Lower,
-     "Mean training loss over the last interval (the last layer's loss for the layerwise engine)."},
+     "Mean training loss over the last interval (the last layer's loss for the layerwise engine).", true},
     {metric::kTestLoss, "test loss", "", SeriesShape::Scalar, Direction::Lower, "Loss on the test set."},
     {metric::kTestAccuracy, "test accuracy", "", SeriesShape::Scalar, Direction::Higher,
      "Share of test samples classified correctly."},
@@ -79,11 +82,11 @@ inline constexpr MetricInfo kMetricVocabulary[] = {
     {metric::kEpoch, "epoch", "epochs", SeriesShape::Scalar, Direction::Neither,
      "Epochs done, counting the current one's share of batches."},
     {metric::kThroughput, "throughput", "samples/s", SeriesShape::Scalar, Direction::Higher,
-     "Training samples per second of wall time over the last interval."},
+     "Training samples per second of wall time over the last interval.", true},
     {metric::kLagrangian, "Lagrangian", "", SeriesShape::Scalar, Direction::Neither,
-     "Mean primal-dual Lagrangian: the loss plus the λ-weighted constraint slacks."},
+     "Mean primal-dual Lagrangian: the loss plus the λ-weighted constraint slacks.", true},
     {metric::kLayerLoss, "per-layer training loss fₗ", "", SeriesShape::PerLayer, Direction::Lower,
-     "Training loss of the readout after each layer l = 0..L."},
+     "Training loss of the readout after each layer l = 0..L.", true},
     {metric::kTestLayerLoss, "per-layer test loss fₗ", "", SeriesShape::PerLayer, Direction::Lower,
      "Test loss of the readout after each layer l = 0..L."},
     {metric::kTestDescendingFrequency, "share of test samples descending", "", SeriesShape::PerLayer, Direction::Higher,
@@ -95,7 +98,7 @@ inline constexpr MetricInfo kMetricVocabulary[] = {
     {metric::kLambda, "Lagrange multiplier λₗ", "", SeriesShape::PerLayer, Direction::Neither,
      "Dual variable of each layer's descent constraint; non-zero where the constraint binds."},
     {metric::kSlack, "constraint slack gₗ", "", SeriesShape::PerLayer, Direction::Neither,
-     "f(l) - (1 - α) f(l-1) averaged over the interval; positive means the constraint is violated."},
+     "f(l) - (1 - α) f(l-1) averaged over the interval; positive means the constraint is violated.", true},
     {metric::kResilientSlack, "resilient relaxation uₗ", "", SeriesShape::PerLayer, Direction::Neither,
      "How far each constraint is relaxed (resilient constrained learning)."},
     {metric::kAlpha, "descent factor α", "", SeriesShape::Scalar, Direction::Neither,

@@ -6,6 +6,7 @@
 #include <qcustomplot.h>
 #include <QApplication>
 #include <QSet>
+#include <QSlider>
 #include <QTest>
 
 #include <memory>
@@ -79,6 +80,43 @@ TEST_F(PlotsTest, SmoothingIsTensorBoardsDebiasedEmaAtAnyLength) {
   const auto graphs = legendGraphs(view_->plot());
   ASSERT_TRUE(graphs.contains(QStringLiteral("short")));
   EXPECT_EQ(valuesOf(graphs[QStringLiteral("short")]), curves[0].smoothed);
+}
+
+// Issue 18: an evaluation (the accuracy right after each compression) or a set value (the scheduled learning rate)
+// is drawn as measured, with markers, whatever the slider says: an average over eight evaluations only lagged below
+// them. The slider is greyed out while it has nothing to smooth, and smooths the training loss again after.
+TEST_F(PlotsTest, EvaluationsAndSetValuesAreDrawnAsMeasured) {
+  auto run = std::make_unique<RunData>();
+  run->name = QStringLiteral("scheduled");
+  const QVector<double> values = {0.18, 0.47, 0.55, 0.62, 0.63, 0.68, 0.69, 0.70};
+  for (int i = 0; i < values.size(); ++i) {
+    run->addScalar(QStringLiteral("test_accuracy_after_compression"), 19 * (i + 1), 0, values[i]);
+    run->addScalar(QStringLiteral("lr"), 19 * (i + 1), 0, 0.001 * (1.0 - i / 8.0));
+    run->addScalar(QStringLiteral("loss"), 19 * (i + 1), 0, 2.0 - values[i]);
+  }
+  model_.addRun(std::move(run));
+  view_->setSmoothing(0.6);
+  auto* slider = view_->findChild<QSlider*>();
+  ASSERT_NE(slider, nullptr);
+  for (const QString& series : {QStringLiteral("test_accuracy_after_compression"), QStringLiteral("lr")}) {
+    view_->setMetric(series);
+    view_->refresh(true);
+    const auto curves = view_->curves();
+    ASSERT_EQ(curves.size(), 1);
+    EXPECT_FALSE(curves[0].smoothable) << series.toStdString();
+    EXPECT_EQ(curves[0].smoothed, curves[0].raw) << series.toStdString();
+    const auto graphs = legendGraphs(view_->plot());
+    ASSERT_TRUE(graphs.contains(QStringLiteral("scheduled")));
+    EXPECT_EQ(valuesOf(graphs[QStringLiteral("scheduled")]), curves[0].raw);
+    EXPECT_NE(graphs[QStringLiteral("scheduled")]->scatterStyle().shape(), QCPScatterStyle::ssNone);
+    EXPECT_EQ(view_->plot()->graphCount(), 1) << "no faint raw copy under a smoothed line";
+    EXPECT_FALSE(slider->isEnabled());
+  }
+  view_->setMetric(QStringLiteral("loss"));
+  view_->refresh(true);
+  EXPECT_TRUE(view_->curves()[0].smoothable);
+  EXPECT_NE(view_->curves()[0].smoothed, view_->curves()[0].raw);
+  EXPECT_TRUE(slider->isEnabled());
 }
 
 TEST_F(PlotsTest, TheCsvExportWritesExactlyWhatIsDrawn) {
