@@ -1,6 +1,7 @@
 # The sparse-training runs of the results scripts (results-horst.sh, second-look.sh): one run trained, resumed when
 # its run file is there but unfinished, pruned when asked and summarized; and two such runs at a time.
 # Needs: cli, out, repo and the array extra (more --set options, for smoke runs) set by the caller before sourcing.
+# `tuned` reads a choice of `summarize_horst.py --tune` from OUT/tuning.json.
 
 # One run: NAME PRESET SIZE PRUNE(yes|no) [--set k=v ...]. Trains (or resumes), prunes when asked, writes NAME.json.
 horst_one() {
@@ -36,3 +37,11 @@ export cli out repo
 export DESCENTLAB_EXTRA="${extra[*]}"
 
 run_jobs() { xargs -P 2 -L 1 bash -c 'extra=($DESCENTLAB_EXTRA); horst_one "$@"' _; }
+
+tuned() {  # tuned VALUE_NAME TASK OPTIMIZER -> the lr or alpha chosen in $out/tuning.json
+  /usr/bin/python3 - "$out/tuning.json" "$1" "$2" "$3" <<'PY'
+import json, sys
+path, what, task, optimizer = sys.argv[1:5]
+print(json.load(open(path))[task][optimizer][what])
+PY
+}

@@ -29,13 +29,6 @@ export DESCENTLAB_THREADS=1
 # shellcheck source=scripts/horst_runs.sh
 . "$repo/scripts/horst_runs.sh"  # horst_one NAME PRESET SIZE PRUNE [--set k=v ...], run_jobs
 
-tuned() {  # tuned VALUE_NAME TASK OPTIMIZER -> the chosen lr or alpha
-  /usr/bin/python3 - "$out/tuning.json" "$1" "$2" "$3" <<'PY'
-import json, sys
-path, what, task, optimizer = sys.argv[1:5]
-print(json.load(open(path))[task][optimizer][what])
-PY
-}
 
 case "${1:-}" in
   tune)

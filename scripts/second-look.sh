@@ -35,14 +35,6 @@ mkdir -p "$out"
 export DESCENTLAB_THREADS=1
 [ -x "$cli" ] || { echo "ERROR: no $cli: build first (bash scripts/lab.sh setup)" >&2; exit 1; }
 
-tuned() {  # tuned VALUE_NAME TASK OPTIMIZER -> the second look's chosen lr or alpha (vit-tune)
-  /usr/bin/python3 - "$out/tuning.json" "$1" "$2" "$3" <<'PY'
-import json, sys
-path, what, task, optimizer = sys.argv[1:5]
-print(json.load(open(path))[task][optimizer][what])
-PY
-}
-
 # shellcheck source=scripts/horst_runs.sh
 . "$repo/scripts/horst_runs.sh"  # horst_one NAME PRESET SIZE PRUNE [--set k=v ...], run_jobs
 

@@ -18,6 +18,7 @@
 #include "core/train/host_sync_probe.h"
 #include "core/train/layerwise_math.h"
 #include "core/train/layerwise_trainer.h"
+#include "resume_parts.h"
 #include "run_file_samples.h"
 #include "test_sinks.h"
 #include "test_support.h"
@@ -275,8 +276,6 @@ TEST(LayerwiseTrainer, AScheduledRunStoppedInItsWarmupAndItsDecayResumesBitwiseI
 
   ScratchFolder folder;
   const std::string path = (folder / "run.h5").string();
-  store::RunWriterOptions options;
-  options.flush_interval_seconds = 0;
   TrainingResult last;
   for (const auto& [stop_at, stopped_steps] : std::vector<std::pair<int64_t, int64_t>>{{2, 2}, {7, 8}, {0, 15}}) {
     // The first part starts as the straight run; each resumed part is a new process, with other weights and
@@ -285,21 +284,7 @@ TEST(LayerwiseTrainer, AScheduledRunStoppedInItsWarmupAndItsDecayResumesBitwiseI
     tasks::VideoTask task(config, torch::kCPU);
     LayerwiseTrainer trainer(config, task, torch::kCPU);
     EXPECT_EQ(trainer.learning_rate_schedule().warmup_steps, 4);
-    std::unique_ptr<store::RunWriter> writer;
-    if (stop_at == 2) {
-      writer = store::RunWriter::create(path, testing::sample_header(), options);
-    } else {
-      const store::RunReader reader(path);
-      trainer.resume_from(reader.checkpoint("latest"), path, "latest");
-      writer = store::RunWriter::open(path);
-    }
-    TrainingControl control;
-    StopAfter stopper(control, stop_at);
-    trainer.add_sink(writer.get());
-    trainer.add_sink(&stopper);
-    trainer.set_checkpoint_store(writer.get());
-    trainer.set_control(&control);
-    last = trainer.run();
+    last = testing::run_part(trainer, path, stop_at == 2 ? testing::Part::First : testing::Part::Resumed, stop_at);
     EXPECT_EQ(last.steps, stopped_steps) << stop_at;
     if (stop_at == 0) {
       const auto parameters = task.module()->parameters();

@@ -13,6 +13,7 @@
 #include "core/store/run_writer.h"
 #include "core/train/host_sync_probe.h"
 #include "core/train/sparse_trainer.h"
+#include "resume_parts.h"
 #include "run_file_samples.h"
 #include "test_sinks.h"
 #include "test_support.h"
@@ -234,34 +235,15 @@ TEST(SparseTrainer, StoppedAndResumedAcdcRunIsBitwiseIdentical) {
   }
   ScratchFolder folder;
   const std::string path = (folder / "run.h5").string();
-  store::RunWriterOptions options;
-  options.flush_interval_seconds = 0;
-  {
+  {  // stops after 23 steps, in the decompressed phase [22, 24)
     auto task = make_vit_task(config);
     SparseTrainer trainer(config, *task, torch::kCPU);
-    auto writer = store::RunWriter::create(path, testing::sample_header(), options);
-    TrainingControl control;
-    StopAfter stopper(control, 23);  // stops after 23 steps, in the decompressed phase [22, 24)
-    trainer.add_sink(writer.get());
-    trainer.add_sink(&stopper);
-    trainer.set_checkpoint_store(writer.get());
-    trainer.set_control(&control);
-    EXPECT_TRUE(trainer.run().stopped);
+    EXPECT_TRUE(testing::run_part(trainer, path, testing::Part::First, 23).stopped);
   }
   {  // resumed, then stopped again after 25 steps, inside the compressed phase [24, 26)
-    const int64_t stop_at = 25;
     auto task = make_vit_task(config);
     SparseTrainer trainer(config, *task, torch::kCPU);
-    const store::RunReader reader(path);
-    trainer.resume_from(reader.checkpoint("latest"), path, "latest");
-    auto writer = store::RunWriter::open(path);
-    TrainingControl control;
-    StopAfter stopper(control, stop_at);
-    trainer.add_sink(writer.get());
-    trainer.add_sink(&stopper);
-    trainer.set_checkpoint_store(writer.get());
-    trainer.set_control(&control);
-    EXPECT_TRUE(trainer.run().stopped);
+    EXPECT_TRUE(testing::run_part(trainer, path, testing::Part::Resumed, 25).stopped);
     EXPECT_EQ(trainer.phase(), AcdcPhase::compressed);
   }
   torch::manual_seed(12345);
@@ -318,27 +300,12 @@ TEST(SparseTrainer, AScheduledRunStoppedInItsWarmupAndItsDecayResumesBitwiseIden
 
   ScratchFolder folder;
   const std::string path = (folder / "run.h5").string();
-  store::RunWriterOptions options;
-  options.flush_interval_seconds = 0;
   for (const int64_t stop_at : {6, 25, 0}) {  // 0: to the end
     torch::manual_seed(12345);                // a new process: other weights and generator state until restored
     auto task = make_vit_task(config);
     SparseTrainer trainer(config, *task, torch::kCPU);
-    std::unique_ptr<store::RunWriter> writer;
-    if (stop_at == 6) {
-      writer = store::RunWriter::create(path, testing::sample_header(), options);
-    } else {
-      const store::RunReader reader(path);
-      trainer.resume_from(reader.checkpoint("latest"), path, "latest");
-      writer = store::RunWriter::open(path);
-    }
-    TrainingControl control;
-    StopAfter stopper(control, stop_at);
-    trainer.add_sink(writer.get());
-    trainer.add_sink(&stopper);
-    trainer.set_checkpoint_store(writer.get());
-    trainer.set_control(&control);
-    const TrainingResult result = trainer.run();
+    const TrainingResult result =
+        testing::run_part(trainer, path, stop_at == 6 ? testing::Part::First : testing::Part::Resumed, stop_at);
     EXPECT_EQ(result.stopped, stop_at != 0) << stop_at;
     EXPECT_EQ(result.steps, stop_at != 0 ? stop_at : 40);
     if (stop_at == 0) {
