@@ -100,6 +100,7 @@ case "${1:-}" in
           for optimizer in adamw ham horst; do
             sets="--set data.dataset=$dataset --set sparsity.target=$target --set train.seed=$seed"
             sets="$sets --set train.epochs=10 --set train.lr_schedule=cosine --set train.warmup=0.05"
+            sets="$sets --set sparsity.compression_samples=0"  # the whole test split, as at epoch ends
             sets="$sets --set train.lr=$(tuned lr vit "$optimizer")"
             [ "$optimizer" = horst ] && sets="$sets --set optimizer.alpha=$(tuned alpha vit horst)"
             echo "vit-$dataset-s$target-$optimizer-seed$seed vit-$optimizer full no $sets"

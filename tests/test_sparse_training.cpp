@@ -371,6 +371,25 @@ TEST(SparseTrainer, EachCompressionRecordsTheTestAccuracyBeforeAndAfterItsMask) 
   EXPECT_EQ(rows[0].evaluation.metric, before.front().second);
   EXPECT_EQ(rows[1].evaluation.metric, after.front().second);
 
+  // sparsity.compression_samples: the pair on the first 12 test images only, equal to pruning on those 12 (accuracy
+  // in twelfths), and the training itself unchanged.
+  auto limited = config;
+  limited.sparsity.compression_samples = 12;
+  auto limited_task = make_vit_task(limited);
+  SparseTrainer limited_trainer(limited, *limited_task, torch::kCPU);
+  TrainingControl limited_control;
+  StopAfter limited_stopper(limited_control, compressions.front() + 1);  // just past the first compression
+  RecordingSink limited_sink;
+  limited_trainer.add_sink(&limited_sink);
+  limited_trainer.add_sink(&limited_stopper);
+  limited_trainer.set_control(&limited_control);
+  ASSERT_TRUE(limited_trainer.run().stopped);
+  const auto twelve = one_shot_prune(*task, {0.0, 0.8}, trainer.prunable(), optim::MaskScope::global,
+                                     evaluation_batch_size(config), 12);
+  EXPECT_EQ(limited_sink.scalars.at("test_accuracy_before_compression").front().second, twelve[0].evaluation.metric);
+  EXPECT_EQ(limited_sink.scalars.at("test_accuracy_after_compression").front().second, twelve[1].evaluation.metric);
+  EXPECT_DOUBLE_EQ(twelve[1].evaluation.metric * 12, std::round(twelve[1].evaluation.metric * 12));
+
   // Without AC/DC there is no compression and no such series.
   const auto dense = tiny_vit_config("horst", "none");
   auto dense_task = make_vit_task(dense);

@@ -136,6 +136,10 @@ void fields(Sparsity& s, Visitor& v, SparsityConfig*) {
   v.field("decompressed_until",
           "Fraction of the run until which the last decompressed phase lasts; compressed after it",
           s.decompressed_until, 0.0, 1.0);
+  v.field("compression_samples",
+          "Test (or validation) samples evaluated just before and right after each compression's mask (the first "
+          "ones, always the same); 0 = all, as at epoch ends",
+          s.compression_samples, 0, kBig);
   v.field("frontier_interval",
           "Steps between evaluations of the live sparsity frontier (vit, gpt): a copy of the weights pruned one-shot "
           "per tensor by magnitude at each frontier sparsity, evaluated on a fixed small batch; also at the run's "

@@ -104,6 +104,9 @@ struct SparsityConfig {
   double phase = 0.05;
   double alternate_until = 0.75;
   double decompressed_until = 0.85;
+  // Test (or validation) samples evaluated just before and right after each compression's mask: the first ones;
+  // 0: all of them, as at epoch ends (two evaluations per compression; the vit presets' quick size uses 256).
+  int64_t compression_samples = 0;
   // The live sparsity frontier (vit, gpt): every frontier_interval steps and at the run's last step, a copy of the
   // weights pruned layer by layer by magnitude to each of frontier_sparsities, evaluated on the first
   // frontier_samples test (or validation) samples. 0: off. The defaults cost under 5 % of training time

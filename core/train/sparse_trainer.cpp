@@ -166,12 +166,13 @@ void SparseTrainer::enter_phase(AcdcPhase phase) {
       scalar(metric::kSignFlips,
              static_cast<double>(optim::count_sign_flips(s.last_snapshot, now, s.previous_masks, s.masks)));
     }
-    // The test metric just before and right after the mask (issue 18): how much of the dense model's standing the
-    // compression itself costs, apart from the recovery that follows. Evaluation draws no random numbers and leaves
-    // the model in training mode, so the run trains exactly as it would without it.
-    scalar(record::compression_series(metric_name(), false), evaluate().metric);
+    // The test metric just before and right after the mask (issue 18), on sparsity.compression_samples samples: how
+    // much of the dense model's standing the compression itself costs, apart from the recovery that follows. Evaluation
+    // draws no random numbers and leaves the model in training mode, so the run trains exactly as it would without it.
+    const int64_t samples = config_.sparsity.compression_samples;
+    scalar(record::compression_series(metric_name(), false), evaluate(samples).metric);
     optim::apply_masks(s.prunable, s.masks);
-    scalar(record::compression_series(metric_name(), true), evaluate().metric);
+    scalar(record::compression_series(metric_name(), true), evaluate(samples).metric);
     s.last_snapshot = now;
   } else if (phase == AcdcPhase::decompressed && s.phase == AcdcPhase::compressed) {
     // Pruned weights come back as the zeros they are; the optimizer starts from fresh moments.
@@ -294,8 +295,8 @@ int64_t evaluation_batch_size(const config::ExperimentConfig& config) {
   return std::max<int64_t>(config.train.batch_size, 128);
 }
 
-SparseEvaluation SparseTrainer::evaluate() {
-  return evaluate_task(task_, evaluation_batch_size(config_));
+SparseEvaluation SparseTrainer::evaluate(int64_t samples) {
+  return evaluate_task(task_, evaluation_batch_size(config_), samples);
 }
 
 int64_t SparseTrainer::periodic_interval() const {

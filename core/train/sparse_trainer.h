@@ -5,12 +5,14 @@
 //
 // Events (run-file names): per metric interval loss, lr, epoch, throughput, sparsity (exact-zero share of the
 // prunable weights) and acdc_phase (0 dense, 1 compressed, 2 decompressed); at every compression mask_churn (the
-// Hamming distance to the previous mask) and sign_flips (weights kept at both this and the previous compression
-// whose sign changed between them); per epoch test_loss and test_accuracy or test_perplexity; weight histograms (global and per block)
-// with near_zero_share (|w| < 1e-4, 1e-3, 1e-2) every train.histogram_interval steps when set, and at every epoch end;
-// the live sparsity frontier every sparsity.frontier_interval steps and at the run's last step: frontier_sparsity (the
-// levels), frontier_achieved, frontier_accuracy or frontier_perplexity and frontier_loss, one column per level, from
-// one_shot_prune on a copy of the weights and the first sparsity.frontier_samples test samples.
+// Hamming distance to the previous mask), sign_flips (weights kept at both this and the previous compression
+// whose sign changed between them) and test_<metric>_before_compression / _after_compression (on the first
+// sparsity.compression_samples test samples, 0: all); per epoch test_loss and test_accuracy or test_perplexity; weight
+// histograms (global and per block) with near_zero_share (|w| < 1e-4, 1e-3, 1e-2) every train.histogram_interval steps
+// when set, and at every epoch end; the live sparsity frontier every sparsity.frontier_interval steps and at the run's
+// last step: frontier_sparsity (the levels), frontier_achieved, frontier_accuracy or frontier_perplexity and
+// frontier_loss, one column per level, from one_shot_prune on a copy of the weights and the first
+// sparsity.frontier_samples test samples.
 
 #include <torch/types.h>
 
@@ -40,7 +42,8 @@ class SparseTrainer : public Trainer {
   SparseTrainer(config::ExperimentConfig config, tasks::SparseTask& task, torch::Device device);
   ~SparseTrainer() override;
 
-  SparseEvaluation evaluate();
+  // The metric and loss on the first `samples` test (or validation) samples; 0: all of them.
+  SparseEvaluation evaluate(int64_t samples = 0);
   std::string metric_name() const override { return task_.metric_name(); }
   bool higher_is_better() const override { return task_.higher_is_better(); }
   torch::optim::AdamW& optimizer() override;  // AdamW, or HAM / HORST (MirroredAdamW)
