@@ -16,6 +16,19 @@
 #                                                  # 10 epochs, warm-up + cosine, each optimizer at its vit-tune choice
 #                                                  # (36 runs for 3 seeds, about 3.3 h)
 #   bash scripts/second-look.sh summary            # rewrite docs/results-horst.md from results/horst and the second look
+#   bash scripts/second-look.sh video-alpha        # claims 1-2 on video, where λ binds: short probes (full-size model,
+#                                                  # 2,048 clips, 2 epochs) at α 0.05 / 0.1 / 0.2 / 0.4; the smallest α
+#                                                  # whose λ is positive in at least half of the metric rows of the
+#                                                  # second half of training at some layer is the video cell's (4 runs,
+#                                                  # about 10 min)
+#   bash scripts/second-look.sh layerwise [SEEDS...]  # claims 1-3 of the layerwise paper on the full IMDb training set
+#                                                  # (25,000 reviews, 3 epochs): the first look's three most promising
+#                                                  # cells (depth 8 α 0.2 per-batch, depth 4 α 0.2 stop-gradient,
+#                                                  # depth 4 α 0.1 per-batch) and ERM at both depths, each swept under
+#                                                  # gaussian, uniform and discrete noise to γ 2 with 3 noise seeds;
+#                                                  # then video (full size) ERM and the video-alpha cell, direct
+#                                                  # readout. 21 runs for 3 seeds, about 3 h; summary in
+#                                                  # docs/study-layerwise.md
 #
 # Needs the first look's tuning (results/horst/tuning.json, committed). Finished runs are skipped and interrupted ones
 # resume from their run files, so the script can be stopped and started again. Two runs go in parallel (one torch
@@ -37,6 +50,20 @@ export DESCENTLAB_THREADS=1
 
 # shellcheck source=scripts/horst_runs.sh
 . "$repo/scripts/horst_runs.sh"  # horst_one NAME PRESET SIZE PRUNE [--set k=v ...], run_jobs
+
+# The layerwise part writes to its own folder; its summary goes after the study's first look.
+layerwise_out="$repo/results/second-look-layerwise"
+[ "$size" = smoke ] && layerwise_out="$repo/results/second-look-layerwise-smoke"
+# shellcheck source=scripts/layerwise_runs.sh
+. "$repo/scripts/layerwise_runs.sh"  # layerwise_one NAME SEED PRESET SIZE SWEEP [--set k=v ...], run_layerwise_jobs
+study_summary() {
+  if [ "$size" = smoke ]; then
+    DESCENTLAB_SECOND_LOOK="$layerwise_out" /usr/bin/python3 "$repo/scripts/summarize_study.py" \
+      "$repo/results/study-layerwise" "$layerwise_out/study.md"
+  else
+    bash "$repo/scripts/study-layerwise.sh" summary
+  fi
+}
 
 ridge_lr() {  # ridge_lr TASK ALPHA -> HORST's best lr at ALPHA on the first look's tuning grid of TASK (vit, gpt)
   /usr/bin/python3 - "$repo/results/horst/tuning.json" "$1" "$2" <<'PY'
@@ -110,6 +137,57 @@ case "${1:-}" in
     done | run_jobs
     [ "$size" = smoke ] || bash "$repo/scripts/results-horst.sh" summary
     ;;
-  summary) bash "$repo/scripts/results-horst.sh" summary ;;
-  *) echo "usage: bash scripts/second-look.sh ridge [SEEDS...] | vit-tune | vit [SEEDS...] | summary" >&2; exit 2 ;;
+  video-alpha)
+    out="$layerwise_out"
+    mkdir -p "$out"
+    probe="--set data.train_clips=2048 --set train.epochs=2"
+    [ "$size" = smoke ] && probe="--set data.train_clips=64 --set data.test_clips=32 --set train.epochs=1"
+    for alpha in 0.05 0.1 0.2 0.4; do
+      base="$out/video-alpha$alpha-probe"
+      [ -f "$base.done" ] && { echo "done already: $base"; continue; }
+      rm -f "$base.h5"  # a probe is short: an interrupted one starts again
+      # shellcheck disable=SC2086
+      "$cli" train --preset video-constrained --size full $probe --set constraints.alpha=$alpha --out "$base.h5" \
+        --json >"$base.train.json" 2>"$base.log"
+      touch "$base.done"
+    done
+    /usr/bin/python3 "$repo/scripts/summarize_study.py" --video-alpha "$out"
+    ;;
+  layerwise)
+    shift
+    seeds=("$@")
+    [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
+    out="$layerwise_out"
+    mkdir -p "$out"
+    [ -f "$out/video-alpha.json" ] || { echo "ERROR: run video-alpha first (no $out/video-alpha.json)" >&2; exit 1; }
+    video_alpha=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["alpha"])' \
+      "$out/video-alpha.json")
+    text_sets="" video_sets=""
+    if [ "$size" = smoke ]; then
+      text_sets="--set data.train_limit=256 --set data.test_limit=128 --set train.epochs=1"
+      video_sets="--set data.train_clips=64 --set data.test_clips=32 --set train.epochs=1"
+    fi
+    for seed in "${seeds[@]}"; do
+      # Depth 8 first, the longest runs, so the two lanes end together.
+      echo "d8-erm $seed text-erm full text $text_sets --set model.layers=8"
+      echo "d8-a0.2-batch $seed text-constrained full text $text_sets --set model.layers=8 --set constraints.alpha=0.2"
+      echo "d4-erm $seed text-erm full text $text_sets --set model.layers=4"
+      echo "d4-a0.1-batch $seed text-constrained full text $text_sets --set model.layers=4 --set constraints.alpha=0.1"
+      echo "d4-a0.2-batch-sg $seed text-constrained full text $text_sets --set model.layers=4" \
+        "--set constraints.alpha=0.2 --set constraints.stop_gradient=true"
+      echo "video-erm $seed video-erm full video $video_sets"
+      echo "video-a$video_alpha-batch $seed video-constrained full video $video_sets" \
+        "--set constraints.alpha=$video_alpha"
+    done | run_layerwise_jobs
+    study_summary
+    ;;
+  summary)
+    bash "$repo/scripts/results-horst.sh" summary
+    study_summary
+    ;;
+  *)
+    echo "usage: bash scripts/second-look.sh ridge [SEEDS...] | vit-tune | vit [SEEDS...] | video-alpha |" \
+      "layerwise [SEEDS...] | summary" >&2
+    exit 2
+    ;;
 esac

@@ -26,44 +26,27 @@ if [ "${DESCENTLAB_STUDY_SIZE:-}" = smoke ]; then  # only to try the script itse
 fi
 mkdir -p "$out"
 
-# One run: NAME SEED PRESET [--set k=v ...]. Trains (or resumes), sweeps, then writes NAME-seedS.json.
-study_one() {
-  local name=$1 seed=$2 preset=$3
-  shift 3
-  local base="$out/$name-seed$seed"
-  [ -f "$base.json" ] && { echo "done already: $base.json"; return 0; }
-  if [ -f "$base.h5" ]; then
-    "$cli" train --resume "$base.h5" --json >"$base.train.json" 2>"$base.log"
-  else
-    "$cli" train --preset "$preset" --size quick "$@" --set "train.seed=$seed" --out "$base.h5" --json \
-      >"$base.train.json" 2>"$base.log"
-  fi
-  "$cli" sweep "$base.h5" --checkpoint latest --noise gaussian,discrete --gamma 0:2:1 --seeds 2 --limit 1000 \
-    --json >"$base.sweep.json" 2>>"$base.log"
-  /usr/bin/python3 "$repo/scripts/summarize_study.py" --one "$base" "$name" "$seed"
-  echo "finished: $base.json"
-}
-export -f study_one
-export cli out repo
+# shellcheck source=scripts/layerwise_runs.sh
+. "$repo/scripts/layerwise_runs.sh"  # layerwise_one NAME SEED PRESET SIZE SWEEP [--set k=v ...], run_layerwise_jobs
 
-jobs_for_seed() {  # prints one job per line: NAME SEED PRESET SETS...
+jobs_for_seed() {  # prints one job per line: NAME SEED PRESET SIZE SWEEP SETS...
   local seed=$1 depth alpha common
   for depth in 8 4; do  # the longer runs first, so the two lanes end together
     common="${study_size[*]} --set model.layers=$depth"
-    echo "d$depth-erm $seed text-erm $common"
+    echo "d$depth-erm $seed text-erm quick study $common"
     for alpha in 0.02 0.05 0.1 0.2; do
-      echo "d$depth-a$alpha-batch $seed text-constrained $common --set constraints.alpha=$alpha"
-      echo "d$depth-a$alpha-epoch $seed text-constrained $common --set constraints.alpha=$alpha" \
+      echo "d$depth-a$alpha-batch $seed text-constrained quick study $common --set constraints.alpha=$alpha"
+      echo "d$depth-a$alpha-epoch $seed text-constrained quick study $common --set constraints.alpha=$alpha" \
         "--set constraints.dual_update=epoch --set constraints.dual_lr=1.0"
     done
     # The degenerate way to satisfy the constraints (make earlier layers worse) needs constraints that bind:
     # the stop-gradient variant at the two larger alphas.
     for alpha in 0.1 0.2; do
-      echo "d$depth-a$alpha-batch-sg $seed text-constrained $common --set constraints.alpha=$alpha" \
+      echo "d$depth-a$alpha-batch-sg $seed text-constrained quick study $common --set constraints.alpha=$alpha" \
         "--set constraints.stop_gradient=true"
     done
     if [ "$depth" = 4 ]; then
-      echo "d$depth-a0.1-batch-heads $seed text-constrained $common --set constraints.alpha=0.1" \
+      echo "d$depth-a0.1-batch-heads $seed text-constrained quick study $common --set constraints.alpha=0.1" \
         "--set model.readout=per_layer"
     fi
   done
@@ -75,7 +58,7 @@ case "${1:-}" in
     seeds=("$@")
     [ ${#seeds[@]} -gt 0 ] || seeds=(0)
     for seed in "${seeds[@]}"; do jobs_for_seed "$seed"; done |
-      xargs -P 2 -L 1 bash -c 'study_one "$@"' _
+      run_layerwise_jobs
     if [ "${DESCENTLAB_STUDY_SIZE:-}" = smoke ]; then
       /usr/bin/python3 "$repo/scripts/summarize_study.py" "$out" "$out/study.md"
     else
@@ -89,7 +72,7 @@ case "${1:-}" in
     seeds=("$@")
     [ ${#seeds[@]} -gt 0 ] || seeds=(1 2)
     for seed in "${seeds[@]}"; do jobs_for_seed "$seed" | grep -- "-erm "; done |
-      xargs -P 2 -L 1 bash -c 'study_one "$@"' _
+      run_layerwise_jobs
     /usr/bin/python3 "$repo/scripts/summarize_study.py" "$out" "$repo/docs/study-layerwise.md"
     ;;
   summary) /usr/bin/python3 "$repo/scripts/summarize_study.py" "$out" "$repo/docs/study-layerwise.md" ;;

@@ -2,7 +2,11 @@
 """The layerwise study (scripts/study-layerwise.sh).
 
   summarize_study.py --one BASE NAME SEED   reads BASE.h5, BASE.train.json and BASE.sweep.json and writes BASE.json
-  summarize_study.py FOLDER TARGET.md       writes the study's tables from every FOLDER/*-seed*.json
+  summarize_study.py FOLDER TARGET.md       writes the study's tables from every FOLDER/*-seed*.json, then issue 18's
+                                            second look from results/second-look-layerwise (or $DESCENTLAB_SECOND_LOOK)
+                                            when it holds finished runs
+  summarize_study.py --video-alpha FOLDER   reads FOLDER/video-alpha*-probe.h5 and writes FOLDER/video-alpha.json: how
+                                            often and how hard λ bound at each α, and the α the second look uses
 
 Everything reported is read from the run files: how often and how hard the constraints bound during training (share
 of metric rows with lambda_l > 0, mean lambda_l, share of rows whose training-batch slack g_l was > 0), the test-set
@@ -16,6 +20,7 @@ import sys
 import h5py
 import numpy as np
 
+import study_second_look as second_look
 from summary_page import write_json, write_page
 
 
@@ -41,7 +46,7 @@ def summarize_one(base, name, seed):
               for noise, table in sweep["sweeps"].items()}
     summary = {
         "name": name, "seed": int(seed), "config": config, "steps": train["steps"],
-        "seconds": train["seconds"], "accuracy": train["test"]["value"],
+        "seconds": train["seconds"], "metric": train["test"]["metric"], "accuracy": train["test"]["value"],
         "test_layer_loss": test_layer_loss, "test_descending_frequency": test_frequency,
         "sweeps": sweeps, **binding,
     }
@@ -86,8 +91,7 @@ def describe(name):
 
 
 def write_summary(folder, target):
-    runs = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(folder, "*-seed*.json")))
-            if not p.endswith((".train.json", ".sweep.json"))]
+    runs = load_runs(folder)
     groups = {}
     for run in runs:
         groups.setdefault(run["name"], []).append(run)
@@ -156,13 +160,30 @@ def write_summary(folder, target):
             r = groups[name][0]
             lines.append(f"- {describe(name)}: " + " ".join(f"{v:.3f}" for v in r["test_layer_loss"]))
         lines.append("")
-    write_page(folder, target, lines, len(runs))
+    second = os.environ.get("DESCENTLAB_SECOND_LOOK") or os.path.join(
+        os.path.dirname(os.path.abspath(folder)), "second-look-layerwise")
+    second_runs = load_runs(second)
+    if second_runs:
+        notes = os.path.join(folder, "notes.md")
+        if os.path.exists(notes):  # the first look's reading stays with the first look's tables
+            lines += ["## Reading the numbers", "", open(notes).read().strip(), ""]
+        lines += second_look.sections(second, second_runs)
+        write_page(folder, target, lines, len(runs) + len(second_runs), with_notes=False)
+    else:
+        write_page(folder, target, lines, len(runs))
+
+
+def load_runs(folder):
+    return [json.load(open(p)) for p in sorted(glob.glob(os.path.join(folder, "*-seed*.json")))
+            if not p.endswith((".train.json", ".sweep.json"))]
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "--one":
         summarize_one(*sys.argv[2:5])
+    elif len(sys.argv) == 3 and sys.argv[1] == "--video-alpha":
+        second_look.choose_video_alpha(sys.argv[2])
     elif len(sys.argv) == 3:
         write_summary(*sys.argv[1:3])
     else:
-        sys.exit("usage: summarize_study.py --one BASE NAME SEED | FOLDER TARGET.md")
+        sys.exit("usage: summarize_study.py --one BASE NAME SEED | --video-alpha FOLDER | FOLDER TARGET.md")
