@@ -142,15 +142,18 @@ case "${1:-}" in
     mkdir -p "$out"
     probe="--set data.train_clips=2048 --set train.epochs=2"
     [ "$size" = smoke ] && probe="--set data.train_clips=64 --set data.test_clips=32 --set train.epochs=1"
-    for alpha in 0.05 0.1 0.2 0.4; do
-      base="$out/video-alpha$alpha-probe"
-      [ -f "$base.done" ] && { echo "done already: $base"; continue; }
-      rm -f "$base.h5"  # a probe is short: an interrupted one starts again
+    probe_one() {  # probe_one ALPHA: a probe is short, so an interrupted one starts again
+      local base="$out/video-alpha$1-probe"
+      [ -f "$base.done" ] && { echo "done already: $base"; return 0; }
+      rm -f "$base.h5"
       # shellcheck disable=SC2086
-      "$cli" train --preset video-constrained --size full $probe --set constraints.alpha=$alpha --out "$base.h5" \
-        --json >"$base.train.json" 2>"$base.log"
+      "$cli" train --preset video-constrained --size full $probe --set "constraints.alpha=$1" --out "$base.h5" \
+        --json >"$base.train.json" 2>"$base.log" || { echo "probe failed: $base, see $base.log" >&2; return 1; }
       touch "$base.done"
-    done
+    }
+    export -f probe_one
+    export probe
+    printf '%s\n' 0.05 0.1 0.2 0.4 | xargs -P 2 -L 1 bash -c 'probe_one "$1"' _
     /usr/bin/python3 "$repo/scripts/summarize_study.py" --video-alpha "$out"
     ;;
   layerwise)
