@@ -26,7 +26,7 @@ jobs="${DESCENTLAB_JOBS:-$(nproc)}"
 # package there), checked on fresh machines of both by CI.
 packages=(
   build-essential cmake pkg-config ccache git ca-certificates
-  libtorch-dev libopenblas0-pthread
+  libtorch-dev libgloo-dev libopenblas0-pthread
   libhdf5-dev nlohmann-json3-dev libcli11-dev libssl-dev zlib1g-dev
   qt6-base-dev qt6-svg-dev libqt6opengl6-dev libqcustomplot-dev libqcustomplot2.1-qt6 libimgui-dev libgl-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3-h5py python3-torch

@@ -142,6 +142,95 @@ case "$check" in
       cat "$scratch/d.err" >&2; fail "interrupted run exited $status"
     fi
     ;;
+  data_parallel)
+    # bash cli_checks.sh data_parallel CLI PYTHON SCRIPTS_DIR (issue 19): --nproc 2 over Gloo on localhost equals one
+    # process with the same global batch (within reduction tolerance); a 2-process run stopped and resumed with 2
+    # processes equals its uninterrupted run bitwise, and resumed with 1 process stays within tolerance; a killed
+    # rank makes the other exit with an error naming the collective, leaves no process behind, and the run file
+    # resumes; ranks with different configs and a rendezvous nobody joins are refused with clear errors.
+    python=$3 scripts=$4
+    no_strays() {  # no descentlab-cli of this check is left running
+      if pgrep -f -- "$scratch/" >/dev/null; then pgrep -af -- "$scratch/" >&2; fail "$1: processes left behind"; fi
+    }
+    tiny=(--preset video-constrained --set data.train_clips=48 --set data.test_clips=16 --set data.frames=4
+          --set data.height=16 --set data.width=16 --set model.layers=2 --set model.width=16 --set model.ff_width=32
+          --set train.batch_size=8 --set train.epochs=3 --set train.metric_interval=2 --set constraints.alpha=0.3
+          --device cpu)
+    exact=(--set data.noise_std=0 --set model.dropout=0)  # no per-rank random draws: one process can equal two
+    "$cli" train "${tiny[@]}" "${exact[@]}" --out "$scratch/one.h5" --json >"$scratch/one.json" 2>"$scratch/one.err" ||
+      { cat "$scratch/one.err" >&2; fail "one process failed"; }
+    "$cli" train "${tiny[@]}" "${exact[@]}" --nproc 2 --timeout 60 --out "$scratch/two.h5" --json >"$scratch/two.json" \
+      2>"$scratch/two.err" || { cat "$scratch/two.err" >&2; fail "--nproc 2 failed"; }
+    tr -d ' \n' <"$scratch/two.json" >"$scratch/flat"
+    expect_in '"world_size":2' "$scratch/flat"
+    expect_in '"backend":"gloo"' "$scratch/flat"
+    "$python" "$scripts/compare_runs_close.py" "$scratch/one.h5" "$scratch/two.h5" ||
+      fail "2 processes differ from 1 process with the same global batch"
+    # Resume: with dropout and noise (each rank's own random stream), bitwise against the uninterrupted 2-process run.
+    "$cli" train "${tiny[@]}" --set model.dropout=0.1 --nproc 2 --timeout 60 --out "$scratch/straight.h5" 2>"$scratch/s.err" ||
+      { cat "$scratch/s.err" >&2; fail "2-process run with dropout failed"; }
+    "$cli" train "${tiny[@]}" --set model.dropout=0.1 --nproc 2 --timeout 60 --max-steps 7 --out "$scratch/cut.h5" \
+      2>"$scratch/c.err" || { cat "$scratch/c.err" >&2; fail "2-process run to step 7 failed"; }
+    "$cli" train --resume "$scratch/cut.h5" --nproc 2 --timeout 60 2>"$scratch/r.err" ||
+      { cat "$scratch/r.err" >&2; fail "2-process resume failed"; }
+    "$python" "$scripts/compare_runs.py" "$scratch/straight.h5" "$scratch/cut.h5" ||
+      fail "a 2-process run stopped at step 7 and resumed differs from the uninterrupted one"
+    # Resume with a different number of processes (the state is replicated): 2 -> 1, within tolerance.
+    "$cli" train "${tiny[@]}" "${exact[@]}" --nproc 2 --timeout 60 --max-steps 7 --out "$scratch/cut1.h5" 2>/dev/null ||
+      fail "2-process run to step 7 (exact) failed"
+    "$cli" train --resume "$scratch/cut1.h5" 2>"$scratch/r1.err" || { cat "$scratch/r1.err" >&2; fail "1-process resume failed"; }
+    "$python" "$scripts/compare_runs_close.py" "$scratch/two.h5" "$scratch/cut1.h5" ||
+      fail "a 2-process run resumed with 1 process left the 2-process course"
+    no_strays "equivalence and resume"
+
+    # A killed rank: rank 0 fails within the timeout with an error naming the collective; nothing is left running;
+    # the run file keeps its last committed state and resumes.
+    long=("${tiny[@]}" --set data.train_clips=96 --set train.epochs=40 --timeout 20)
+    "$cli" train "${long[@]}" --nproc 2 --out "$scratch/killed.h5" >/dev/null 2>"$scratch/k.err" &
+    launcher=$!
+    for _ in $(seq 1 400); do grep -q "epoch 2 " "$scratch/k.err" 2>/dev/null && break; sleep 0.05; done
+    grep -q "epoch 2 " "$scratch/k.err" || { cat "$scratch/k.err" >&2; fail "the long 2-process run did not reach epoch 2"; }
+    rank1=""
+    for pid in $(pgrep -P "$launcher"); do
+      tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "RANK=1" && rank1=$pid
+    done
+    [ -n "$rank1" ] || fail "no rank 1 process under the launcher"
+    started=$(date +%s)
+    kill -9 "$rank1"
+    wait "$launcher"
+    status=$?
+    elapsed=$(( $(date +%s) - started ))
+    [ "$status" != 0 ] || fail "the launcher exited 0 after rank 1 was killed"
+    [ "$elapsed" -le 60 ] || fail "the other rank took ${elapsed}s to give up (timeout 20 s)"
+    expect_in "rank 1 was killed by signal 9" "$scratch/k.err"
+    expect_in "[rank 0]" "$scratch/k.err"
+    if grep -q "frame #" "$scratch/k.err"; then cat "$scratch/k.err" >&2; fail "a stack trace reached the user"; fi
+    no_strays "a killed rank"
+    "$cli" train --resume "$scratch/killed.h5" --nproc 2 --max-steps 60 --timeout 60 >/dev/null 2>"$scratch/k2.err" ||
+      { cat "$scratch/k2.err" >&2; fail "the run file of the killed run does not resume"; }
+
+    # Ranks that disagree: rank 1 trains another learning rate.
+    port=$(( 20000 + RANDOM % 20000 ))
+    WORLD_SIZE=2 RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$cli" train "${tiny[@]}" --timeout 20 \
+      --out "$scratch/mismatch.h5" 2>"$scratch/m0.err" &
+    first=$!
+    WORLD_SIZE=2 RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$cli" train "${tiny[@]}" --set train.lr=0.01 \
+      --timeout 20 --out "$scratch/mismatch.h5" 2>"$scratch/m1.err"
+    [ $? != 0 ] || fail "rank 1 with another config ran"
+    wait "$first" && fail "rank 0 ran beside a rank with another config"
+    expect_in "does not train what rank 0 trains: config.train.lr (0.001 against 0.01)" "$scratch/m1.err"
+    # A rendezvous nobody joins: rank 0 of 2 alone gives up after its timeout.
+    started=$(date +%s)
+    WORLD_SIZE=2 RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(( port + 1 )) "$cli" train "${tiny[@]}" --timeout 3 \
+      --out "$scratch/alone.h5" 2>"$scratch/alone.err" && fail "a rank alone trained"
+    [ $(( $(date +%s) - started )) -le 30 ] || fail "a rank alone waited more than 30 s (timeout 3 s)"
+    expect_in "MASTER_ADDR:MASTER_PORT" "$scratch/alone.err"
+    # A launcher's variables that do not add up are named.
+    WORLD_SIZE=2 RANK=2 MASTER_PORT=$port "$cli" train "${tiny[@]}" --out "$scratch/bad.h5" 2>"$scratch/bad.err" &&
+      fail "RANK=2 of WORLD_SIZE=2 was accepted"
+    expect_in 'RANK="2" must be a whole number in 0..1' "$scratch/bad.err"
+    no_strays "refusals"
+    ;;
   sparse_train_prune)
     # bash cli_checks.sh sparse_train_prune CLI PYTHON COMPARE_SCRIPT: a tiny ViT trained with HORST and AC/DC
     # (stopped by --max-steps mid-compression and resumed: bitwise equal to an uninterrupted run), one-shot pruning

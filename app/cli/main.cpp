@@ -4,11 +4,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <new>
 
 #include "app/cli/commands.h"
+#include "app/cli/launcher.h"
+#include "core/dist/process_group.h"
 #include "core/runtime.h"
 #include "core/store/run_file.h"
 #include "core/train/trainer.h"
@@ -60,6 +63,8 @@ Failure classify(const std::exception_ptr& error) {
     return {kIoError, failure.what()};
   } catch (const train::TrainingError& failure) {
     return {kRunFailed, failure.what()};
+  } catch (const dist::DistributedError& failure) {  // another rank stopped, a timeout, ranks that disagree
+    return {kRunFailed, failure.what()};
   } catch (const Error& failure) {  // configs, datasets, run files, arguments: each names what is at fault
     return {kBadInput, failure.what()};
   } catch (const std::bad_alloc&) {
@@ -91,6 +96,7 @@ std::string version_text() {
 
 int main(int argc, char** argv) {
   using namespace descentlab::cli;
+  remember_command_line(argc, argv);
   CLI::App app{"DescentLab (headless): layerwise-descent and HORST experiments, datasets and run files.",
                "descentlab-cli"};
   app.require_subcommand(1);
@@ -118,7 +124,12 @@ int main(int argc, char** argv) {
     return app.exit(error) == 0 ? kOk : kBadInput;
   } catch (...) {
     const Failure failure = classify(std::current_exception());
-    std::cerr << "descentlab-cli: " << (failure.code == kInternal ? "" : "error: ") << failure.message << "\n";
+    // A rank of a data-parallel launch says which one it is (every rank reports its own error).
+    const char* rank = std::getenv("RANK");
+    const char* world = std::getenv("WORLD_SIZE");
+    const std::string who = rank && world && std::string(world) != "1" ? " [rank " + std::string(rank) + "]" : "";
+    std::cerr << "descentlab-cli" << who << ": " << (failure.code == kInternal ? "" : "error: ") << failure.message
+              << "\n";
     return failure.code;
   }
   return exit_code;

@@ -19,8 +19,10 @@
 #include <thread>
 
 #include "app/cli/commands.h"
+#include "app/cli/launcher.h"
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
+#include "core/dist/process_group.h"
 #include "core/record/metrics.h"
 #include "core/store/run_reader.h"
 #include "core/train/control.h"
@@ -43,6 +45,9 @@ struct TrainOptions {
   bool json = false;
   bool overwrite = false;
   bool count_host_syncs = false;
+  int nproc = 0;
+  std::string backend = "auto";
+  double timeout_seconds = 300.0;
 };
 
 std::atomic<bool> interrupted{false};
@@ -154,6 +159,9 @@ train::TrainingResult run_controlled(train::TrainingSession& session, const Trai
 // and returns the exit code: 130 when Ctrl-C stopped the run.
 int finish_run(const train::TrainingResult& result, const train::TrainingSession& session, const TrainOptions& options,
                const train::HostSyncProbe* probe) {
+  const auto& data_parallel = session.data_parallel();
+  // In a data-parallel run rank 0 speaks for all (every rank holds the same result).
+  if (data_parallel.rank > 0) return result.stopped && interrupted.load() ? kInterrupted : kOk;
   if (result.stopped) {
     std::fprintf(stderr, "\nstopped at step %lld; resume with: descentlab-cli train --resume %s\n",
                  static_cast<long long>(result.steps), session.run_path().c_str());
@@ -214,6 +222,11 @@ int finish_run(const train::TrainingResult& result, const train::TrainingSession
                          {"note", already_finished ? "no new evaluation in this call" : "not evaluated yet"}};
     }
     if (already_finished) summary["already_finished"] = true;
+    if (data_parallel.world_size > 1) {
+      summary["data_parallel"] = {{"world_size", data_parallel.world_size},
+                                  {"backend", dist::word(dist::choose_backend(data_parallel.backend, false))},
+                                  {"communication_seconds", session.communication_seconds()}};
+    }
     summary.merge_patch(result.extra);
     if (probe) {
       const auto counts = probe->counts();
@@ -239,13 +252,25 @@ int finish_run(const train::TrainingResult& result, const train::TrainingSession
 }
 
 int run_train(const TrainOptions& options) {
+  if (options.nproc > 1) return launch_local_processes(options.nproc, options.timeout_seconds);
+  // A rank of a data-parallel launch (torchrun, srun, mpirun wrappers, --nproc): its place from the environment.
+  train::DataParallelOptions data_parallel;
+  if (const auto launch = dist::launch_environment()) {
+    data_parallel.rank = launch->rank;
+    data_parallel.world_size = launch->world_size;
+    data_parallel.local_rank = launch->local_rank;
+    data_parallel.master_addr = launch->master_addr;
+    data_parallel.master_port = launch->master_port;
+  }
+  data_parallel.backend = options.backend;
+  data_parallel.timeout_seconds = options.timeout_seconds;
   std::unique_ptr<train::TrainingSession> session;
   if (!options.resume.empty()) {
     if (!options.preset.empty() || !options.config_file.empty() || !options.overrides.empty()) {
       throw config::ConfigError("--resume", "",
                                 "a resumed run keeps its own configuration; drop --preset/--config/--set");
     }
-    session = train::TrainingSession::resume(options.resume);
+    session = train::TrainingSession::resume(options.resume, data_parallel);
   } else {
     if (options.preset.empty() == options.config_file.empty()) {
       throw config::ConfigError("train", "", "give exactly one of --preset NAME or --config FILE");
@@ -256,6 +281,7 @@ int run_train(const TrainOptions& options) {
     session_options.run_path = options.out;
     session_options.overwrite = options.overwrite;
     session = std::make_unique<train::TrainingSession>(std::move(config), session_options);
+    session->set_data_parallel(data_parallel);
   }
   if (!options.device.empty()) session->set_device(options.device);
   std::unique_ptr<train::HostSyncProbe> probe;
@@ -314,6 +340,19 @@ void add_train_command(CLI::App& app, int& exit_code) {
   train->add_option("--device", options->device, "auto, cpu or cuda (overrides the config)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   train->add_flag("--json", options->json, "Print a JSON summary at the end");
+  train
+      ->add_option("--nproc", options->nproc,
+                   "Train with this many processes on this machine (data parallel over c10d/Gloo; train.batch_size "
+                   "is the global batch, split over them). Under a launcher (torchrun, srun) leave it out: RANK, "
+                   "WORLD_SIZE, MASTER_ADDR and MASTER_PORT say the same (docs/scale-out.md)")
+      ->check(CLI::Range(1, 1024));
+  train->add_option("--backend", options->backend, "The data-parallel backend: auto (Gloo), gloo or nccl")
+      ->check(CLI::IsMember({"auto", "gloo", "nccl"}));
+  train
+      ->add_option("--timeout", options->timeout_seconds,
+                   "Seconds a data-parallel rank waits for the others (rendezvous and each collective) before it "
+                   "gives up with an error naming the collective")
+      ->check(CLI::Range(1.0, 86400.0));
   train
       ->add_option("--max-steps", options->max_steps,
                    "Stop once the run has done exactly this many steps in all (the state at that step is kept as "

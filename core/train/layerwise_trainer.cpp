@@ -110,16 +110,27 @@ void LayerwiseTrainer::train_step(const std::vector<int64_t>& order_indices, int
   draws.release();  // the backward pass and the step draw nothing
   s.optimizer.zero_grad();
   objective.backward();
+  // Data parallel: the gradients and the batch's slack of the whole global batch, the same on every rank (so is λ).
+  torch::Tensor batch_slack = slack;
+  if (slack.defined() && data_parallel()) {
+    batch_slack = synchronize_gradients({weighted(slack.detach())}).front();
+  } else {
+    synchronize_gradients();
+  }
   if (config_.train.grad_clip > 0) clip_gradient_norm(module().parameters(), config_.train.grad_clip);
   s.optimizer.step();
   if (dual_active(epoch) && c.dual_update == config::DualUpdate::batch) {
-    dual_step(s.lambda, slack, c.resilient ? s.resilient_slack : torch::Tensor(), c.dual_lr);
+    dual_step(s.lambda, batch_slack, c.resilient ? s.resilient_slack : torch::Tensor(), c.dual_lr);
     if (c.resilient) resilient_step(s.resilient_slack, s.lambda, c.resilient_cost, c.resilient_lr);
   }
   torch::NoGradGuard no_grad;
-  s.loss_sum += f.detach().to(torch::kFloat64);
-  s.lagrangian_sum += objective.detach().to(torch::kFloat64);
-  if (slack.defined()) s.slack_sum += slack.detach().to(torch::kFloat64);
+  s.loss_sum += weighted(f.detach().to(torch::kFloat64));
+  s.lagrangian_sum += weighted(objective.detach().to(torch::kFloat64));
+  if (slack.defined()) s.slack_sum += weighted(slack.detach().to(torch::kFloat64));
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> LayerwiseTrainer::interval_sums() {
+  return {{"loss_sum", state_->loss_sum}, {"slack_sum", state_->slack_sum}, {"lagrangian_sum", state_->lagrangian_sum}};
 }
 
 void LayerwiseTrainer::report_interval(int64_t steps, int64_t epoch) {
@@ -172,8 +183,9 @@ Evaluation LayerwiseTrainer::evaluate() {
   torch::Tensor count_histogram =
       torch::zeros({layers + 1}, torch::TensorOptions().dtype(torch::kInt64).device(device_));
   torch::Tensor metric_sum = torch::zeros({}, loss_sum.options());
-  for (int64_t start = 0; start < total; start += batch_size) {
-    const int64_t count = std::min(batch_size, total - start);
+  const auto [first, end] = evaluation_range(total);  // this rank's part (all of it in one process)
+  for (int64_t start = first; start < end; start += batch_size) {
+    const int64_t count = std::min(batch_size, end - start);
     const tasks::Batch batch = task_.test_batch(start, count);
     torch::Tensor prediction;
     const torch::Tensor losses = tasks::per_sample_layer_losses(task_, batch, &prediction).to(torch::kFloat64);
@@ -183,6 +195,7 @@ Evaluation LayerwiseTrainer::evaluate() {
     metric_sum += task_.metric_terms(prediction, batch).sum();
   }
   model.train();
+  sum_over_ranks({loss_sum, descending_sum, count_histogram, metric_sum}, "the test evaluation");
   Evaluation evaluation;
   evaluation.layer_loss = to_vector(loss_sum / static_cast<double>(total));
   evaluation.descending_frequency = to_vector(descending_sum / static_cast<double>(total));

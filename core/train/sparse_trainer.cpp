@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/config/json_reader.h"
+#include "core/dist/process_group.h"
 #include "core/eval/weight_histograms.h"
 #include "core/optim/mirror_adamw.h"
 #include "core/record/metrics.h"
@@ -172,6 +173,8 @@ void SparseTrainer::enter_phase(AcdcPhase phase) {
     const int64_t samples = config_.sparsity.compression_samples;
     scalar(record::compression_series(metric_name(), false), evaluate(samples).metric);
     optim::apply_masks(s.prunable, s.masks);
+    // Data parallel: the masks come from identical weights on every rank; checked, since a difference would grow.
+    check_replicas("after the compression at step " + std::to_string(step()));
     scalar(record::compression_series(metric_name(), true), evaluate(samples).metric);
     s.last_snapshot = now;
   } else if (phase == AcdcPhase::decompressed && s.phase == AcdcPhase::compressed) {
@@ -261,8 +264,10 @@ void SparseTrainer::restore_state(const record::CheckpointData& checkpoint, cons
 
 namespace {
 
-// The metric and loss on the first `samples` test samples (0: all).
-SparseEvaluation evaluate_task(tasks::SparseTask& task, int64_t batch_size, int64_t samples_limit = 0) {
+// The metric and loss on the first `samples` test samples (0: all). With a data-parallel `group`, each rank
+// evaluates its part of them and the sums are added over ranks.
+SparseEvaluation evaluate_task(tasks::SparseTask& task, int64_t batch_size, int64_t samples_limit = 0,
+                               dist::Group* group = nullptr) {
   torch::NoGradGuard no_grad;
   auto& module = *task.module();
   const bool was_training = module.is_training();
@@ -270,8 +275,13 @@ SparseEvaluation evaluate_task(tasks::SparseTask& task, int64_t batch_size, int6
   const int64_t total = samples_limit > 0 ? std::min(samples_limit, task.test_size()) : task.test_size();
   torch::Tensor metric_sum, loss_sum;
   int64_t terms = 0, samples = 0;
-  for (int64_t start = 0; start < total; start += batch_size) {
-    const int64_t count = std::min(batch_size, total - start);
+  int64_t first = 0, end = total;
+  if (group) {
+    first = total * group->rank() / group->size();
+    end = total * (group->rank() + 1) / group->size();
+  }
+  for (int64_t start = first; start < end; start += batch_size) {
+    const int64_t count = std::min(batch_size, end - start);
     const tasks::Batch batch = task.test_batch(start, count);
     const torch::Tensor logits = task.forward(batch.input);
     auto [sum, n] = task.metric_terms(logits, batch);
@@ -282,6 +292,18 @@ SparseEvaluation evaluate_task(tasks::SparseTask& task, int64_t batch_size, int6
     samples += count;
   }
   if (was_training) module.train();
+  if (group) {
+    const auto sums = torch::TensorOptions().dtype(torch::kFloat64);
+    std::vector<torch::Tensor> message{
+        metric_sum.defined() ? metric_sum.to(torch::kCPU, torch::kFloat64).reshape({1}) : torch::zeros({1}, sums),
+        loss_sum.defined() ? loss_sum.to(torch::kCPU, torch::kFloat64).reshape({1}) : torch::zeros({1}, sums),
+        torch::tensor({terms, samples}, torch::kInt64)};
+    group->all_reduce(message, dist::ReduceOp::sum, "the test evaluation");
+    metric_sum = message[0][0];
+    loss_sum = message[1][0];
+    terms = message[2][0].item<int64_t>();
+    samples = message[2][1].item<int64_t>();
+  }
   SparseEvaluation evaluation;
   if (samples == 0) return evaluation;
   evaluation.loss = loss_sum.item<double>() / static_cast<double>(samples);
@@ -296,7 +318,7 @@ int64_t evaluation_batch_size(const config::ExperimentConfig& config) {
 }
 
 SparseEvaluation SparseTrainer::evaluate(int64_t samples) {
-  return evaluate_task(task_, evaluation_batch_size(config_), samples);
+  return evaluate_task(task_, evaluation_batch_size(config_), samples, data_parallel());
 }
 
 int64_t SparseTrainer::periodic_interval() const {
@@ -310,7 +332,7 @@ void SparseTrainer::periodic_evaluation() {
   const auto started = std::chrono::steady_clock::now();
   const auto& levels = config_.sparsity.frontier_sparsities;
   const auto rows = one_shot_prune(task_, levels, state_->prunable, optim::MaskScope::per_tensor,
-                                   evaluation_batch_size(config_), config_.sparsity.frontier_samples);
+                                   evaluation_batch_size(config_), config_.sparsity.frontier_samples, data_parallel());
   std::vector<double> achieved, metric_values, losses;
   for (const auto& row : rows) {
     achieved.push_back(row.achieved);
@@ -341,11 +363,16 @@ void SparseTrainer::train_step(const std::vector<int64_t>& indices, int64_t) {
   draws.release();
   s.optimizer->zero_grad();
   loss.backward();
+  synchronize_gradients();  // data parallel: the global batch's gradient on every rank
   if (config_.train.grad_clip > 0) clip_gradient_norm(module().parameters(), config_.train.grad_clip);
   s.optimizer->step();
   if (s.phase == AcdcPhase::compressed) optim::apply_masks(s.prunable, s.masks);
   torch::NoGradGuard no_grad;
-  s.loss_sum += loss.detach().to(torch::kFloat64);
+  s.loss_sum += weighted(loss.detach().to(torch::kFloat64));
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> SparseTrainer::interval_sums() {
+  return {{"loss_sum", state_->loss_sum}};
 }
 
 void SparseTrainer::report_interval(int64_t steps, int64_t) {
@@ -388,7 +415,7 @@ std::vector<OneShotRow> one_shot_prune(tasks::SparseTask& task, const std::vecto
 
 std::vector<OneShotRow> one_shot_prune(tasks::SparseTask& task, const std::vector<double>& sparsities,
                                        const std::vector<optim::PrunableTensor>& prunable, optim::MaskScope scope,
-                                       int64_t batch_size, int64_t samples) {
+                                       int64_t batch_size, int64_t samples, dist::Group* group) {
   if (prunable.empty()) throw Error("one-shot pruning: the model has no prunable weights under this selection");
   const std::vector<torch::Tensor> original = optim::snapshot(prunable);
   const auto restore = [&] {
@@ -405,7 +432,7 @@ std::vector<OneShotRow> one_shot_prune(tasks::SparseTask& task, const std::vecto
       row.sparsity = sparsity;
       optim::apply_masks(prunable, optim::magnitude_masks(prunable, sparsity, scope));
       row.achieved = optim::count_zeros(prunable).share();
-      row.evaluation = evaluate_task(task, batch_size, samples);
+      row.evaluation = evaluate_task(task, batch_size, samples, group);
       restore();
       rows.push_back(row);
     }

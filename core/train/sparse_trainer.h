@@ -59,6 +59,7 @@ class SparseTrainer : public Trainer {
   void before_batch(int64_t epoch) override;
   void train_step(const std::vector<int64_t>& indices, int64_t epoch) override;
   void report_interval(int64_t steps, int64_t epoch) override;
+  std::vector<std::pair<std::string, torch::Tensor>> interval_sums() override;
   EpochTest evaluate_epoch() override;
   bool best_is_comparable() const override;
   void emit_histograms() override;
@@ -86,10 +87,11 @@ struct OneShotRow {
 std::vector<OneShotRow> one_shot_prune(tasks::SparseTask& task, const std::vector<double>& sparsities,
                                        const optim::PruneSelection& selection, optim::MaskScope scope,
                                        int64_t batch_size, int64_t samples = 0);
-// The same on tensors already selected (the trainer's prunable tensors).
+// The same on tensors already selected (the trainer's prunable tensors); with a data-parallel `group` each rank
+// evaluates its part of the samples.
 std::vector<OneShotRow> one_shot_prune(tasks::SparseTask& task, const std::vector<double>& sparsities,
                                        const std::vector<optim::PrunableTensor>& prunable, optim::MaskScope scope,
-                                       int64_t batch_size, int64_t samples = 0);
+                                       int64_t batch_size, int64_t samples = 0, dist::Group* group = nullptr);
 // The batch size of every evaluation of a sparse run (the epoch's test, the frontier, `prune`): the same batching
 // gives the same sums, so the frontier and `prune` agree bit for bit.
 int64_t evaluation_batch_size(const config::ExperimentConfig& config);

@@ -7,10 +7,13 @@
 #include <cmath>
 
 #include "core/config/json_reader.h"
+#include "core/dist/process_group.h"
 #include "core/eval/weight_histograms.h"
 #include "core/record/metrics.h"
+#include "core/store/checkpoint_bytes.h"
 #include "core/store/run_file.h"
 #include "core/train/checkpoint_tensors.h"
+#include "core/train/random_stream.h"
 #include "core/train/training_state.h"
 #include "core/util/number_text.h"
 
@@ -63,6 +66,163 @@ void Trainer::emit_histograms() {
   histograms(eval::weight_histograms(module(), step_, histogram_edges_));
 }
 
+namespace {
+
+// Rank r's own stream of random numbers (dropout, the video task's noise) in a data-parallel run: rank 0 keeps the
+// run's stream, so one process draws what it always drew; rank r > 0 starts from train.seed + r * 0x9E3779B97F4A7C15
+// (modulo 2^64) once the model is built (docs/scale-out.md).
+uint64_t rank_seed(uint64_t seed, int rank) {
+  return seed + static_cast<uint64_t>(rank) * 0x9E3779B97F4A7C15ULL;
+}
+
+// A data-parallel checkpoint keeps, beside rank 0's state, each other rank's own part: its random stream and its
+// partial interval sums, in the section "rank<r>" ("rng.cpu", "progress.<sum>").
+std::string rank_section(int rank) {
+  return "rank" + std::to_string(rank);
+}
+
+}  // namespace
+
+void Trainer::set_data_parallel(dist::Group* group) {
+  group_ = group && group->size() > 1 ? group : nullptr;
+  if (!group_) return;
+  const int64_t ranks = group_->size();
+  const int64_t batch = config_.train.batch_size;
+  const int64_t last = order_.dataset_size() % batch;
+  // Every rank trains on a part of every batch (an empty part would leave it nothing to step on).
+  if (batch < ranks || (last != 0 && last < ranks)) {
+    throw config::ConfigError(config_.name, "train.batch_size",
+                              "is the global batch, split over the " + std::to_string(ranks) + " processes; " +
+                                  std::to_string(batch) + " over " + std::to_string(order_.dataset_size()) +
+                                  " training samples leaves " +
+                                  (batch < ranks ? "a batch" : "a last batch of " + std::to_string(last)) +
+                                  " smaller than the number of processes: choose a batch size of at least " +
+                                  std::to_string(ranks) + " whose last batch is too");
+  }
+  if (group_->rank() > 0) {
+    set_current_random_state(at::detail::createCPUGenerator(rank_seed(config_.train.seed, group_->rank())).get_state());
+  }
+}
+
+// After the shared state: a data-parallel rank r > 0 takes its own random stream and partial interval sums from the
+// checkpoint's "rank<r>" (or starts its own stream and empty sums when the run was saved with fewer processes);
+// rank 0 (and a single process) adds the partial sums of ranks this launch no longer has to its own, so a run
+// resumed with fewer processes loses no sample of the interval in progress.
+void Trainer::restore_rank_parts(const record::CheckpointData& checkpoint, const std::string& path,
+                                 const std::string& label) {
+  const int rank = group_ ? group_->rank() : 0;
+  const int ranks = group_ ? group_->size() : 1;
+  torch::NoGradGuard no_grad;
+  const auto sum_of = [&](const std::map<std::string, record::TensorBlob>& part, const std::string& name,
+                          const torch::Tensor& like, const std::string& section) {
+    const auto found = part.find("progress." + name);
+    if (found == part.end()) return torch::zeros_like(like);
+    torch::Tensor value = train::to_tensor(found->second);
+    if (value.sizes() != like.sizes()) {
+      throw store::RunFileError(store::RunFileError::Kind::ShapeMismatch, path,
+                                "/checkpoints/" + label + "/" + section + "/progress." + name,
+                                "does not match this run's interval sums");
+    }
+    return value.to(like.device(), like.scalar_type());
+  };
+  if (rank > 0) {
+    const auto own = checkpoint.sections.find(rank_section(rank));
+    if (own != checkpoint.sections.end() && own->second.count("rng.cpu")) {
+      set_current_random_state(train::to_tensor(own->second.at("rng.cpu")));
+    } else {
+      set_current_random_state(
+          at::detail::createCPUGenerator(rank_seed(config_.train.seed, rank) + static_cast<uint64_t>(checkpoint.step))
+              .get_state());
+    }
+    for (auto& [name, sum] : interval_sums()) {
+      sum.copy_(own != checkpoint.sections.end() ? sum_of(own->second, name, sum, own->first) : torch::zeros_like(sum));
+    }
+    return;
+  }
+  for (const auto& [section, part] : checkpoint.sections) {
+    if (section.rfind("rank", 0) != 0 || section.size() == 4) continue;
+    int saved_rank = 0;
+    try {
+      saved_rank = std::stoi(section.substr(4));
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (saved_rank < ranks) continue;
+    for (auto& [name, sum] : interval_sums()) sum.add_(sum_of(part, name, sum, section));
+  }
+}
+
+torch::Tensor Trainer::weighted(const torch::Tensor& value) const {
+  return group_ ? value * shard_weight_ : value;
+}
+
+std::vector<torch::Tensor> Trainer::synchronize_gradients(std::vector<torch::Tensor> sums) {
+  if (!group_) return sums;
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> message;
+  for (auto& parameter : module().parameters()) {
+    if (!parameter.grad().defined()) continue;
+    parameter.mutable_grad().mul_(shard_weight_);
+    message.push_back(parameter.grad());
+  }
+  for (auto& sum : sums) message.push_back(sum);
+  group_->all_reduce(message, dist::ReduceOp::sum, "the gradients of step " + std::to_string(step_ + 1));
+  return sums;
+}
+
+void Trainer::sum_over_ranks(std::vector<torch::Tensor> tensors, const std::string& what) {
+  if (!group_) return;
+  group_->all_reduce(tensors, dist::ReduceOp::sum, what + " at step " + std::to_string(step_));
+}
+
+std::pair<int64_t, int64_t> Trainer::evaluation_range(int64_t total) const {
+  if (!group_) return {0, total};
+  const int64_t ranks = group_->size(), rank = group_->rank();
+  return {total * rank / ranks, total * (rank + 1) / ranks};
+}
+
+// The part of a global batch this rank trains on: contiguous, as even as can be (sizes differ by at most one).
+std::vector<int64_t> Trainer::shard_of(const std::vector<int64_t>& batch) {
+  const auto n = static_cast<int64_t>(batch.size());
+  const int64_t ranks = group_->size(), rank = group_->rank();
+  const int64_t begin = n * rank / ranks, end = n * (rank + 1) / ranks;
+  shard_weight_ = static_cast<double>(end - begin) / static_cast<double>(n);
+  return std::vector<int64_t>(batch.begin() + begin, batch.begin() + end);
+}
+
+// Whether to train the next batch. In one process: the control's answer. In a data-parallel run every rank must stop
+// at the same step, whatever stopped one of them (Ctrl-C reaches each at a different moment): the ranks' answers are
+// combined (any stop stops all) in one small all-reduce per step.
+bool Trainer::agree_to_proceed() {
+  const bool proceed = !control_ || control_->proceed();
+  if (!group_) return proceed;
+  std::vector<torch::Tensor> stop{torch::full({1}, proceed ? 0 : 1, torch::kInt32)};
+  group_->all_reduce(stop, dist::ReduceOp::max, "agreeing on step " + std::to_string(step_ + 1));
+  return stop.front().item<int32_t>() == 0;
+}
+
+// Every replica must hold the same weights (the same gradients, the same steps): a checksum of all parameters,
+// compared across ranks, at the start and at each epoch end; a difference stops the run naming the step.
+void Trainer::check_replicas(const std::string& when) {
+  if (!group_) return;
+  torch::NoGradGuard no_grad;
+  torch::Tensor checksum = torch::zeros({1}, torch::kFloat64);
+  double position = 1.0;
+  for (const auto& parameter : module().parameters()) {
+    checksum += parameter.detach().to(torch::kCPU, torch::kFloat64).sum() * position;
+    position += 1.0;
+  }
+  std::vector<torch::Tensor> low{checksum.clone()}, high{checksum.clone()};
+  group_->all_reduce(low, dist::ReduceOp::min, "comparing the replicas " + when);
+  group_->all_reduce(high, dist::ReduceOp::max, "comparing the replicas " + when);
+  if (!torch::equal(low.front(), high.front())) {
+    throw dist::DistributedError("rank " + std::to_string(group_->rank()) + ": the replicas' weights differ " + when +
+                                 " (checksums " + number_text(low.front().item<double>()) + " to " +
+                                 number_text(high.front().item<double>()) +
+                                 "): the processes do not run the same build, config or data");
+  }
+}
+
 void Trainer::require_finite(double value, const std::string& what, const std::string& hint) {
   if (std::isfinite(value)) return;
   sinks_.flush();
@@ -81,8 +241,26 @@ void Trainer::apply_scheduled_learning_rate() {
 }
 
 void Trainer::checkpoint(const std::vector<std::string>& labels) {
-  if (!checkpoints_ || labels.empty()) return;
+  if (labels.empty()) return;
+  // Every rank's own part (random stream, partial interval sums), so that each resumes its own: a collective.
+  std::vector<std::string> rank_parts;
+  if (group_) {
+    record::CheckpointData mine;
+    auto& part = mine.sections["rank"];
+    part["rng.cpu"] = train::to_blob(current_random_state());
+    for (const auto& [name, sum] : interval_sums()) part["progress." + name] = train::to_blob(sum);
+    const std::vector<uint8_t> bytes = store::checkpoint_to_bytes(mine);
+    rank_parts = group_->all_gather_text(std::string(bytes.begin(), bytes.end()),
+                                         "gathering the ranks' own state at step " + std::to_string(step_));
+  }
+  if (!checkpoints_) return;
   record::CheckpointData data = capture_training_state(module(), optimizer(), order_, step_, order_.epoch());
+  for (size_t rank = 1; rank < rank_parts.size(); ++rank) {
+    const std::string& text = rank_parts[rank];
+    record::CheckpointData theirs = store::checkpoint_from_bytes(std::vector<uint8_t>(text.begin(), text.end()),
+                                                                 "rank " + std::to_string(rank) + "'s state");
+    data.sections[rank_section(static_cast<int>(rank))] = std::move(theirs.sections["rank"]);
+  }
   data.sections["progress"]["accumulated"] = train::to_blob(torch::scalar_tensor(accumulated_, torch::kInt64));
   save_state(data);
   nlohmann::json extra = {{"experiment", config_.name},
@@ -91,6 +269,7 @@ void Trainer::checkpoint(const std::vector<std::string>& labels) {
                           {"weight_decay", config_.train.weight_decay},
                           {"best_metric", has_best_ ? nlohmann::json(best_metric_) : nlohmann::json()}};
   describe_checkpoint(extra);
+  if (group_) extra["data_parallel"] = {{"world_size", group_->size()}, {"backend", dist::word(group_->backend())}};
   data.extra_json = extra.dump();
   checkpoints_->save_checkpoints(labels, std::move(data));
   if (std::find(labels.begin(), labels.end(), "latest") != labels.end()) latest_step_ = step_;
@@ -99,6 +278,7 @@ void Trainer::checkpoint(const std::vector<std::string>& labels) {
 void Trainer::resume_from(const record::CheckpointData& checkpoint, const std::string& path, const std::string& label) {
   restore_training_state(checkpoint, module(), optimizer(), order_, path, label);
   restore_state(checkpoint, path, label);
+  restore_rank_parts(checkpoint, path, label);
   accumulated_ = 0;
   const auto progress = checkpoint.sections.find("progress");
   if (progress != checkpoint.sections.end() && progress->second.count("accumulated")) {
@@ -148,7 +328,8 @@ TrainingResult Trainer::run() {
   Interval interval;
   interval.held_at_start = held_before;
 
-  if (step_ == 0) emit_histograms();
+  check_replicas("before step " + std::to_string(step_ + 1));
+  if (step_ == 0) histograms_now();
   // A checkpoint taken at the end of an epoch resumes at the start of the next one.
   int64_t epoch = order_.position() >= order_.dataset_size() ? order_.epoch() + 1 : order_.epoch();
   for (; epoch < config_.train.epochs; ++epoch) {
@@ -176,15 +357,20 @@ bool Trainer::train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& in
   const auto& t = config_.train;
   const int64_t first_batch = order_.epoch() == epoch ? (order_.position() + t.batch_size - 1) / t.batch_size : 0;
   for (int64_t b = first_batch; b < batches_per_epoch; ++b) {
-    if (control_ && !control_->proceed()) return false;
+    if (!agree_to_proceed()) return false;
     before_batch(epoch);
-    const std::vector<int64_t> indices = order_.next_batch(t.batch_size);
+    const std::vector<int64_t> batch = order_.next_batch(t.batch_size);
     apply_scheduled_learning_rate();
-    train_step(indices, epoch);
+    train_step(group_ ? shard_of(batch) : batch, epoch);
     ++step_;
     ++accumulated_;
-    interval.samples += static_cast<int64_t>(indices.size());
+    interval.samples += static_cast<int64_t>(batch.size());
     if (step_ % t.metric_interval == 0 || b + 1 == batches_per_epoch) {
+      if (group_) {  // the interval's sums over every rank's part of the batches
+        std::vector<torch::Tensor> sums;
+        for (auto& named : interval_sums()) sums.push_back(named.second);
+        sum_over_ranks(sums, "the interval's training sums");
+      }
       report_interval(accumulated_, epoch);  // reads the device: the interval's time includes its queued work
       const double elapsed =
           record::wall_clock_seconds() - interval.started - (held_seconds() - interval.held_at_start);
@@ -196,7 +382,7 @@ bool Trainer::train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& in
       interval = Interval{};
       interval.held_at_start = held_seconds();
     }
-    if (t.histogram_interval > 0 && step_ % t.histogram_interval == 0) emit_histograms();
+    if (t.histogram_interval > 0 && step_ % t.histogram_interval == 0) histograms_now();
     const int64_t periodic = periodic_interval();
     if (periodic > 0 && step_ % periodic == 0) periodic_evaluation();
   }
@@ -211,7 +397,7 @@ void Trainer::finish_epoch(int64_t epoch, TrainingResult& result) {
   scalar(record::test_series(metric_name()), test.metric);
   // Histograms at every epoch end too, unless this step just had them.
   const int64_t every = config_.train.histogram_interval;
-  if (every == 0 || step_ % every != 0) emit_histograms();
+  if (every == 0 || step_ % every != 0) histograms_now();
   // The periodic evaluation at the run's last step too (before the checkpoint, so the final "latest" holds the
   // weights it saw). Not at every epoch end: on a short run those would cost more than the interval's.
   const int64_t periodic = periodic_interval();
@@ -228,8 +414,14 @@ void Trainer::finish_epoch(int64_t epoch, TrainingResult& result) {
     has_best_ = true;
     labels.insert(labels.begin(), "best");
   }
+  check_replicas("after epoch " + std::to_string(epoch + 1));
   checkpoint(labels);
   sinks_.flush();
+}
+
+// Histograms are only recorded: in a data-parallel run only rank 0 (which records) computes them.
+void Trainer::histograms_now() {
+  if (!group_ || group_->rank() == 0) emit_histograms();
 }
 
 }  // namespace descentlab::train

@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +27,9 @@
 
 namespace torch::nn {
 class Module;
+}
+namespace descentlab::dist {
+class Group;
 }
 namespace torch::optim {
 class Optimizer;
@@ -54,6 +58,12 @@ class Trainer {
   void set_control(TrainingControl* control) { control_ = control; }
   double held_seconds() const { return control_ ? control_->held_seconds() : 0.0; }
   void set_checkpoint_store(record::CheckpointStore* store) { checkpoints_ = store; }
+  // Data-parallel training (core/dist, docs/scale-out.md): this process is one of group->size() replicas. Each
+  // global batch of train.batch_size samples (one global data order) is split by rank; gradients, the layerwise
+  // slack, the interval sums and the evaluations are summed over ranks, so every replica takes the same step and
+  // reports the same numbers. Every rank runs every collective in the same order; only rank 0 has sinks and a
+  // checkpoint store. Before run() (and before resume_from()); nullptr: one process.
+  void set_data_parallel(dist::Group* group);
 
   // Restores the whole training state (training_state.h, the loop's progress, then the engine's own) from a
   // checkpoint read from `path` (named in errors).
@@ -100,6 +110,10 @@ class Trainer {
   virtual void periodic_evaluation() {}
   // Weight histograms (and what an engine adds to them) at the current step.
   virtual void emit_histograms();
+  // The engine's interval sums (what report_interval reads and clears; saved in the checkpoint's "progress"
+  // section under these names): a data-parallel run sums them over ranks before each report and keeps each rank's
+  // own part in its checkpoints.
+  virtual std::vector<std::pair<std::string, torch::Tensor>> interval_sums() { return {}; }
   // The engine's own checkpoint sections and `extra` fields, and restoring them.
   virtual void save_state(record::CheckpointData& checkpoint) const = 0;
   virtual void restore_state(const record::CheckpointData& checkpoint, const std::string& path,
@@ -119,6 +133,24 @@ class Trainer {
   const data::DataOrder& order() const { return order_; }
   const std::vector<double>& histogram_edges() const { return histogram_edges_; }
 
+  // ---- data parallel (set_data_parallel); each is a no-op or the identity in one process
+  dist::Group* data_parallel() const { return group_; }
+  // This rank's share of the global batch in the step in progress (1 in one process): its per-sample means are
+  // weighted by it before they are summed over ranks, so sums are exact for an uneven last batch too.
+  double shard_weight() const { return shard_weight_; }
+  torch::Tensor weighted(const torch::Tensor& value) const;
+  // After backward, before clipping and the optimizer step: every gradient weighted by shard_weight() and summed over
+  // ranks (every replica then holds the gradient of the global batch's mean loss), together with `sums` (already
+  // weighted) in the same messages. Returns `sums` summed.
+  std::vector<torch::Tensor> synchronize_gradients(std::vector<torch::Tensor> sums = {});
+  // Sums `tensors` over ranks in place (interval sums, evaluation sums). `what` names them in errors.
+  void sum_over_ranks(std::vector<torch::Tensor> tensors, const std::string& what);
+  // The test samples [first, end) of `total` this rank evaluates (all of them in one process); the engine sums its
+  // evaluation over ranks (sum_over_ranks) before dividing by `total`.
+  std::pair<int64_t, int64_t> evaluation_range(int64_t total) const;
+  // Stops the run when the replicas' weights differ (a checksum compared across ranks); `when` says where.
+  void check_replicas(const std::string& when);
+
   config::ExperimentConfig config_;
   torch::Device device_;
 
@@ -129,8 +161,15 @@ class Trainer {
   void checkpoint(const std::vector<std::string>& labels);
   void apply_scheduled_learning_rate();
 
+  bool agree_to_proceed();
+  void histograms_now();
+  void restore_rank_parts(const record::CheckpointData& checkpoint, const std::string& path, const std::string& label);
+  std::vector<int64_t> shard_of(const std::vector<int64_t>& batch);
+
   data::DataOrder order_;
   std::vector<double> histogram_edges_;
+  dist::Group* group_ = nullptr;
+  double shard_weight_ = 1.0;
   record::SinkList sinks_;
   TrainingControl* control_ = nullptr;
   record::CheckpointStore* checkpoints_ = nullptr;

@@ -7,7 +7,9 @@
 #include <exception>
 
 #include "core/data/catalog.h"
+#include "core/dist/process_group.h"
 #include "core/runtime.h"
+#include "core/store/checkpoint_bytes.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "core/tasks/footprint.h"
@@ -41,6 +43,13 @@ std::unique_ptr<store::RunWriter> open_run(Trainer& trainer, const config::Exper
   header.device = device.str();
   header.config_json = config.to_json().dump();
   return store::RunWriter::create(options.run_path, header, writer_options);
+}
+
+// A data-parallel rank on a machine with several GPUs takes the one of its LOCAL_RANK (round robin).
+torch::Device device_of_rank(const torch::Device& device, int local_rank) {
+  if (!device.is_cuda() || device.has_index() || local_rank == 0) return device;
+  const auto count = static_cast<int>(torch::cuda::device_count());
+  return count > 0 ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % count)) : device;
 }
 
 // The engine a config asks for, with its task (data read, model made).
@@ -90,6 +99,116 @@ void check_memory(const config::ExperimentConfig& config, const torch::Device& d
   tasks::require_fits(config, tasks::estimate_footprint(config), device.is_cpu(), *available);
 }
 
+// ---- data parallel: what rank 0 knows, every rank learns
+
+// Runs `work` on rank 0 and tells every rank how it went: the others throw a DistributedError with rank 0's message
+// when it failed, rank 0 rethrows its own error (its type gives the CLI's exit code).
+void on_rank_zero(dist::Group& group, const std::string& what, const std::function<void()>& work) {
+  std::string failure;
+  std::exception_ptr error;
+  if (group.rank() == 0) {
+    try {
+      work();
+    } catch (const std::exception& e) {
+      failure = error_text(e);
+      error = std::current_exception();
+    }
+  }
+  const std::vector<uint8_t> told =
+      group.broadcast_bytes(std::vector<uint8_t>(failure.begin(), failure.end()), 0, "hearing how rank 0 " + what);
+  if (error) std::rethrow_exception(error);
+  if (!told.empty()) {
+    throw dist::DistributedError("rank " + std::to_string(group.rank()) + ": rank 0 failed while it " + what + ": " +
+                                 std::string(told.begin(), told.end()));
+  }
+}
+
+// The first key (a/b/c) where two JSON values differ, for the message of ranks that disagree.
+std::string first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& path = "") {
+  if (a.is_object() && b.is_object()) {
+    for (const auto& [key, value] : a.items()) {
+      const std::string here = path.empty() ? key : path + "." + key;
+      if (!b.contains(key)) return here + " (missing on one rank)";
+      const std::string inner = first_difference(value, b.at(key), here);
+      if (!inner.empty()) return inner;
+    }
+    for (const auto& [key, value] : b.items()) {
+      (void)value;
+      if (!a.contains(key)) return (path.empty() ? key : path + "." + key) + " (missing on one rank)";
+    }
+    return "";
+  }
+  if (a != b) return (path.empty() ? "(the whole value)" : path) + " (" + a.dump() + " against " + b.dump() + ")";
+  return "";
+}
+
+// Every rank must train the same experiment with the same build: a new run compares each rank's configuration and
+// versions with rank 0's (a mismatch names the rank and the first key that differs); a resumed run takes rank 0's
+// configuration, read from its run file.
+config::ExperimentConfig agree_on_config(dist::Group& group, const config::ExperimentConfig* own,
+                                         const std::string& run_path) {
+  const auto info = runtime_info();
+  nlohmann::json mine = {{"versions", {{"descentlab", info.descentlab_version}, {"torch", info.torch_version}}}};
+  if (own) mine["config"] = own->to_json();
+  const std::vector<std::string> all = group.all_gather_text(mine.dump(), "comparing the ranks' configurations");
+  const nlohmann::json root = nlohmann::json::parse(all.front());
+  if (!root.contains("config")) throw dist::DistributedError("rank 0 has no configuration to share");
+  for (size_t r = 1; r < all.size(); ++r) {
+    nlohmann::json other = nlohmann::json::parse(all[r]);
+    if (!other.contains("config")) other["config"] = root["config"];  // a resuming rank takes rank 0's
+    const std::string difference = first_difference(root, other);
+    if (!difference.empty()) {
+      throw dist::DistributedError("rank " + std::to_string(r) + " does not train what rank 0 trains: " + difference +
+                                   "; every rank must run the same command with the same build");
+    }
+  }
+  if (own) return *own;
+  return config::stored_config(root["config"].dump(), run_path + " (as rank 0 read it)");
+}
+
+std::unique_ptr<dist::Group> connect(const DataParallelOptions& options) {
+  dist::LaunchEnvironment launch;
+  launch.rank = options.rank;
+  launch.world_size = options.world_size;
+  launch.local_rank = options.local_rank;
+  launch.master_addr = options.master_addr;
+  launch.master_port = options.master_port;
+  return std::make_unique<dist::Group>(
+      launch, dist::choose_backend(options.backend, false),
+      std::chrono::milliseconds(static_cast<int64_t>(options.timeout_seconds * 1000.0)));
+}
+
+// A data-parallel run's file: rank 0 creates it (or opens it to resume, the lock first, then the checkpoint), and a
+// resumed state goes from rank 0 to every rank; the other ranks get no writer (nullptr).
+std::unique_ptr<store::RunWriter> open_run_data_parallel(Trainer& trainer, dist::Group& group,
+                                                         const config::ExperimentConfig& config,
+                                                         const SessionOptions& options, bool resuming,
+                                                         const torch::Device& device) {
+  trainer.set_data_parallel(&group);
+  std::unique_ptr<store::RunWriter> writer;
+  record::CheckpointData state;
+  on_rank_zero(group, resuming ? "resumed the run file" : "created the run file", [&] {
+    if (!resuming) {
+      writer = open_run(trainer, config, options, false, device);
+      return;
+    }
+    store::RunWriterOptions writer_options;
+    writer_options.flush_interval_seconds = options.flush_interval_seconds;
+    writer_options.purpose = "resuming training";
+    writer = store::RunWriter::open(options.run_path, writer_options);
+    state = store::RunReader(options.run_path).checkpoint("latest");
+  });
+  if (resuming) {
+    const std::vector<uint8_t> bytes =
+        group.broadcast_bytes(group.rank() == 0 ? store::checkpoint_to_bytes(state) : std::vector<uint8_t>{}, 0,
+                              "receiving the checkpoint to resume from");
+    if (group.rank() > 0) state = store::checkpoint_from_bytes(bytes, options.run_path + " (from rank 0)");
+    trainer.resume_from(state, options.run_path, "latest");
+    if (writer) writer->truncate_after(state.step);
+  }
+  return writer;
+}
+
 }  // namespace
 
 std::string error_text(const std::exception& error) {
@@ -104,7 +223,18 @@ TrainingSession::TrainingSession(config::ExperimentConfig config, SessionOptions
 TrainingSession::TrainingSession(config::ExperimentConfig config, SessionOptions options, bool resuming)
     : config_(std::move(config)), options_(std::move(options)), resuming_(resuming) {}
 
-std::unique_ptr<TrainingSession> TrainingSession::resume(const std::string& run_path) {
+std::unique_ptr<TrainingSession> TrainingSession::resume(const std::string& run_path,
+                                                         const DataParallelOptions& data_parallel) {
+  if (data_parallel.world_size > 1 && data_parallel.rank > 0) {
+    // This rank learns the configuration and the checkpoint from rank 0 in run().
+    SessionOptions options;
+    options.run_path = run_path;
+    auto session =
+        std::unique_ptr<TrainingSession>(new TrainingSession(config::ExperimentConfig{}, std::move(options), true));
+    session->config_from_rank_zero_ = true;
+    session->data_parallel_ = data_parallel;
+    return session;
+  }
   const store::RunReader reader(run_path);
   auto config = config::stored_config(reader.header().config_json, run_path);
   if (!reader.has_checkpoint("latest")) {
@@ -113,7 +243,9 @@ std::unique_ptr<TrainingSession> TrainingSession::resume(const std::string& run_
   }
   SessionOptions options;
   options.run_path = run_path;
-  return std::unique_ptr<TrainingSession>(new TrainingSession(std::move(config), std::move(options), true));
+  auto session = std::unique_ptr<TrainingSession>(new TrainingSession(std::move(config), std::move(options), true));
+  session->data_parallel_ = data_parallel;
+  return session;
 }
 
 TrainingSession::~TrainingSession() {
@@ -127,7 +259,12 @@ std::string TrainingSession::device_name() const {
 }
 
 TrainingResult TrainingSession::run() {
-  const torch::Device device = resolve_device(config_.train.device);
+  std::unique_ptr<dist::Group> group;
+  if (data_parallel_.world_size > 1) {
+    group = connect(data_parallel_);
+    config_ = agree_on_config(*group, config_from_rank_zero_ ? nullptr : &config_, options_.run_path);
+  }
+  const torch::Device device = device_of_rank(resolve_device(config_.train.device), data_parallel_.local_rank);
   {
     std::lock_guard<std::mutex> lock(device_name_mutex_);
     device_name_ = device.str();
@@ -141,18 +278,23 @@ TrainingResult TrainingSession::run() {
   Engine engine;
   random_stream.seed_and_initialise(config_.train.seed, [&] { engine = make_engine(config_, device); });
   Trainer& trainer = *engine.trainer;
-  auto writer = open_run(trainer, config_, options_, resuming_, device);
-  trainer.add_sink(writer.get());
-  for (auto* sink : extra_sinks_) trainer.add_sink(sink);
-  trainer.set_checkpoint_store(writer.get());
+  std::unique_ptr<store::RunWriter> writer =
+      group ? open_run_data_parallel(trainer, *group, config_, options_, resuming_, device)
+            : open_run(trainer, config_, options_, resuming_, device);
+  if (writer) {
+    trainer.add_sink(writer.get());
+    for (auto* sink : extra_sinks_) trainer.add_sink(sink);
+    trainer.set_checkpoint_store(writer.get());
+  }
   trainer.set_control(&control_);
   // --max-steps: exactly the batches left to that step, however the metric interval and the epochs fall.
   if (step_limit_ > 0) control_.limit_batches(std::max<int64_t>(0, step_limit_ - trainer.step()));
-  if (on_start_) {
+  if (on_start_ && (!group || group->rank() == 0)) {
     on_start_({trainer.total_steps(), trainer.step(), engine.description, device.str(), trainer.metric_name()});
   }
   TrainingResult result = trainer.run();
-  writer->flush();
+  if (writer) writer->flush();
+  if (group) communication_seconds_ = group->communication_seconds();
   return result;
 }
 

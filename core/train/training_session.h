@@ -30,6 +30,19 @@ struct SessionStart {
   std::string metric;       // "accuracy", "rmse" or "perplexity"
 };
 
+// Data-parallel training (docs/scale-out.md): this process's place in a launch (RANK, WORLD_SIZE, LOCAL_RANK,
+// MASTER_ADDR, MASTER_PORT as launchers set them), the backend ("auto", "gloo", "nccl") and the timeout of the
+// rendezvous and of every collective. world_size 1: one process.
+struct DataParallelOptions {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;
+  std::string backend = "auto";
+  double timeout_seconds = 300.0;
+};
+
 struct SessionOptions {
   std::string run_path;
   bool overwrite = false;               // a new run may replace an existing run file
@@ -40,14 +53,23 @@ class TrainingSession {
  public:
   // A new run of `config` into options.run_path.
   TrainingSession(config::ExperimentConfig config, SessionOptions options);
-  // Continues the run file at `run_path` from its "latest" checkpoint, with its own configuration.
-  static std::unique_ptr<TrainingSession> resume(const std::string& run_path);
+  // Continues the run file at `run_path` from its "latest" checkpoint, with its own configuration. In a data-parallel
+  // launch only rank 0 reads the file: the other ranks (`data_parallel.rank` > 0) receive its configuration and
+  // checkpoint from rank 0 when run() starts, so they need no access to it.
+  static std::unique_ptr<TrainingSession> resume(const std::string& run_path,
+                                                 const DataParallelOptions& data_parallel = {});
   ~TrainingSession();  // stops a running worker and joins it
   TrainingSession(const TrainingSession&) = delete;
   TrainingSession& operator=(const TrainingSession&) = delete;
 
   const config::ExperimentConfig& config() const { return config_; }
   const std::string& run_path() const { return options_.run_path; }
+  // Trains as one rank of a data-parallel launch (before run()). Only rank 0 writes the run file and calls the sinks
+  // and the start callback; every rank throws the same errors.
+  void set_data_parallel(const DataParallelOptions& options) { data_parallel_ = options; }
+  const DataParallelOptions& data_parallel() const { return data_parallel_; }
+  // Seconds this rank spent waiting in collectives during run() (0 in one process).
+  double communication_seconds() const { return communication_seconds_; }
   // Overrides the configured device ("auto", "cpu", "cuda") before the run starts.
   void set_device(const std::string& name) {
     config_.train.device = config::require_choice<config::Device>(name, "device");
@@ -86,6 +108,9 @@ class TrainingSession {
   std::vector<record::MetricSink*> extra_sinks_;
   std::function<void(const SessionStart&)> on_start_;
   int64_t step_limit_ = 0;
+  DataParallelOptions data_parallel_;
+  bool config_from_rank_zero_ = false;  // a resuming rank > 0: rank 0 sends the configuration
+  double communication_seconds_ = 0.0;
   std::string device_name_;
   mutable std::mutex device_name_mutex_;
   TrainingControl control_;
