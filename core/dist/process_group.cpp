@@ -60,6 +60,16 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
   return c10d::ReduceOp::SUM;
 }
 
+// LibTorch 2.x's TCPStore asks for its libuv backend by default (TCPStoreOptions::useLibUV), but Debian 13's LibTorch
+// 2.6 is built without it ("use_libuv was requested but PyTorch was build without libuv support"): the classic
+// backend works in every version. LibTorch 1.13 has no such option; the overload below is chosen where it exists.
+template <typename Options>
+auto use_classic_store(Options& options, int) -> decltype(options.useLibUV = false, void()) {
+  options.useLibUV = false;
+}
+template <typename Options>
+void use_classic_store(Options&, long) {}
+
 }  // namespace
 
 std::optional<LaunchEnvironment> launch_environment(const std::function<const char*(const char*)>& lookup) {
@@ -174,6 +184,7 @@ Group::Group(const LaunchEnvironment& launch, Backend backend, std::chrono::mill
     options.numWorkers = static_cast<std::size_t>(launch.world_size);
     options.waitWorkers = true;
     options.timeout = timeout;
+    use_classic_store(options, 0);
     impl_->store = c10::make_intrusive<c10d::TCPStore>(launch.master_addr, options);
   } catch (const std::exception& error) {
     throw DistributedError(impl_->where() + ": the rendezvous at " + endpoint + " (MASTER_ADDR:MASTER_PORT) failed (" +
