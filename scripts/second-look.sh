@@ -16,6 +16,10 @@
 #                                                  # 10 epochs, warm-up + cosine, each optimizer at its vit-tune choice
 #                                                  # (36 runs for 3 seeds, about 3.3 h)
 #   bash scripts/second-look.sh summary            # rewrite docs/results-horst.md from results/horst and the second look
+#                                                  # and docs/study-layerwise.md from results/study-layerwise and its own
+#   bash scripts/second-look.sh all [SEEDS...]     # everything in order: ridge, vit-tune, video-alpha, then for each
+#                                                  # seed the layerwise and the vit runs (so that every cell has its
+#                                                  # paired seeds early), then summary: about 7 h on 2 idle cores
 #   bash scripts/second-look.sh video-alpha        # claims 1-2 on video, where λ binds: short probes (full-size model,
 #                                                  # 2,048 clips, 2 epochs) at α 0.05 / 0.1 / 0.2 / 0.4; the smallest α
 #                                                  # whose λ is positive in at least half of the metric rows of the
@@ -185,12 +189,26 @@ case "${1:-}" in
     study_summary
     ;;
   summary)
-    bash "$repo/scripts/results-horst.sh" summary
+    [ "$size" = smoke ] || bash "$repo/scripts/results-horst.sh" summary
     study_summary
+    ;;
+  all)
+    shift
+    seeds=("$@")
+    [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
+    self="$repo/scripts/second-look.sh"
+    bash "$self" ridge "${seeds[@]}"
+    bash "$self" vit-tune
+    bash "$self" video-alpha
+    for seed in "${seeds[@]}"; do
+      bash "$self" layerwise "$seed"
+      bash "$self" vit "$seed"
+    done
+    bash "$self" summary
     ;;
   *)
     echo "usage: bash scripts/second-look.sh ridge [SEEDS...] | vit-tune | vit [SEEDS...] | video-alpha |" \
-      "layerwise [SEEDS...] | summary" >&2
+      "layerwise [SEEDS...] | summary | all [SEEDS...]" >&2
     exit 2
     ;;
 esac
