@@ -487,6 +487,11 @@ def second_look_sections(first_runs, second, optimizers=("adamw", "ham", "horst"
             lines.append(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(wins) + " |")
 
         lines.append("")
+        finished = len(adamw) + sum(len(group) for group in ridge.values())
+        expected = 3 * (1 + 3)  # seeds 0-2 of AdamW and of α 5, 20, 50
+        if finished < expected:
+            lines += [f"In progress: {finished} of {expected} runs finished; cells with fewer than 3 seeds are "
+                      "provisional (`bash scripts/second-look.sh ridge` finishes the rest).", ""]
     # The α 5 pair is the first look's: do its reruns give the first look's numbers?
     same = [(r, first_horst[seed_of(r)]) for r in ridge.get(5.0, []) if seed_of(r) in first_horst
             and same_config(r["config"], first_horst[seed_of(r)]["config"])]
