@@ -117,6 +117,10 @@ std::optional<LaunchEnvironment> launch_environment(const std::function<const ch
   return launch;
 }
 
+std::pair<int64_t, int64_t> part_of(int64_t total, int64_t rank, int64_t ranks) {
+  return {total * rank / ranks, total * (rank + 1) / ranks};
+}
+
 std::string word(Backend backend) {
   return backend == Backend::nccl ? "nccl" : "gloo";
 }

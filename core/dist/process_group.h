@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/util/error.h"
@@ -54,6 +55,10 @@ bool nccl_available();
 Backend choose_backend(const std::string& requested, bool cuda_device);
 
 enum class ReduceOp { sum, min, max };
+
+// The part [first, end) of `total` items (a batch, a test split) that `rank` of `ranks` takes: contiguous, in rank
+// order, sizes differing by at most one.
+std::pair<int64_t, int64_t> part_of(int64_t total, int64_t rank, int64_t ranks);
 
 class Group {
  public:

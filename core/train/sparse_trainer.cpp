@@ -275,11 +275,8 @@ SparseEvaluation evaluate_task(tasks::SparseTask& task, int64_t batch_size, int6
   const int64_t total = samples_limit > 0 ? std::min(samples_limit, task.test_size()) : task.test_size();
   torch::Tensor metric_sum, loss_sum;
   int64_t terms = 0, samples = 0;
-  int64_t first = 0, end = total;
-  if (group) {
-    first = total * group->rank() / group->size();
-    end = total * (group->rank() + 1) / group->size();
-  }
+  const auto [first, end] =
+      group ? dist::part_of(total, group->rank(), group->size()) : std::pair<int64_t, int64_t>{0, total};
   for (int64_t start = first; start < end; start += batch_size) {
     const int64_t count = std::min(batch_size, end - start);
     const tasks::Batch batch = task.test_batch(start, count);

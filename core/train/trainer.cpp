@@ -177,15 +177,13 @@ void Trainer::sum_over_ranks(std::vector<torch::Tensor> tensors, const std::stri
 
 std::pair<int64_t, int64_t> Trainer::evaluation_range(int64_t total) const {
   if (!group_) return {0, total};
-  const int64_t ranks = group_->size(), rank = group_->rank();
-  return {total * rank / ranks, total * (rank + 1) / ranks};
+  return dist::part_of(total, group_->rank(), group_->size());
 }
 
 // The part of a global batch this rank trains on: contiguous, as even as can be (sizes differ by at most one).
 std::vector<int64_t> Trainer::shard_of(const std::vector<int64_t>& batch) {
   const auto n = static_cast<int64_t>(batch.size());
-  const int64_t ranks = group_->size(), rank = group_->rank();
-  const int64_t begin = n * rank / ranks, end = n * (rank + 1) / ranks;
+  const auto [begin, end] = dist::part_of(n, group_->rank(), group_->size());
   shard_weight_ = static_cast<double>(end - begin) / static_cast<double>(n);
   return std::vector<int64_t>(batch.begin() + begin, batch.begin() + end);
 }
@@ -212,13 +210,13 @@ void Trainer::check_replicas(const std::string& when) {
     checksum += parameter.detach().to(torch::kCPU, torch::kFloat64).sum() * position;
     position += 1.0;
   }
-  std::vector<torch::Tensor> low{checksum.clone()}, high{checksum.clone()};
-  group_->all_reduce(low, dist::ReduceOp::min, "comparing the replicas " + when);
-  group_->all_reduce(high, dist::ReduceOp::max, "comparing the replicas " + when);
-  if (!torch::equal(low.front(), high.front())) {
+  // One all-reduce: the largest checksum and the largest negated one (the smallest).
+  std::vector<torch::Tensor> extremes{torch::cat({checksum, -checksum})};
+  group_->all_reduce(extremes, dist::ReduceOp::max, "comparing the replicas " + when);
+  const double high = extremes.front()[0].item<double>(), low = -extremes.front()[1].item<double>();
+  if (low != high) {
     throw dist::DistributedError("rank " + std::to_string(group_->rank()) + ": the replicas' weights differ " + when +
-                                 " (checksums " + number_text(low.front().item<double>()) + " to " +
-                                 number_text(high.front().item<double>()) +
+                                 " (checksums " + number_text(low) + " to " + number_text(high) +
                                  "): the processes do not run the same build, config or data");
   }
 }
