@@ -300,8 +300,11 @@ TEST(RunFileFaults, OneWriterAtATimeNamingTheHolder) {
               std::string::npos);
     // Readers never wait for the lock.
     EXPECT_EQ(RunReader(path).metric("loss").rows(), 3u);
+    // A window asking who writes it (issue 19's watching) is told, and asking takes nothing: a writer can still come.
+    EXPECT_NE(RunFileLock::current_writer(path).find("this process"), std::string::npos);
   }
   EXPECT_FALSE(fs::exists(RunFileLock::lock_path_for(path))) << "a clean release removes the lock file";
+  EXPECT_EQ(RunFileLock::current_writer(path), "") << "nobody writes a released file";
 
   // Another process holds it: the error names its pid; when it dies (SIGKILL, no release) the lock is free.
   int ready[2], go[2];
@@ -320,11 +323,13 @@ TEST(RunFileFaults, OneWriterAtATimeNamingTheHolder) {
   const std::string error = error_of([&] { RunWriter::open(path, manual_flush()); });
   EXPECT_NE(error.find("process " + std::to_string(holder)), std::string::npos) << error;
   EXPECT_NE(error.find(".lock"), std::string::npos) << error;
+  EXPECT_NE(RunFileLock::current_writer(path).find("process " + std::to_string(holder)), std::string::npos);
   (void)!::write(go[1], "x", 1);
   int status = 0;
   ::waitpid(holder, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_TRUE(fs::exists(RunFileLock::lock_path_for(path))) << "the killed holder's lock file stays behind";
+  EXPECT_EQ(RunFileLock::current_writer(path), "") << "a killed writer's lock file names nobody who writes";
   auto writer = RunWriter::open(path, manual_flush());  // ... and is no obstacle
   writer->scalar("loss", 4, 0.0, 0.25);
   writer->flush();

@@ -3,11 +3,16 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "core/store/run_file.h"
@@ -31,7 +36,56 @@ std::string holder_field(const std::string& text, const std::string& key) {
   return "";
 }
 
+// Whether /proc/locks lists a flock on the file `locked` (taken by `pid` when the lock file names one). A line reads
+// "1: FLOCK  ADVISORY  WRITE 4242 fe:00:408225 0 EOF" (a waiter's has "->" after the number): the device as major and
+// minor in hex, then the inode. Empty when the table cannot be read.
+std::optional<bool> flock_listed(const struct stat& locked, const std::string& pid) {
+  std::ifstream table("/proc/locks");
+  if (!table) return std::nullopt;
+  char device[64];
+  std::snprintf(device, sizeof device, "%02x:%02x:%llu", major(locked.st_dev), minor(locked.st_dev),
+                static_cast<unsigned long long>(locked.st_ino));
+  const std::string inode = ":" + std::to_string(static_cast<unsigned long long>(locked.st_ino));
+  std::string line;
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string number, kind, mode, access, holder, where;
+    fields >> number >> kind;
+    if (kind == "->") continue;  // waiting, not holding
+    fields >> mode >> access >> holder >> where;
+    if (kind != "FLOCK") continue;
+    if (where == device) return true;
+    // A file system that reports another device to stat() than to the lock table (an overlay): the inode and the
+    // lock file's own pid together.
+    if (!pid.empty() && holder == pid && where.size() > inode.size() &&
+        where.compare(where.size() - inode.size(), inode.size(), inode) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+std::string RunFileLock::current_writer(const std::string& run_path) {
+  const std::string lock_path = lock_path_for(run_path);
+  struct stat locked {};
+  if (::stat(lock_path.c_str(), &locked) != 0) return "";  // a clean release removes it
+  std::ifstream file(lock_path);
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string pid = holder_field(text.str(), "pid");
+  const std::string host = holder_field(text.str(), "host");
+  const std::string holder = describe_holder(lock_path);
+  const std::string named = holder.empty() ? std::string("another process") : holder;
+  if (const auto listed = flock_listed(locked, pid)) return *listed ? named : "";
+  // No lock table: a writer on this host is alive while its pid is (a killed writer's lock file stays behind).
+  if (pid.empty() || (!host.empty() && host != host_name())) return named;
+  char* end = nullptr;
+  const long number = std::strtol(pid.c_str(), &end, 10);
+  if (number <= 0 || *end != '\0') return named;
+  return ::kill(static_cast<pid_t>(number), 0) == 0 || errno == EPERM ? named : "";
+}
 
 std::string RunFileLock::describe_holder(const std::string& lock_path) {
   std::ifstream file(lock_path);

@@ -23,6 +23,11 @@ class RunFileLock {
   static std::string lock_path_for(const std::string& run_path) { return run_path + ".lock"; }
   // The holder lines of a lock file ("pid 4242 on host x: training since ..."), empty when none can be read.
   static std::string describe_holder(const std::string& lock_path);
+  // Who is writing `run_path` now: its lock's holder lines while a live process holds the lock, or empty when none
+  // does (never written, finished, stopped or killed alike). It never takes the lock, so a window that asks every
+  // second cannot make a writer's start fail: the kernel's table of flocks (/proc/locks) is read instead, and where
+  // that cannot be read, whether the pid in the lock file is alive.
+  static std::string current_writer(const std::string& run_path);
 
  private:
   RunFileLock(std::string lock_path, int descriptor) : lock_path_(std::move(lock_path)), descriptor_(descriptor) {}
