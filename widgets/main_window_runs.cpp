@@ -190,7 +190,8 @@ void MainWindow::updateRunTable() {
       bar->setFormat(run->totalSteps > 0 ? QStringLiteral("%1 / %2").arg(run->currentStep).arg(run->totalSteps)
                                          : QStringLiteral("%1 steps").arg(run->currentStep));
     }
-    const bool live = run->state == RunState::Running;  // a paused run has no speed; the ETA resumes with it
+    // A paused run has no speed; the ETA resumes with it. A watched run's speed comes from its file's wall times.
+    const bool live = run->state == RunState::Running || run->state == RunState::Watching;
     runTable_->setItem(row, 3, new QTableWidgetItem(live ? QString::number(run->stepsPerSecond, 'f', 1) : QString()));
     runTable_->setItem(row, 4,
                        new QTableWidgetItem(live            ? clockText(run->etaSeconds())

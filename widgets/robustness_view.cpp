@@ -88,16 +88,20 @@ void RobustnessView::updateNoiseChoices() {
       video ? QStringList{QStringLiteral("video")}
             : QStringList{QStringLiteral("gaussian"), QStringLiteral("uniform"), QStringLiteral("discrete")};
   keepChoice(sweepNoise_, kinds, kinds.front());
-  const bool sweepable = focus && focus->kind == RunKind::Layerwise && !focus->isActive();
+  // A watched run is another process's to write: a sweep (which writes the file) waits until that process lets go.
+  const bool sweepable =
+      focus && focus->kind == RunKind::Layerwise && !focus->isActive() && focus->state != RunState::Watching;
   if (!cancel_->isVisible()) run_->setEnabled(sweepable);
-  run_->setToolTip(
-      sweepable ? QStringLiteral("Evaluate %1's latest checkpoint under input noise of each strength γ, "
-                                 "in the background; progress shows in the runs table, and the result "
-                                 "is stored in its run file")
-                      .arg(focus->name)
-      : !focus || focus->kind != RunKind::Layerwise
-          ? QStringLiteral("Select a layerwise-descent run (text-* or video-*) to sweep")
-          : QStringLiteral("%1 is still training: sweep it once it has finished or stopped").arg(focus->name));
+  run_->setToolTip(sweepable ? QStringLiteral("Evaluate %1's latest checkpoint under input noise of each strength γ, "
+                                              "in the background; progress shows in the runs table, and the result "
+                                              "is stored in its run file")
+                                   .arg(focus->name)
+                   : !focus || focus->kind != RunKind::Layerwise
+                       ? QStringLiteral("Select a layerwise-descent run (text-* or video-*) to sweep")
+                       : QStringLiteral("%1 is still training%2: sweep it once it has finished or stopped")
+                             .arg(focus->name, focus->state == RunState::Watching
+                                                   ? QStringLiteral(" in another process")
+                                                   : QString()));
 }
 
 void RobustnessView::setSweepRunning(bool running) {

@@ -16,6 +16,7 @@ QString runStateName(RunState state) {
     case RunState::Finished: return QStringLiteral("finished");
     case RunState::Stopped: return QStringLiteral("stopped");
     case RunState::Failed: return QStringLiteral("failed");
+    case RunState::Watching: return QStringLiteral("watching");
   }
   return {};
 }
@@ -63,6 +64,21 @@ void RunData::appendLog(const QString& line) {
   touch();
 }
 
+void RunData::replaceRecord(RunData&& reread) {
+  certificate_ = {};
+  scalars = std::move(reread.scalars);
+  vectors = std::move(reread.vectors);
+  histograms = std::move(reread.histograms);
+  sweeps = std::move(reread.sweeps);
+  totalSteps = reread.totalSteps;
+  firstStep = reread.firstStep;
+  currentStep = reread.currentStep;
+  stepsPerSecond = reread.stepsPerSecond;
+  speedSamples_ = std::move(reread.speedSamples_);
+  hasLatestCheckpoint = reread.hasLatestCheckpoint;
+  touch();
+}
+
 void RunData::truncateAfter(int64_t step) {
   certificate_ = {};  // rows after `step` go; the ones that replace them may differ
   const double last = static_cast<double>(step);
@@ -103,8 +119,9 @@ RunActions availableActions(const RunData& run) {
   RunActions actions;
   actions.pause = run.state == RunState::Running;
   actions.stop = run.state == RunState::Running || run.state == RunState::Paused || run.state == RunState::Starting;
-  actions.resume =
-      run.state == RunState::Paused || (!run.isActive() && run.state != RunState::Finished && run.hasLatestCheckpoint);
+  // A watched run's file is another process's to write: nothing here can resume it until that process lets go.
+  actions.resume = run.state == RunState::Paused || (!run.isActive() && run.state != RunState::Finished &&
+                                                     run.state != RunState::Watching && run.hasLatestCheckpoint);
   actions.close = !run.isActive();
   return actions;
 }

@@ -65,7 +65,9 @@ struct SweepActivity {
   double etaSeconds = -1.0;
 };
 
-enum class RunState { Loaded, Starting, Running, Paused, Stopping, Finished, Stopped, Failed };
+// Watching: an opened run file that another process (a CLI run, rank 0 of a data-parallel run) is writing; the window
+// re-reads each commit and cannot pause, stop or resume it.
+enum class RunState { Loaded, Starting, Running, Paused, Stopping, Finished, Stopped, Failed, Watching };
 QString runStateName(RunState state);
 
 class RunData {
@@ -104,6 +106,9 @@ class RunData {
   void addHistogram(const QString& name, int64_t step, const QVector<double>& edges, const QVector<double>& counts);
   void setSweep(const QString& name, const SweepTrack& sweep);
   void appendLog(const QString& line);
+  // Takes what `reread` (the same run file read again) recorded: every track, the steps, the speed and the checkpoint
+  // flag. This run keeps its identity (id, name, colour, visibility), its state and its log.
+  void replaceRecord(RunData&& reread);
   // Drops every row after `step` (a run resumed from an earlier checkpoint rewrites what came after it).
   void truncateAfter(int64_t step);
 

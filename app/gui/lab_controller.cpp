@@ -5,12 +5,15 @@
 #include "app/gui/run_conversion.h"
 #include "core/config/experiment_config.h"
 #include "core/config/tours.h"
+#include "core/store/run_lock.h"
 #include "core/store/run_reader.h"
 
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+
+#include <sys/stat.h>
 
 #include <chrono>
 #include <exception>
@@ -31,6 +34,21 @@ QString timestamp() {
   return QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss"));
 }
 
+// What changes when a writer commits a new version of a run file (by rename): its inode, size and modification time.
+QString file_signature(const QString& path) {
+  struct stat info {};
+  if (::stat(QFile::encodeName(path).constData(), &info) != 0) return QStringLiteral("missing");
+  return QStringLiteral("%1:%2:%3.%4")
+      .arg(static_cast<qulonglong>(info.st_ino))
+      .arg(static_cast<qlonglong>(info.st_size))
+      .arg(static_cast<qlonglong>(info.st_mtim.tv_sec))
+      .arg(static_cast<qlonglong>(info.st_mtim.tv_nsec));
+}
+
+QString current_writer(const QString& path) {
+  return QString::fromStdString(store::RunFileLock::current_writer(QFile::encodeName(path).toStdString()));
+}
+
 }  // namespace
 
 LabController::LabController(widgets::MainWindow& window, const LabBackend& backend, QString runsDirectory,
@@ -39,6 +57,8 @@ LabController::LabController(widgets::MainWindow& window, const LabBackend& back
   coalesce_.setSingleShot(true);
   coalesce_.setTimerType(Qt::PreciseTimer);
   connect(&coalesce_, &QTimer::timeout, this, &LabController::drain);
+  follow_.setInterval(kFollowMs);
+  connect(&follow_, &QTimer::timeout, this, &LabController::follow);
   connect(&window_, &widgets::MainWindow::startRequested, this,
           [this](const widgets::ExperimentRequest& request) { start(request); });
   connect(&window_, &widgets::MainWindow::pauseRequested, this, &LabController::pause);
@@ -70,6 +90,8 @@ LabController::LabController(widgets::MainWindow& window, const LabBackend& back
 }
 
 LabController::~LabController() {
+  follow_.stop();
+  if (reader_.joinable()) reader_.join();  // one pass over the watched files; what it posts is dropped with us
   for (auto& [id, live] : live_) live.session->stop();
   for (auto& [id, live] : live_) live.session->join();
   if (sweep_) {
@@ -327,6 +349,12 @@ void LabController::pause(const QString& runId) {
 void LabController::resume(const QString& runId) {
   auto* run = window_.model()->run(runId);
   if (!run) return;
+  if (watched_.count(runId)) {
+    window_.showInfo(QStringLiteral("%1 is being written by another process: it can be resumed here once that run "
+                                    "has stopped (the window sees it and says so in the run's log).")
+                         .arg(run->name));
+    return;
+  }
   auto found = live_.find(runId);
   if (found != live_.end()) {
     found->second.session->resume();
@@ -364,8 +392,21 @@ int LabController::open(const QStringList& paths) {
       continue;
     }
     try {
+      // The version that was read and whether someone writes it, both before reading: a later commit or a writer
+      // that lets go meanwhile is caught at the next look.
+      const QString signature = file_signature(absolute);
+      const QString writer = current_writer(absolute);
       auto run = load_run_file(path.toStdString());
-      window_.model()->addRun(std::move(run));
+      if (!writer.isEmpty()) {
+        run->state = widgets::RunState::Watching;
+        run->appendLog(QStringLiteral("%1 %2 is being written by %3: watching it, read again at each commit")
+                           .arg(timestamp(), absolute, writer));
+      }
+      widgets::RunData* added = window_.model()->addRun(std::move(run));
+      if (!writer.isEmpty()) {
+        watched_[added->id] = WatchedFile{signature};
+        if (!follow_.isActive()) follow_.start();
+      }
       window_.addRecentFile(absolute);
       ++opened;
     } catch (const std::exception& error) {
@@ -404,7 +445,85 @@ void LabController::close(const QString& runId) {
     window_.showInfo(QStringLiteral("Stop the run before closing it (its run file keeps everything)."));
     return;
   }
+  watched_.erase(runId);  // a pass under way finds it gone and drops what it read
   window_.model()->removeRun(runId);
+  window_.refreshViews();
+}
+
+void LabController::follow() {
+  if (reading_) return;
+  struct Due {
+    QString runId, path;
+  };
+  std::vector<Due> due;
+  for (const auto& [id, file] : watched_) {
+    const auto* run = window_.model()->run(id);
+    if (!run) continue;
+    if (file_signature(run->path) != file.signature || current_writer(run->path).isEmpty()) {
+      due.push_back({id, run->path});
+    }
+  }
+  if (due.empty()) return;
+  reading_ = true;
+  if (reader_.joinable()) reader_.join();  // the previous pass posted its end: it has returned
+  reader_ = std::thread([this, due] {
+    for (const Due& file : due) {
+      const QString writer = current_writer(file.path);  // first: a file read after its writer let go is final
+      const QString signature = file_signature(file.path);
+      std::shared_ptr<widgets::RunData> reread;
+      QString error;
+      try {
+        reread = load_run_file(QFile::encodeName(file.path).toStdString());
+      } catch (const std::exception& failure) {
+        error = QString::fromUtf8(failure.what());
+      }
+      postToGui(
+          [this, file, signature, reread, writer, error] { onReread(file.runId, signature, reread, writer, error); });
+    }
+    postToGui([this] { reading_ = false; });
+  });
+}
+
+void LabController::onReread(const QString& runId, const QString& signature,
+                             const std::shared_ptr<widgets::RunData>& reread, const QString& writer,
+                             const QString& error) {
+  auto found = watched_.find(runId);
+  auto* run = window_.model()->run(runId);
+  if (found == watched_.end() || !run) return;  // closed meanwhile
+  if (!error.isEmpty()) {
+    if (writer.isEmpty()) {  // nobody will commit a better version: what was read before stays on view
+      watched_.erase(found);
+      run->state = widgets::RunState::Failed;
+      run->error = error;
+      window_.showError(
+          QStringLiteral("%1: its writer has let go and the file cannot be read: %2").arg(run->name, error), runId);
+    } else if (!found->second.errorLogged) {
+      found->second.errorLogged = true;
+      run->appendLog(
+          QStringLiteral("%1 cannot read it again yet (%2): trying at the next commit").arg(timestamp(), error));
+    }
+  } else {
+    found->second.signature = signature;
+    found->second.errorLogged = false;
+    const widgets::RunState fileState = reread->state;
+    run->replaceRecord(std::move(*reread));
+    if (writer.isEmpty()) {
+      watched_.erase(found);
+      run->state = fileState;
+      const QString ending = fileState == widgets::RunState::Finished ? QStringLiteral("finished")
+                             : run->hasLatestCheckpoint
+                                 ? QStringLiteral("stopped with a \"latest\" checkpoint: Resume continues it here")
+                                 : QStringLiteral("stopped before its first checkpoint");
+      run->appendLog(QStringLiteral("%1 its writer has let go at step %2 of %3: %4")
+                         .arg(timestamp())
+                         .arg(run->currentStep)
+                         .arg(run->totalSteps)
+                         .arg(ending));
+    }
+  }
+  if (watched_.empty()) follow_.stop();
+  run->touch();
+  window_.updateRunControls();
   window_.refreshViews();
 }
 
@@ -419,6 +538,12 @@ void LabController::sweep(const QString& runId, const widgets::SweepChoice& choi
   }
   if (run->isActive()) {
     window_.showInfo(QStringLiteral("%1 is still training: sweep it once it has finished or stopped.").arg(run->name));
+    return;
+  }
+  if (run->state == widgets::RunState::Watching) {
+    window_.showInfo(
+        QStringLiteral("%1 is being written by another process: sweep it once that run has finished or stopped.")
+            .arg(run->name));
     return;
   }
   if (run->kind != widgets::RunKind::Layerwise) {

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "app/gui/lab_backend.h"
 #include "widgets/main_window.h"
@@ -54,6 +55,13 @@ class LabController : public QObject {
   void cancelSweep();
 
   int activeRuns() const;
+  // Opened run files that another process is writing: a CLI run, or rank 0 of a data-parallel one. Every kFollowMs
+  // the window looks at each such file (its inode, size and time: the writer commits by renaming a new version over
+  // it) and at its lock. When either changed, a worker thread reads the file again and the views take the new record
+  // whole. Once the writer has let go, the run takes the state its file shows: finished, or stopped with "latest",
+  // which Resume then continues here, in this process, whatever number of processes wrote it.
+  int watchedRuns() const { return static_cast<int>(watched_.size()); }
+  static constexpr int kFollowMs = 1000;
   bool sweepRunning() const { return sweep_ != nullptr; }
   int drains() const { return drains_; }
   // The GUI thread's delay between a wake and its drain, per drain (for the latency benchmark), in ms.
@@ -86,6 +94,9 @@ class LabController : public QObject {
                   const QString& logText);
   void onStarted(const QString& runId, const train::SessionStart& start);
   void onFinished(const QString& runId, const train::TrainingResult& result, const QString& error);
+  void follow();
+  void onReread(const QString& runId, const QString& signature, const std::shared_ptr<widgets::RunData>& reread,
+                const QString& writer, const QString& error);
 
   widgets::MainWindow& window_;
   const LabBackend& backend_;
@@ -98,6 +109,14 @@ class LabController : public QObject {
   int drains_ = 0;
   qint64 firstWakeNs_ = -1;
   std::vector<double> drainDelays_;
+  struct WatchedFile {
+    QString signature;  // of the version last read
+    bool errorLogged = false;
+  };
+  std::map<QString, WatchedFile> watched_;  // by run id
+  QTimer follow_;
+  std::thread reader_;  // reads watched files again, one pass at a time
+  bool reading_ = false;
   std::mutex postedMutex_;
   std::deque<std::function<void()>> posted_;
 };

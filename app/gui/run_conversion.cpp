@@ -1,5 +1,6 @@
 #include "app/gui/run_conversion.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/config/experiment_config.h"
@@ -103,6 +104,9 @@ std::unique_ptr<widgets::RunData> load_run_file(const std::string& path) {
     run->appendLog(QStringLiteral("checkpoint \"%1\" at step %2")
                        .arg(QString::fromStdString(checkpoint.label))
                        .arg(static_cast<qint64>(checkpoint.step)));
+    // A run stopped between metric rows has done the steps of its "latest" checkpoint (where Resume continues),
+    // which may be after its last row.
+    if (checkpoint.label == "latest") run->currentStep = std::max(run->currentStep, checkpoint.step);
   }
   // A file whose epochs are all done is finished; one that stopped early with a "latest" checkpoint can be resumed,
   // and its planned length follows from the epochs it has done.
@@ -110,18 +114,19 @@ std::unique_ptr<widgets::RunData> load_run_file(const std::string& path) {
   const auto& epochs = run->scalars.value(QString::fromLatin1(record::metric::kEpoch));
   const double epochsDone = epochs.values.isEmpty() ? 0.0 : epochs.values.back();
   const auto epochsPlanned = static_cast<double>(config.train.epochs);
+  // The epoch is recorded as a fraction at every metric row, so the planned length is known mid-epoch too: a run
+  // another process is still writing shows how far it has to go.
+  const int64_t plannedSteps =
+      epochsDone > 0 ? static_cast<int64_t>(std::llround(epochs.steps.back() * epochsPlanned / epochsDone)) : 0;
   if (epochsDone >= epochsPlanned - 1e-9 && epochsDone > 0) {
     run->state = widgets::RunState::Finished;
     run->totalSteps = run->currentStep;
   } else if (run->hasLatestCheckpoint) {
     run->state = widgets::RunState::Stopped;
-    run->totalSteps =
-        epochsDone > 0
-            ? static_cast<int64_t>(std::llround(static_cast<double>(run->currentStep) * epochsPlanned / epochsDone))
-            : 0;
+    run->totalSteps = plannedSteps;
   } else {
     run->state = widgets::RunState::Loaded;
-    run->totalSteps = run->currentStep;
+    run->totalSteps = std::max(plannedSteps, run->currentStep);
   }
   run->appendLog(QStringLiteral("opened %1 (%2 metrics, %3 histogram groups, %4 sweeps)")
                      .arg(run->path)

@@ -22,12 +22,14 @@ namespace descentlab::train {
 namespace {
 
 // A new run file, or the resumed one cut back to the checkpoint's step once the trainer has restored it.
+// `who` follows the lock's purpose ("training, rank 0 of 2"): a window watching the file names its writer with it.
 std::unique_ptr<store::RunWriter> open_run(Trainer& trainer, const config::ExperimentConfig& config,
-                                           const SessionOptions& options, bool resuming, const torch::Device& device) {
+                                           const SessionOptions& options, bool resuming, const torch::Device& device,
+                                           const std::string& who = "") {
   store::RunWriterOptions writer_options;
   writer_options.overwrite = options.overwrite;
   writer_options.flush_interval_seconds = options.flush_interval_seconds;
-  writer_options.purpose = resuming ? "resuming training" : "training";
+  writer_options.purpose = (resuming ? "resuming training" : "training") + who;
   if (resuming) {
     // The lock first, then the checkpoint: no other writer can replace "latest" between the two.
     auto writer = store::RunWriter::open(options.run_path, writer_options);
@@ -187,14 +189,15 @@ std::unique_ptr<store::RunWriter> open_run_data_parallel(Trainer& trainer, dist:
   trainer.set_data_parallel(&group);
   std::unique_ptr<store::RunWriter> writer;
   record::CheckpointData state;
+  const std::string who = ", rank 0 of " + std::to_string(group.size()) + " data-parallel processes";
   on_rank_zero(group, resuming ? "resumed the run file" : "created the run file", [&] {
     if (!resuming) {
-      writer = open_run(trainer, config, options, false, device);
+      writer = open_run(trainer, config, options, false, device, who);
       return;
     }
     store::RunWriterOptions writer_options;
     writer_options.flush_interval_seconds = options.flush_interval_seconds;
-    writer_options.purpose = "resuming training";
+    writer_options.purpose = "resuming training" + who;
     writer = store::RunWriter::open(options.run_path, writer_options);
     state = store::RunReader(options.run_path).checkpoint("latest");
   });

@@ -7,6 +7,7 @@
 #include "app/gui/run_conversion.h"
 #include "core/config/experiment_config.h"
 #include "core/config/tours.h"
+#include "core/store/run_lock.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "core/train/training_session.h"
@@ -28,6 +29,7 @@
 #include <QMenuBar>
 #include <QMimeData>
 #include <QPlainTextEdit>
+#include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
@@ -40,6 +42,8 @@
 #include <QTextBrowser>
 #include <QTimer>
 #include <QUrl>
+
+#include <signal.h>
 
 #include <algorithm>
 #include <atomic>
@@ -343,6 +347,105 @@ TEST_F(LabTest, ResumingARunFileAnotherWriterHoldsNamesTheHolder) {
   ASSERT_TRUE(triggerRunMenu(*window_, 0, QStringLiteral("Resume")));
   ASSERT_TRUE(waitUntil([&] { return run->state == RunState::Finished; }, 120000)) << run->error.toStdString();
   EXPECT_FALSE(window_->bannerShown()) << "the lock's error stayed up over the resumed run";
+}
+
+// Issue 19: a data-parallel run of the CLI (2 processes over Gloo, rank 0 writing the file) is watched live: opened
+// while it trains, it shows as "watching" and offers no pause, stop, resume or sweep; its steps grow as the window
+// reads each commit again. Ctrl-C to the launcher stops both ranks after the same step; the window sees the writer
+// let go and shows the run as stopped, exactly as its file is; Resume then continues it here, in one process.
+TEST_F(LabTest, WatchesADataParallelRunLiveAndResumesItHereOnceItStops) {
+  const QString path = QDir(directory_->path()).filePath(QStringLiteral("watched-data-parallel.h5"));
+  QStringList arguments = {QStringLiteral("train"),
+                           QStringLiteral("--preset"),
+                           QStringLiteral("video-constrained"),
+                           QStringLiteral("--device"),
+                           QStringLiteral("cpu"),
+                           QStringLiteral("--nproc"),
+                           QStringLiteral("2"),
+                           QStringLiteral("--timeout"),
+                           QStringLiteral("60"),
+                           QStringLiteral("--out"),
+                           path};
+  for (const char* assignment : {"data.train_clips=48", "data.test_clips=16", "data.frames=4", "data.height=16",
+                                 "data.width=16", "model.layers=2", "model.width=16", "model.ff_width=32",
+                                 "train.batch_size=8", "train.epochs=2000", "train.metric_interval=2"}) {
+    arguments << QStringLiteral("--set") << QString::fromLatin1(assignment);
+  }
+  QProcess training;
+  training.setProcessChannelMode(QProcess::MergedChannels);
+  training.start(QStringLiteral(DESCENTLAB_CLI_PATH), arguments);
+  ASSERT_TRUE(training.waitForStarted(30000));
+  struct StopOnExit {  // a failed assertion leaves no process behind: Ctrl-C reaches every rank through the launcher
+    QProcess& process;
+    ~StopOnExit() {
+      if (process.state() == QProcess::NotRunning) return;
+      ::kill(static_cast<pid_t>(process.processId()), SIGINT);
+      if (!process.waitForFinished(60000)) process.kill();
+    }
+  } stopOnExit{training};
+  // Opened once rank 0 has committed a few metric rows.
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        if (training.state() == QProcess::NotRunning) return true;
+        if (store::RunFileLock::current_writer(path.toStdString()).empty()) return false;
+        try {
+          return store::RunReader(path.toStdString()).metric("loss").rows() >= 2;
+        } catch (const std::exception&) {
+          return false;  // not committed yet
+        }
+      },
+      120000));
+  const QString output = QString::fromLocal8Bit(training.readAll());
+  if (output.contains(QStringLiteral("has no Gloo"))) GTEST_SKIP() << output.toStdString();
+  ASSERT_EQ(training.state(), QProcess::Running) << output.toStdString();
+
+  ASSERT_EQ(controller_->open({path}), 1) << window_->lastMessage().toStdString();
+  RunData* run = window_->model()->runAt(0);
+  EXPECT_EQ(run->state, RunState::Watching);
+  EXPECT_EQ(controller_->watchedRuns(), 1);
+  EXPECT_TRUE(run->log.join(QLatin1Char('\n')).contains(QStringLiteral("rank 0 of 2 data-parallel processes")))
+      << run->log.join(QLatin1Char('\n')).toStdString();
+  const widgets::RunActions actions = widgets::availableActions(*run);
+  EXPECT_FALSE(actions.pause || actions.stop || actions.resume);
+  EXPECT_TRUE(actions.close);
+  widgets::SweepChoice sweepChoice;
+  sweepChoice.noise = QStringLiteral("video");
+  controller_->sweep(run->id, sweepChoice);
+  EXPECT_FALSE(controller_->sweepRunning()) << "a watched run's file is another process's to write";
+  // Live: two more commits read (the writer commits every 2 s), the planned length known from the fractional epoch.
+  const int64_t opened = run->currentStep;
+  ASSERT_TRUE(waitUntil([&] { return run->currentStep > opened; }, 60000));
+  const int64_t second = run->currentStep;
+  ASSERT_TRUE(waitUntil([&] { return run->currentStep > second; }, 60000));
+  EXPECT_EQ(run->state, RunState::Watching);
+  EXPECT_EQ(run->totalSteps, 2000 * 6);  // 48 clips in batches of 8, 2000 epochs
+  const auto& steps = run->scalars[QStringLiteral("loss")].steps;
+  for (int i = 1; i < steps.size(); ++i) ASSERT_LT(steps[i - 1], steps[i]);
+
+  // Ctrl-C: the ranks agree on a last step, rank 0 writes "latest" and lets go; the window shows the file as it is.
+  ::kill(static_cast<pid_t>(training.processId()), SIGINT);
+  ASSERT_TRUE(training.waitForFinished(60000));
+  ASSERT_TRUE(waitUntil([&] { return run->state != RunState::Watching; }, 30000));
+  EXPECT_EQ(run->state, RunState::Stopped);
+  EXPECT_TRUE(run->hasLatestCheckpoint);
+  EXPECT_EQ(controller_->watchedRuns(), 0);
+  EXPECT_TRUE(run->log.join(QLatin1Char('\n')).contains(QStringLiteral("its writer has let go")));
+  const auto onDisk = gui::load_run_file(path.toStdString());
+  EXPECT_EQ(run->currentStep, onDisk->currentStep);
+  EXPECT_EQ(run->scalars[QStringLiteral("loss")].values, onDisk->scalars[QStringLiteral("loss")].values);
+  const int64_t stoppedAt = run->currentStep;
+
+  // Resumed here, in this process, from the 2-process run's "latest": it trains on, then stops when asked.
+  ASSERT_TRUE(triggerRunMenu(*window_, 0, QStringLiteral("Resume")));
+  ASSERT_TRUE(waitUntil([&] { return run->state == RunState::Running && run->currentStep > stoppedAt + 4; }, 120000))
+      << run->error.toStdString() << window_->lastMessage().toStdString();
+  ASSERT_TRUE(triggerRunMenu(*window_, 0, QStringLiteral("Stop")));
+  ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 60000));
+  EXPECT_EQ(run->state, RunState::Stopped) << run->error.toStdString();
+  const auto resumed = gui::load_run_file(path.toStdString());
+  EXPECT_GT(resumed->currentStep, stoppedAt);
+  const auto& resumedSteps = resumed->scalars[QStringLiteral("loss")].steps;
+  for (int i = 1; i < resumedSteps.size(); ++i) EXPECT_LT(resumedSteps[i - 1], resumedSteps[i]);
 }
 
 TEST_F(LabTest, OpensGoodRunFilesAndNamesTheProblemWithBadOnes) {
