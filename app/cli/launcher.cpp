@@ -118,6 +118,13 @@ int launch_local_processes(int processes, double timeout_seconds) {
       if (ranks[r] > 0 && !ended[r]) ::kill(ranks[r], signal_number);
     }
   };
+  // This program by its own path, so each rank is named as it is (ps, and a run file's lock: "descentlab-cli:
+  // training, rank 0 of 2"); /proc/self/exe would name every rank "exe". A binary replaced since it started has no
+  // path left (" (deleted)"): then /proc/self/exe, which still reaches it.
+  std::string program = "/proc/self/exe";
+  char resolved[4096] = {};
+  const ssize_t length = ::readlink("/proc/self/exe", resolved, sizeof resolved - 1);
+  if (length > 0 && ::access(resolved, X_OK) == 0) program.assign(resolved, static_cast<size_t>(length));
   for (int rank = 0; rank < processes; ++rank) {
     std::vector<std::string> environment;
     for (char** entry = environ; *entry; ++entry) {
@@ -140,7 +147,7 @@ int launch_local_processes(int processes, double timeout_seconds) {
     for (auto& entry : environment) envp.push_back(entry.data());
     envp.push_back(nullptr);
     pid_t pid = 0;
-    const int failed = ::posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), envp.data());
+    const int failed = ::posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv.data(), envp.data());
     if (failed != 0) {
       kill_all(SIGTERM);
       throw IoError("--nproc", "could not start rank " + std::to_string(rank) + ": " + std::strerror(failed));
