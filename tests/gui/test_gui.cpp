@@ -162,6 +162,21 @@ TEST_F(LabTest, EveryEventReachesTheViewsOnceThroughTheCoalescingTimer) {
   EXPECT_EQ(run->currentStep, run->totalSteps);
 }
 
+// How long a stop may take: the batch in flight and the "latest" checkpoint, never the rest of the epoch. Under
+// ThreadSanitizer every step and the checkpoint's write run 5-15 times slower (measured on a quiet 2-core machine:
+// 6.7-7.2 s).
+#if defined(__SANITIZE_THREAD__)
+constexpr int kStopWithinMs = 20000;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr int kStopWithinMs = 20000;
+#else
+constexpr int kStopWithinMs = 5000;
+#endif
+#else
+constexpr int kStopWithinMs = 5000;
+#endif
+
 TEST_F(LabTest, AWorkerPausesResumesAndStopsWithinOneBatch) {
   auto config = config::load_experiment("video-constrained", "quick", "",
                                         {"data.train_clips=256", "model.layers=2", "model.width=16"});
@@ -207,7 +222,8 @@ TEST_F(LabTest, AWorkerPausesResumesAndStopsWithinOneBatch) {
   clock.start();
   session.stop();
   ASSERT_TRUE(waitUntil([&] { return done.load(); }, 30000));
-  EXPECT_LT(clock.elapsed(), 5000);
+  EXPECT_LT(clock.elapsed(), kStopWithinMs)
+      << "a stop waits for the batch in flight and the \"latest\" checkpoint only";
   ASSERT_TRUE(error.empty()) << error;
   EXPECT_TRUE(result.stopped);
   EXPECT_GT(result.steps, paused_at);
