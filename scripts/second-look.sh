@@ -11,7 +11,8 @@
 #                                                  # 2 epochs with 5 % warm-up and cosine decay, scored on 5,000
 #                                                  # held-out training images: AdamW and HAM at lr 0.001 / 0.003 / 0.01,
 #                                                  # HORST along its ridge (α 5 / 20 / 50 at the first look's best lr
-#                                                  # for that α and 3x it): 12 runs, about 15 min
+#                                                  # for that α, 3x and 9x it), AdamW and HAM also at 0.03
+#                                                  # (both peaked at the edge, 0.01): 17 runs, about 20 min
 #   bash scripts/second-look.sh vit [SEEDS...]     # claim 1: ViT on Fashion-MNIST and MNIST, AC/DC to 90 % and 95 %,
 #                                                  # 10 epochs, warm-up + cosine, each optimizer at its vit-tune choice
 #                                                  # (36 runs for 3 seeds, about 3.3 h)
@@ -107,13 +108,16 @@ case "${1:-}" in
     tune="$tune --set data.evaluate_on=validation"
     {
       for optimizer in adamw ham; do
-        for lr in 0.001 0.003 0.01; do
+        # 0.03 too: at 0.001 / 0.003 / 0.01 both peaked at 0.01, the grid's edge (results/second-look-horst/tuning.json)
+        for lr in 0.001 0.003 0.01 0.03; do
           echo "tune-vit-$optimizer-lr$lr vit-$optimizer full no --set train.lr=$lr $tune"
         done
       done
       for alpha in 5 20 50; do
         ridge=$(ridge_lr vit "$alpha")
-        for lr in "$ridge" "$(/usr/bin/python3 -c "print(f'{3 * float(\"$ridge\"):g}')")"; do
+        # 9x too: α 50 peaked at 3x, the edge of the first two
+        for factor in 1 3 9; do
+          lr=$(/usr/bin/python3 -c "print(f'{$factor * float(\"$ridge\"):g}')")
           echo "tune-vit-horst-a$alpha-lr$lr vit-horst full no --set train.lr=$lr --set optimizer.alpha=$alpha $tune"
         done
       done
