@@ -65,33 +65,14 @@ std::optional<bool> flock_listed(const struct stat& locked, const std::string& p
   return false;
 }
 
-}  // namespace
-
-std::string RunFileLock::current_writer(const std::string& run_path) {
-  const std::string lock_path = lock_path_for(run_path);
-  struct stat locked {};
-  if (::stat(lock_path.c_str(), &locked) != 0) return "";  // a clean release removes it
+std::string read_lock_file(const std::string& lock_path) {
   std::ifstream file(lock_path);
   std::stringstream text;
   text << file.rdbuf();
-  const std::string pid = holder_field(text.str(), "pid");
-  const std::string host = holder_field(text.str(), "host");
-  const std::string holder = describe_holder(lock_path);
-  const std::string named = holder.empty() ? std::string("another process") : holder;
-  if (const auto listed = flock_listed(locked, pid)) return *listed ? named : "";
-  // No lock table: a writer on this host is alive while its pid is (a killed writer's lock file stays behind).
-  if (pid.empty() || (!host.empty() && host != host_name())) return named;
-  char* end = nullptr;
-  const long number = std::strtol(pid.c_str(), &end, 10);
-  if (number <= 0 || *end != '\0') return named;
-  return ::kill(static_cast<pid_t>(number), 0) == 0 || errno == EPERM ? named : "";
+  return text.str();
 }
 
-std::string RunFileLock::describe_holder(const std::string& lock_path) {
-  std::ifstream file(lock_path);
-  std::stringstream text;
-  text << file.rdbuf();
-  const std::string contents = text.str();
+std::string describe_contents(const std::string& contents) {
   const std::string pid = holder_field(contents, "pid");
   if (pid.empty()) return "";
   std::string holder = "process " + pid;
@@ -105,6 +86,32 @@ std::string RunFileLock::describe_holder(const std::string& lock_path) {
   if (!purpose.empty() || !since.empty()) holder += ")";
   return holder;
 }
+
+}  // namespace
+
+std::string RunFileLock::describe_holder(const std::string& lock_path) {
+  return describe_contents(read_lock_file(lock_path));
+}
+
+std::string RunFileLock::current_writer(const std::string& run_path) {
+  const std::string lock_path = lock_path_for(run_path);
+  struct stat locked {};
+  if (::stat(lock_path.c_str(), &locked) != 0) return "";  // a clean release removes it
+  const std::string contents = read_lock_file(lock_path);  // read once: the holder may rewrite it meanwhile
+  const std::string pid = holder_field(contents, "pid");
+  const std::string host = holder_field(contents, "host");
+  const std::string holder = describe_contents(contents);
+  const std::string named = holder.empty() ? std::string("another process") : holder;
+  if (const auto listed = flock_listed(locked, pid)) return *listed ? named : "";
+  // No lock table: a writer on this host is alive while its pid is (a killed writer's lock file stays behind).
+  if (pid.empty() || (!host.empty() && host != host_name())) return named;
+  char* end = nullptr;
+  const long number = std::strtol(pid.c_str(), &end, 10);
+  if (number <= 0 || *end != '\0') return named;
+  return ::kill(static_cast<pid_t>(number), 0) == 0 || errno == EPERM ? named : "";
+}
+
+// The holder lines of a lock file's contents, in words.
 
 std::unique_ptr<RunFileLock> RunFileLock::acquire(const std::string& run_path, const std::string& purpose) {
   const std::string lock_path = lock_path_for(run_path);
