@@ -36,7 +36,8 @@ export -f horst_one
 export cli out repo
 export DESCENTLAB_EXTRA="${extra[*]}"
 
-run_jobs() { xargs -P 2 -L 1 bash -c 'extra=($DESCENTLAB_EXTRA); horst_one "$@"' _; }
+# Trailing blanks are cut first: `xargs -L` joins a line that ends in a blank to the next one.
+run_jobs() { sed 's/[[:blank:]]*$//' | xargs -P 2 -L 1 bash -c 'extra=($DESCENTLAB_EXTRA); horst_one "$@"' _; }
 
 tuned() {  # tuned VALUE_NAME TASK OPTIMIZER -> the lr or alpha chosen in $out/tuning.json
   /usr/bin/python3 - "$out/tuning.json" "$1" "$2" "$3" <<'PY'

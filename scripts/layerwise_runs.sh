@@ -40,5 +40,6 @@ layerwise_one() {
 export -f layerwise_one
 export cli out repo
 
-# Reads job lines "NAME SEED PRESET SIZE SWEEP [--set k=v ...]" and runs two at a time.
-run_layerwise_jobs() { xargs -P 2 -L 1 bash -c 'layerwise_one "$@"' _; }
+# Reads job lines "NAME SEED PRESET SIZE SWEEP [--set k=v ...]" and runs two at a time. Trailing blanks are cut
+# first: `xargs -L` joins a line that ends in a blank to the next one (a job line whose optional sets are empty).
+run_layerwise_jobs() { sed 's/[[:blank:]]*$//' | xargs -P 2 -L 1 bash -c 'layerwise_one "$@"' _; }
