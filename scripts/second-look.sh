@@ -88,6 +88,11 @@ print(f"{best(at_alpha, key=at_alpha.get):g}")
 PY
 }
 
+# The ViT tuning's protocol (vit-tune, vit-tune-long): the study's schedule at its hardest sparsity, scored on held-out
+# training images (the test split is never used for choosing).
+tuning_protocol="--set train.lr_schedule=cosine --set train.warmup=0.05 --set sparsity.target=0.95"
+tuning_protocol="$tuning_protocol --set data.evaluate_on=validation"
+
 case "${1:-}" in
   ridge)
     shift
@@ -106,10 +111,8 @@ case "${1:-}" in
     [ "$size" = smoke ] || bash "$repo/scripts/results-horst.sh" summary
     ;;
   vit-tune)
-    # The schedule the study uses, compressed into 2 epochs, at its hardest sparsity; scored on held-out training
-    # images (the test split is never used for choosing).
-    tune="--set train.epochs=2 --set train.lr_schedule=cosine --set train.warmup=0.05 --set sparsity.target=0.95"
-    tune="$tune --set data.evaluate_on=validation"
+    # The tuning protocol, compressed into 2 epochs.
+    tune="--set train.epochs=2 $tuning_protocol"
     {
       for optimizer in adamw ham; do
         # 0.03 too: at 0.001 / 0.003 / 0.01 both peaked at 0.01, the grid's edge (results/second-look-horst/tuning.json)
@@ -132,8 +135,7 @@ case "${1:-}" in
     # Does the 2-epoch choice hold at the study's 10 epochs? It did not for HORST (session 16: α 50 at lr 0.0009 gave
     # 0.838 on validation after 10 epochs, α 5 at 0.003 0.892, AdamW at 0.01 0.885), so the tuning is repeated at the
     # study's length: the same schedule, 95 %, Fashion-MNIST, scored on held-out training images. 14 runs, about 50 min.
-    long="--set train.epochs=10 --set train.lr_schedule=cosine --set train.warmup=0.05 --set sparsity.target=0.95"
-    long="$long --set data.evaluate_on=validation"
+    long="--set train.epochs=10 $tuning_protocol"
     {
       for optimizer in adamw ham; do
         for lr in 0.003 0.01 0.03; do

@@ -72,6 +72,7 @@ std::string read_lock_file(const std::string& lock_path) {
   return text.str();
 }
 
+// The holder lines of a lock file's contents, in words ("" when they name no pid).
 std::string describe_contents(const std::string& contents) {
   const std::string pid = holder_field(contents, "pid");
   if (pid.empty()) return "";
@@ -110,8 +111,6 @@ std::string RunFileLock::current_writer(const std::string& run_path) {
   if (number <= 0 || *end != '\0') return named;
   return ::kill(static_cast<pid_t>(number), 0) == 0 || errno == EPERM ? named : "";
 }
-
-// The holder lines of a lock file's contents, in words.
 
 std::unique_ptr<RunFileLock> RunFileLock::acquire(const std::string& run_path, const std::string& purpose) {
   const std::string lock_path = lock_path_for(run_path);
