@@ -112,7 +112,9 @@ def text_section(depth, names, groups):
                 mean_std([r["test_descending_frequency"][-1] for r in group], 3)] + binding_cells(group)
         lines.append("| " + " | ".join(row) + " |")
     gammas = sorted({g for r in erm or groups[names[0]] for g in r["sweeps"]["gaussian"]}, key=float)
-    lines += ["", "Accuracy under noise (2,000 test reviews, 3 noise seeds; mean ± std over training seeds):", "",
+    lines += ["", "Accuracy under noise (2,000 test reviews, 3 noise seeds; mean ± std over training seeds). The "
+              "sweep scores a 2,000-review subset, so its γ 0 row differs from the table's accuracy above, which is "
+              "scored on all 25,000 test reviews; the Δ columns above take γ 2 from this sweep:", "",
               "| noise | γ | " + " | ".join(describe(n) for n in names) + " |",
               "|---|---|" + "---|" * len(names)]
     for noise in noises:
