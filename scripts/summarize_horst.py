@@ -439,8 +439,9 @@ def same_config(a, b):
 def second_look_sections(first_runs, second, optimizers=("adamw", "ham", "horst")):
     """Issue 18's second look: claim 3 along the ridge (GPT, dense, several (lr, α) pairs)."""
     lines = ["# Second look (issue 18)", "",
-             "Produced by `bash scripts/second-look.sh ridge`, then `bash scripts/second-look.sh summary` (which "
-             "rewrites this whole page); runs in results/second-look-horst.", ""]
+             "Produced by `bash scripts/second-look.sh ridge` (claim 3), `vit-tune`, `vit-tune-long` and `vit` "
+             "(claim 1), then `bash scripts/second-look.sh summary` (which rewrites this whole page); runs in "
+             "results/second-look-horst. Finished runs are skipped and stopped ones resume from their run files.", ""]
     runs = load_runs(second)
     ridge = {}
     for r in runs:
