@@ -437,7 +437,8 @@ def same_config(a, b):
 
 
 def second_look_sections(first_runs, second, optimizers=("adamw", "ham", "horst")):
-    """Issue 18's second look: claim 3 along the ridge (GPT, dense, several (lr, α) pairs)."""
+    """Issue 18's second look: claim 3 along the ridge (GPT, dense, several (lr, α) pairs) and claim 1 under a
+    learning-rate schedule (ViT with AC/DC, its two tunings, the runs and the superseded ones)."""
     lines = ["# Second look (issue 18)", "",
              "Produced by `bash scripts/second-look.sh ridge` (claim 3), `vit-tune`, `vit-tune-long` and `vit` "
              "(claim 1), then `bash scripts/second-look.sh summary` (which rewrites this whole page); runs in "
@@ -551,6 +552,10 @@ def second_look_sections(first_runs, second, optimizers=("adamw", "ham", "horst"
                     tried = ", ".join(f"lr {lr}: {value:.4f}" for lr, value in entry["by_lr"].items())
                     lines.append(f"- {optimizer}: {tried} -> lr {entry['lr']:g}")
             lines.append("")
+        expected = 3 * 2 * 2 * len(optimizers)  # seeds 0-2, two datasets, two sparsities
+        if vit and len(vit) < expected:
+            lines += [f"In progress: {len(vit)} of {expected} runs finished; cells with fewer than 3 seeds are "
+                      "provisional (`bash scripts/second-look.sh vit` finishes the rest).", ""]
         lines += vit_sections(vit, optimizers, heading="### ViT on {dataset}, scheduled: test accuracy after AC/DC")
         # The runs made at the 2-epoch choice before it was found not to hold, kept for the record.
         superseded = load_runs(os.path.join(second, "two-epoch-choice"))
