@@ -255,6 +255,11 @@ TEST(Tours, EveryBuiltInTourLoadsAndAWrongOneIsNamed) {
                 .find("test tour: curves: \"lambda\" is not a scalar series"),
             std::string::npos);
   EXPECT_EQ(find_tour("masks-settle").curves, "mask_churn");
+  // The per-layer view's mode: descent-breaks shows the change from the layer before, where ERM's rise is visible.
+  EXPECT_EQ(find_tour("descent-breaks").layer_loss, "change");
+  EXPECT_NE(error_of_tour(R"({"name": "t", "title": "T", "caption": "c", "views": [], "layer_loss": "delta"})")
+                .find("test tour: layer_loss: \"delta\" is not a per-layer loss mode (known: value, change)"),
+            std::string::npos);
   // 160 characters (λ counts as one) load; 161 are named with their count.
   std::string watch = "λ";
   watch += std::string(159, 'w');
@@ -267,6 +272,23 @@ TEST(Tours, EveryBuiltInTourLoadsAndAWrongOneIsNamed) {
   EXPECT_NE(error_of_tour(R"({"title": "T", "caption": "c"})").find("test tour: name: missing"), std::string::npos);
   EXPECT_NE(error_of_tour("{").find("not valid JSON"), std::string::npos);
   EXPECT_THROW(find_tour("no-such-tour"), ConfigError);
+}
+
+// Issue 33: a description stated values a tour's form did not hold (α 50 described, 5 set). Descriptions name the
+// values by key; filled, every placeholder is a value.
+TEST(Presets, DescriptionsStateTheirValuesByKey) {
+  EXPECT_NE(config::preset_description_template("gpt-horst").find("{optimizer.alpha}"), std::string::npos);
+  EXPECT_NE(config::preset_description("gpt-horst").find("α = 50, lr 0.001"), std::string::npos)
+      << config::preset_description("gpt-horst");
+  for (const auto& name : config::preset_names()) {
+    const std::string filled = config::preset_description(name);
+    EXPECT_FALSE(filled.empty()) << name;
+    EXPECT_EQ(filled.find('{'), std::string::npos) << name << ": " << filled;
+  }
+  EXPECT_EQ(config::fill_description("a {x.y} b {unknown} c", [](const std::string& key) {
+              return key == "x.y" ? std::string("1") : std::string();
+            }),
+            "a 1 b {unknown} c");
 }
 
 TEST(MetricVocabulary, KnowsEveryEngineSeriesOnce) {

@@ -89,6 +89,7 @@ class ExperimentPanel : public QWidget {
   const ExperimentBackend& backend_;
   QComboBox* preset_ = nullptr;
   QLabel* presetAbout_ = nullptr;
+  QString descriptionTemplate_;  // the preset's description with its "{section.key}" placeholders
   QComboBox* size_ = nullptr;
   QComboBox* device_ = nullptr;
   QFormLayout* form_ = nullptr;

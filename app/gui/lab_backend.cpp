@@ -94,7 +94,8 @@ QStringList LabBackend::presetNames() const {
 }
 
 QString LabBackend::presetDescription(const QString& preset) const {
-  return QString::fromStdString(config::preset_description(preset.toStdString()));
+  // With its "{section.key}" placeholders: the panel fills them with the values its form holds.
+  return QString::fromStdString(config::preset_description_template(preset.toStdString()));
 }
 
 QList<widgets::ConfigField> LabBackend::presetFields(const QString& preset, const QString& size) const {

@@ -400,7 +400,46 @@ std::vector<std::string> preset_names() {
   return names;
 }
 
+std::string fill_description(const std::string& text, const std::function<std::string(const std::string&)>& value_of) {
+  std::string out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t open = text.find('{', at);
+    const size_t close = open == std::string::npos ? std::string::npos : text.find('}', open);
+    if (close == std::string::npos) {
+      out += text.substr(at);
+      break;
+    }
+    out += text.substr(at, open - at);
+    const std::string key = text.substr(open + 1, close - open - 1);
+    const std::string value = value_of(key);
+    out += value.empty() ? text.substr(open, close - open + 1) : value;
+    at = close + 1;
+  }
+  return out;
+}
+
 std::string preset_description(const std::string& name) {
+  const std::string text = preset_description_template(name);
+  if (text.find('{') == std::string::npos) return text;
+  const nlohmann::json document = preset_document(name, "quick");
+  return fill_description(text, [&](const std::string& key) -> std::string {
+    const size_t dot = key.find('.');
+    if (dot == std::string::npos) return "";
+    const auto section = document.find(key.substr(0, dot));
+    if (section == document.end() || !section->is_object()) return "";
+    const auto value = section->find(key.substr(dot + 1));
+    if (value == section->end()) return "";
+    if (value->is_number()) {
+      std::ostringstream number;
+      number << value->get<double>();  // 50, 0.05, 0.001: as the form writes them
+      return number.str();
+    }
+    return value->is_string() ? value->get<std::string>() : value->dump();
+  });
+}
+
+std::string preset_description_template(const std::string& name) {
   for (const auto& preset : generated::kPresets) {
     if (name != preset.name) continue;
     const nlohmann::json document = nlohmann::json::parse(preset.json, nullptr, false);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -151,8 +152,13 @@ std::map<std::string, std::vector<std::string>> choice_keys();
 // Built-in presets (resources/presets/*.json, compiled in): names such as "text-erm", each with sizes "quick" and
 // "full". Throws ConfigError for an unknown name or size, listing the known ones.
 std::vector<std::string> preset_names();
-// A preset's one-line description (its "description" key, which preset_document leaves out); "" when unknown.
+// A preset's one-line description (its "description" key, which preset_document leaves out); "" when unknown. The
+// key may name config values as "{section.key}" (so that it never states a value the form does not hold): the
+// template keeps them, preset_description fills them with the preset's quick-size values.
+std::string preset_description_template(const std::string& name);
 std::string preset_description(const std::string& name);
+// `text` with every "{section.key}" replaced by `value_of(key)`; a placeholder whose value is "" stays as written.
+std::string fill_description(const std::string& text, const std::function<std::string(const std::string&)>& value_of);
 nlohmann::json preset_document(const std::string& name, const std::string& size);
 
 // The configuration stored in the run file `path` (its "config" attribute, docs/run-file.md): a DataError naming the
