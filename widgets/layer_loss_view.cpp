@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QTextStream>
 
@@ -22,10 +23,33 @@ LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
   allEvaluations_->setChecked(true);
   allEvaluations_->setToolTip(QStringLiteral("Show every evaluation of the focus run, early (light) to late (dark)"));
   logY_ = new QCheckBox(QStringLiteral("log y"), this);
+  mode_ = new QComboBox(this);
+  mode_->setObjectName(QStringLiteral("layer-loss-mode"));
+  mode_->addItem(QStringLiteral("fₗ"), QStringLiteral("value"));
+  mode_->addItem(QStringLiteral("fₗ − fₗ₋₁"), QStringLiteral("change"));
+  mode_->setToolTip(QStringLiteral("Plot each layer's test loss fₗ, or its change from the layer before, fₗ − fₗ₋₁ "
+                                   "(above 0: descent breaks at that layer)"));
+  fitTop_ = new QCheckBox(QStringLiteral("fit top layers"), this);
+  fitTop_->setChecked(true);
+  fitTop_->setToolTip(QStringLiteral("Fit the y range to the changes of the top half of the layers, where a rise of a "
+                                     "few thousandths of a nat sits; off: fit every layer"));
+  fitTop_->setVisible(false);
+  tools()->addWidget(mode_);
+  tools()->addWidget(fitTop_);
   tools()->addWidget(allEvaluations_);
   tools()->addWidget(logY_);
   addExportButton();
   connect(allEvaluations_, &QCheckBox::toggled, this, [this] { refresh(true); });
+  connect(mode_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+    fitTop_->setVisible(changeMode());
+    logY_->setVisible(!changeMode());  // changes are negative where the loss descends: no log scale
+    resetZoom();
+    refresh(true);
+  });
+  connect(fitTop_, &QCheckBox::toggled, this, [this] {
+    resetZoom();
+    refresh(true);
+  });
   connect(logY_, &QCheckBox::toggled, this, [this](bool on) {
     plot()->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
     plot()->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog) : distinctLabelTicker());
@@ -74,6 +98,20 @@ void LayerLossView::rebuild() {
     if (run->vectors.contains(QLatin1String(record::metric::kTestLayerLoss))) layerwise.push_back(run);
   }
   if (!focus && !layerwise.isEmpty()) focus = layerwise.front();
+  // Text losses (nats of cross-entropy) and video losses (mean squared error) never share the axis: the selected
+  // run's task is drawn, and the others are counted in a note.
+  int otherTask = 0;
+  if (focus) {
+    QVector<RunData*> sameTask;
+    for (auto* run : layerwise) {
+      if (run->metric == focus->metric) {
+        sameTask.push_back(run);
+      } else {
+        ++otherTask;
+      }
+    }
+    layerwise = sameTask;
+  }
   // The y axis says which losses it shows: test ones, or training ones while no run has been evaluated yet; just
   // "fₗ" where the title would not fit beside the curves (the legend names training curves as such).
   QCPAxis* lossAxis = plot()->axisRect(0)->axis(QCPAxis::atLeft);
@@ -82,8 +120,10 @@ void LayerLossView::rebuild() {
     lossAxis->setLabel(fits ? label : QStringLiteral("fₗ"));
   };
   setLossLabel(QStringLiteral("test loss fₗ"));
+  drawn_.clear();
+  changeRangeValid_ = false;
   if (layerwise.isEmpty() && drawTrainingLayerLoss()) {
-    setLossLabel(QStringLiteral("training loss fₗ"));
+    setLossLabel(changeMode() ? QStringLiteral("training fₗ − fₗ₋₁") : QStringLiteral("training loss fₗ"));
     return;
   }
   if (layerwise.isEmpty()) {
@@ -100,14 +140,23 @@ void LayerLossView::rebuild() {
                           .arg(waiting.size() == 1 ? "" : "s"));
     return;
   }
-  const bool logY = logY_->isChecked();
-  auto clean = [logY](QVector<double> values) {
-    if (logY) {
-      for (auto& value : values) value = value > 0 ? value : qQNaN();
-    }
-    return values;
+  const bool change = changeMode();
+  const bool logY = logY_->isChecked() && !change;
+  if (change) setLossLabel(QStringLiteral("change fₗ − fₗ₋₁"));
+  // What is drawn of one curve f_0..f_L: the losses at layers 0..L, or their changes at layers 1..L.
+  const auto curveX = [change](int width) {
+    QVector<double> x;
+    for (int layer = change ? 1 : 0; layer < width; ++layer) x.push_back(layer);
+    return x;
   };
-  QVector<double> breakX, breakY;
+  const auto curveY = [change, logY](const QVector<double>& losses) {
+    QVector<double> y;
+    for (int layer = change ? 1 : 0; layer < losses.size(); ++layer) {
+      const double value = change ? losses[layer] - losses[layer - 1] : losses[layer];
+      y.push_back(logY && value <= 0 ? qQNaN() : value);
+    }
+    return y;
+  };
   auto layerAxis = [](int width) {
     QVector<double> x;
     for (int layer = 0; layer < width; ++layer) x.push_back(layer);
@@ -119,38 +168,91 @@ void LayerLossView::rebuild() {
   if (allEvaluations_->isChecked() && focus->visible) {
     for (int row = 0; row + 1 < evaluations; ++row) {
       auto* graph = plot()->addGraph();
-      graph->setData(layerAxis(history.width), clean(history.rows[row]), true);
+      graph->setData(curveX(history.width), curveY(history.rows[row]), true);
       const double age = evaluations > 1 ? 1.0 - static_cast<double>(row) / (evaluations - 1) : 0.0;
       graph->setPen(QPen(towardsWhite(focus->colour, 0.25 + 0.6 * age), 1.2));
       graph->removeFromLegend();
     }
   }
-  // The newest curve of every layerwise run; the focus run's solid and bold, the others dashed.
+  // The newest curve of every layerwise run; the focus run's solid and bold, the others dashed. Where a run's
+  // descent breaks, a marker in its own colour, outlined red, named after it in the legend.
+  drawn_.clear();
+  changeRangeValid_ = false;
+  int topFrom = 1;
   for (auto* run : layerwise) {
     const auto& track = run->vectors[QLatin1String(record::metric::kTestLayerLoss)];
     const auto& newest = track.rows.back();
     auto* graph = plot()->addGraph();
-    graph->setData(layerAxis(track.width), clean(newest), true);
+    graph->setData(curveX(track.width), curveY(newest), true);
     const bool isFocus = run == focus;
     graph->setPen(QPen(run->colour, isFocus ? 3.0 : 2.0, isFocus ? Qt::SolidLine : Qt::DashLine));
     graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run->colour, Qt::white, 6));
     graph->setName(run->name);
     bindToRun(plot(), graph, *run);
     if (!run->visible) continue;
+    drawn_.push_back({run->name, run->colour, newest});
+    QVector<double> breakX, breakY;
+    QStringList breakLayers;
     for (int layer = 1; layer < newest.size(); ++layer) {
       if (newest[layer] > newest[layer - 1]) {
         breakX.push_back(layer);
-        breakY.push_back(newest[layer]);
+        breakY.push_back(change ? newest[layer] - newest[layer - 1] : newest[layer]);
+        breakLayers << QString::number(layer);
       }
     }
+    // The change mode's range: 0 and the changes of the top half of the layers.
+    const int layers = static_cast<int>(newest.size()) - 1;
+    topFrom = std::max(1, layers / 2 + 1);
+    for (int layer = topFrom; layer <= layers; ++layer) {
+      const double delta = newest[layer] - newest[layer - 1];
+      changeLow_ = changeRangeValid_ ? std::min(changeLow_, delta) : std::min(0.0, delta);
+      changeHigh_ = changeRangeValid_ ? std::max(changeHigh_, delta) : std::max(0.0, delta);
+      changeRangeValid_ = true;
+    }
+    if (breakX.isEmpty()) continue;
+    auto* breaks = plot()->addGraph();
+    breaks->setLineStyle(QCPGraph::lsNone);
+    breaks->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, QPen(QColor(200, 0, 0), 1.6), run->colour, 12));
+    breaks->setData(breakX, breakY);
+    breaks->setName(QStringLiteral("%1: descent breaks at ℓ %2").arg(run->name, breakLayers.join(QStringLiteral(", "))));
   }
-  auto* breaks = plot()->addGraph();
-  breaks->setLineStyle(QCPGraph::lsNone);
-  breaks->setScatterStyle(
-      QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, QColor(200, 0, 0), QColor(200, 0, 0), 11));
-  breaks->setData(breakX, breakY);
-  breaks->setName(QStringLiteral("descent breaks"));
-  if (breakX.isEmpty()) breaks->removeFromLegend();
+  if (otherTask > 0) {
+    auto* note = new QCPItemText(plot());
+    note->setClipAxisRect(plot()->axisRect(0));
+    note->position->setAxisRect(plot()->axisRect(0));
+    note->position->setType(QCPItemPosition::ptAxisRectRatio);
+    note->position->setCoords(0.01, 0.98);
+    note->setPositionAlignment(Qt::AlignBottom | Qt::AlignLeft);
+    note->setText(QStringLiteral("%1 run%2 of another task not drawn (another loss): select one to see it")
+                      .arg(otherTask)
+                      .arg(otherTask == 1 ? "" : "s"));
+    note->setColor(QColor(90, 90, 90));
+    note->setBrush(QColor(255, 255, 255, 210));
+    note->setPadding(QMargins(3, 1, 3, 1));
+  }
+  if (change) {
+    auto* zero = new QCPItemStraightLine(plot());
+    zero->setClipAxisRect(plot()->axisRect(0));
+    zero->point1->setAxes(plot()->xAxis, plot()->yAxis);
+    zero->point2->setAxes(plot()->xAxis, plot()->yAxis);
+    zero->point1->setCoords(0, 0);
+    zero->point2->setCoords(1, 0);
+    zero->setPen(QPen(QColor(120, 120, 120), 1.2, Qt::DashLine));
+    // Where the y range leaves out the first layers' large falls, it says so.
+    if (fitTop_->isChecked() && changeRangeValid_ && topFrom > 1) {
+      auto* note = new QCPItemText(plot());
+      note->setClipAxisRect(plot()->axisRect(0));
+      note->position->setAxisRect(plot()->axisRect(0));
+      note->position->setType(QCPItemPosition::ptAxisRectRatio);
+      note->position->setCoords(0.99, 0.02);
+      note->setPositionAlignment(Qt::AlignTop | Qt::AlignRight);
+      note->setText(QStringLiteral("above 0: descent breaks · range fits ℓ ≥ %1").arg(topFrom));
+      note->setColor(QColor(90, 90, 90));
+      note->setBrush(QColor(255, 255, 255, 210));
+      note->setPadding(QMargins(3, 1, 3, 1));
+    }
+  }
 
   if (!lowerRowShown()) return;
   // Descending share per layer, newest evaluation, bars side by side.
@@ -209,12 +311,14 @@ bool LayerLossView::drawTrainingLayerLoss() {
     if (it != run->vectors.cend() && !it->rows.isEmpty()) training.push_back(run);
   }
   if (training.isEmpty()) return false;
-  const bool logY = logY_->isChecked();
+  const bool change = changeMode();
+  const bool logY = logY_->isChecked() && !change;
   for (auto* run : training) {
     const auto& track = run->vectors[QLatin1String(record::metric::kLayerLoss)];
+    const auto& losses = track.rows.back();
     QVector<double> x, y;
-    for (int layer = 0; layer < track.rows.back().size(); ++layer) {
-      const double value = track.rows.back()[layer];
+    for (int layer = change ? 1 : 0; layer < losses.size(); ++layer) {
+      const double value = change ? losses[layer] - losses[layer - 1] : losses[layer];
       x.push_back(layer);
       y.push_back(logY && value <= 0 ? qQNaN() : value);
     }
@@ -245,30 +349,90 @@ bool LayerLossView::drawTrainingLayerLoss() {
   return true;
 }
 
+void LayerLossView::setMode(const QString& mode) {
+  const int index = mode_->findData(mode);
+  if (index >= 0) mode_->setCurrentIndex(index);
+}
+
+QString LayerLossView::mode() const {
+  return mode_->currentData().toString();
+}
+
+bool LayerLossView::changeMode() const {
+  return mode() == QLatin1String("change");
+}
+
+void LayerLossView::setFitTopLayers(bool fit) {
+  fitTop_->setChecked(fit);
+}
+
 void LayerLossView::resetRanges() {
   PlotView::resetRanges();
+  if (changeMode() && fitTop_->isChecked() && changeRangeValid_) {
+    // Margins in proportion, so a rise of 0.007 against falls of 0.08 stands clear of the zero line.
+    const double span = std::max(changeHigh_ - changeLow_, 1e-6);
+    plot()->axisRect(0)->axis(QCPAxis::atLeft)->setRange(changeLow_ - 0.12 * span, changeHigh_ + 0.12 * span);
+  }
   // Shares lie in [0, 1]; the headroom above holds the descent certificate's caption, so it never covers a bar.
   bars_->axis(QCPAxis::atLeft)->setRange(0, 1.35);
 }
 
 QString LayerLossView::readout(QCPAxisRect* rect, double x, double y) const {
   if (rect == bars_) return QStringLiteral("layer %1   descending share %2").arg(std::lround(x)).arg(y, 0, 'f', 3);
-  return QStringLiteral("layer %1   fₗ %2").arg(std::lround(x)).arg(y, 0, 'g', 5);
+  const long layer = std::lround(x);
+  QString text = changeMode() ? QStringLiteral("layer %1   fₗ − fₗ₋₁ %2").arg(layer).arg(y, 0, 'g', 5)
+                              : QStringLiteral("layer %1   fₗ %2").arg(layer).arg(y, 0, 'g', 5);
+  // Which runs' descent breaks at this layer: a marker says whose it is in its colour, the readout in words.
+  QStringList breaking;
+  for (const auto& run : drawn_) {
+    if (layer >= 1 && layer < run.losses.size() && run.losses[layer] > run.losses[layer - 1]) {
+      breaking << QStringLiteral("%1 (+%2)").arg(run.name).arg(run.losses[layer] - run.losses[layer - 1], 0, 'g', 3);
+    }
+  }
+  if (!breaking.isEmpty()) text += QStringLiteral("   descent breaks here: ") + breaking.join(QStringLiteral(", "));
+  return text;
+}
+
+QString LayerLossView::hoverTable(QCPAxisRect* rect, double x, double) const {
+  if (rect != plot()->axisRect(0) || drawn_.isEmpty()) return {};
+  const long layer = std::lround(x);
+  QString rows;
+  for (const auto& run : drawn_) {
+    if (layer < 0 || layer >= run.losses.size()) continue;
+    const double value = run.losses[layer];
+    const QString delta = layer >= 1 ? QString::number(value - run.losses[layer - 1], 'g', 4) : QStringLiteral("–");
+    const bool breaks = layer >= 1 && value > run.losses[layer - 1];
+    rows += QStringLiteral("<tr><td><span style=\"color:%1\">■</span> %2</td><td align=right>%3</td>"
+                           "<td align=right>%4</td><td>%5</td></tr>")
+                .arg(run.colour.name(), run.name.toHtmlEscaped(), QString::number(value, 'g', 5), delta,
+                     breaks ? QStringLiteral("<b style=\"color:#c80000\">breaks</b>") : QString());
+  }
+  if (rows.isEmpty()) return {};
+  return QStringLiteral("<b>layer %1</b><table cellspacing=4><tr><th></th><th>fₗ</th><th>fₗ − fₗ₋₁</th><th></th></tr>"
+                        "%2</table>")
+      .arg(layer)
+      .arg(rows);
 }
 
 QString LayerLossView::csv() const {
   QString text;
   QTextStream out(&text);
   out << "run,series,step,layer,value\n";
+  // In the change mode the losses are written as drawn: f_l - f_(l-1) for l = 1..L, as series "..._change".
+  const bool change = changeMode();
   for (auto* run : model()->runs()) {
     for (const char* name : {record::metric::kTestLayerLoss, record::metric::kTestDescendingFrequency}) {
       const QString series = QLatin1String(name);
       const auto it = run->vectors.constFind(series);
       if (it == run->vectors.cend()) continue;
+      const bool differenced = change && series == QLatin1String(record::metric::kTestLayerLoss);
+      const QString written = differenced ? series + QStringLiteral("_change") : series;
       for (int row = 0; row < it->rows.size(); ++row) {
-        for (int layer = 0; layer < it->rows[row].size(); ++layer) {
-          out << csvField(run->name) << ',' << series << ',' << static_cast<qint64>(it->steps[row]) << ',' << layer
-              << ',' << QString::number(it->rows[row][layer], 'g', 9) << '\n';
+        const auto& values = it->rows[row];
+        for (int layer = differenced ? 1 : 0; layer < values.size(); ++layer) {
+          const double value = differenced ? values[layer] - values[layer - 1] : values[layer];
+          out << csvField(run->name) << ',' << written << ',' << static_cast<qint64>(it->steps[row]) << ',' << layer
+              << ',' << QString::number(value, 'g', 9) << '\n';
         }
       }
     }

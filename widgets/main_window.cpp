@@ -20,6 +20,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
@@ -99,6 +100,16 @@ MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBacken
     tableRevision_ = -1;
     updateRunControls();
     showRelevantDocks();
+    rememberSessionRuns();
+  });
+  // The banner's links: "Reopen them" (the last session's runs).
+  banner_->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
+  connect(banner_, &QLabel::linkActivated, this, [this](const QString& link) {
+    if (link != QLatin1String("#reopen") || offeredSession_.isEmpty()) return;
+    const QStringList paths = offeredSession_;
+    offeredSession_.clear();
+    bannerBox_->hide();
+    emit openRequested(paths);
   });
   // A change made in the window (a selection, a colour, a hidden run) shows at once, not at the next training event.
   refreshSoon_.setSingleShot(true);
@@ -141,6 +152,14 @@ void MainWindow::buildDocks() {
   runTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   runTable_->verticalHeader()->hide();
   runTable_->horizontalHeader()->setStretchLastSection(true);
+  // A click on a column's header sorts the runs by it; a second click reverses the order.
+  runTable_->horizontalHeader()->setSectionsClickable(true);
+  connect(runTable_->horizontalHeader(), &QHeaderView::sectionClicked, this, [this](int column) {
+    sortOrder_ = column == sortColumn_ && sortOrder_ == Qt::AscendingOrder ? Qt::DescendingOrder : Qt::AscendingOrder;
+    sortColumn_ = column;
+    tableRevision_ = -1;
+    updateRunTable();
+  });
   runTable_->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(runTable_, &QTableWidget::customContextMenuRequested, this, &MainWindow::showRunMenu);
   // The selected row is the focus run: the controls, the single-run views and the Log follow it.
@@ -334,6 +353,31 @@ void MainWindow::refreshViews() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  // Quitting stops the runs that train: said first, with the choice to stay.
+  QStringList training;
+  for (auto* run : model_->runs()) {
+    if (run->isActive()) training << run->name;
+  }
+  if (!training.isEmpty()) {
+    QMessageBox ask(QMessageBox::Question, QStringLiteral("Quit DescentLab?"),
+                    QStringLiteral("%1 %2 still training: %3.")
+                        .arg(training.size())
+                        .arg(training.size() == 1 ? QStringLiteral("run is") : QStringLiteral("runs are"),
+                             training.join(QStringLiteral(", "))),
+                    QMessageBox::NoButton, this);
+    ask.setInformativeText(QStringLiteral("Quit stops each after its current batch and keeps its state as "
+                                          "\"latest\"; the next start offers to reopen them, and Resume continues "
+                                          "each where it stopped."));
+    QPushButton* quit = ask.addButton(QStringLiteral("Stop them and quit"), QMessageBox::AcceptRole);
+    ask.addButton(QMessageBox::Cancel);
+    ask.setDefaultButton(quit);
+    ask.exec();
+    if (ask.clickedButton() != quit) {
+      event->ignore();
+      return;
+    }
+  }
+  rememberSessionRuns();
   QSettings settings;
   settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
   settings.setValue(QStringLiteral("window/state"), saveState(kLayoutVersion));
@@ -349,6 +393,47 @@ void MainWindow::showEvent(QShowEvent* event) {
     arrangeDocks();
     resize(wanted);  // re-adding the docks of a shown window lets it grow to their preferred size
   }
+}
+
+void MainWindow::rememberSessionRuns() {
+  QStringList paths;
+  for (auto* run : model_->runs()) {
+    if (!run->path.isEmpty()) paths << run->path;
+  }
+  QSettings().setValue(QStringLiteral("session/runs"), paths);
+}
+
+QStringList MainWindow::lastSessionRuns() const {
+  QStringList existing;
+  for (const QString& path : QSettings().value(QStringLiteral("session/runs")).toStringList()) {
+    if (QFileInfo::exists(path)) existing << path;
+  }
+  return existing;
+}
+
+int MainWindow::offerLastSession() {
+  offeredSession_ = lastSessionRuns();
+  if (offeredSession_.isEmpty()) return 0;
+  QStringList names;
+  for (const QString& path : offeredSession_) names << QFileInfo(path).completeBaseName();
+  const int shown = 4;
+  QString listed = names.mid(0, shown).join(QStringLiteral(", ")).toHtmlEscaped();
+  if (names.size() > shown) listed += QStringLiteral(" and %1 more").arg(names.size() - shown);
+  lastMessage_ = QStringLiteral("The last session had %1 run%2 open: %3.")
+                     .arg(names.size())
+                     .arg(names.size() == 1 ? "" : "s")
+                     .arg(listed);
+  bannerRunId_.clear();
+  banner_->setText(lastMessage_ + QStringLiteral(" <a href=\"#reopen\">Reopen them</a> (a run stopped mid-training "
+                                                 "then continues with Resume)"));
+  bannerBox_->setStyleSheet(QStringLiteral("background: #e3f1fd; color: #0b3d66;"));
+  bannerBox_->show();
+  return static_cast<int>(offeredSession_.size());
+}
+
+void MainWindow::clearMessage(const QString& message) {
+  if (message.isEmpty() || lastMessage_ != message || !bannerBox_->isVisible()) return;
+  bannerBox_->hide();
 }
 
 bool MainWindow::restoreSavedLayout() {

@@ -43,6 +43,7 @@ struct TourInfo {
   QStringList views;  // view ids: training_curves, test_metric, layer_loss, lambda, weight_geometry, robustness,
                       // frontier, playground
   QString curves;     // the series the central training-curves view shows; "" keeps its choice
+  QString layerLoss;  // the per-layer view's mode: "value", "change" (f_l - f_(l-1)); "" keeps its choice
   int runs = 0;
 };
 
@@ -106,6 +107,12 @@ class MainWindow : public QMainWindow {
   void setTourCaptionExpanded(bool expanded);
   // The docks of view ids (tests, tours); null for an unknown id or the central training-loss view.
   QDockWidget* dockOfView(const QString& id) const;
+  // The runs of the last session (every run file open when it ended, however it ended) that still exist: the
+  // banner offers to reopen them ("Reopen them" opens them all). Returns how many were offered.
+  int offerLastSession();
+  QStringList lastSessionRuns() const;
+  // Hides the banner if it still shows `message` (a notice that no longer holds, e.g. a cancelled sweep's).
+  void clearMessage(const QString& message);
   // The runs table's menu while it is open (for tests); null otherwise.
   QMenu* runMenu() const { return lastRunMenu_; }
 
@@ -200,6 +207,11 @@ class MainWindow : public QMainWindow {
   QString loggedRun_;
   QTimer refreshSoon_;
   QMenu* lastRunMenu_ = nullptr;  // a redraw after a change made in the window (selection, colour, visibility)
+  QStringList offeredSession_;    // the run files the banner's "Reopen them" opens
+  int sortColumn_ = -1;           // the runs table's sort (a header click), -1: the order runs were added
+  Qt::SortOrder sortOrder_ = Qt::AscendingOrder;
+  // Keeps the open runs' files as the session's (QSettings), so the next start can offer them even after a crash.
+  void rememberSessionRuns();
 };
 
 }  // namespace descentlab::widgets

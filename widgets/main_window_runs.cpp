@@ -3,10 +3,13 @@
 // context menu, the selected run's log, and the error and notice bar above the views.
 #include "widgets/main_window.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QClipboard>
 #include <QColorDialog>
 #include <QGuiApplication>
+#include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
 #include <QPainter>
@@ -153,8 +156,46 @@ void MainWindow::updateRunTable() {
   runTable_->setColumnCount(static_cast<int>(headers.size()));
   runTable_->setHorizontalHeaderLabels(headers);
   runTable_->setRowCount(model_->count());
-  for (int row = 0; row < model_->count(); ++row) {
-    RunData* run = model_->runAt(row);
+  // The rows in the order of the column whose header was clicked (numbers as numbers), else as the runs came.
+  QVector<RunData*> ordered = model_->runs();
+  if (sortColumn_ >= 0 && sortColumn_ < headers.size()) {
+    const int column = sortColumn_;
+    const auto key = [&](const RunData* run) -> QVariant {
+      switch (column) {
+        case 0: return run->name;
+        case 1: return runStateName(run->state);
+        case 2: return run->progress();
+        case 3: return run->stepsPerSecond;
+        case 4: return run->etaSeconds();
+        case 5: {
+          const auto it = run->scalars.constFind(QStringLiteral("test_") + run->metric);
+          return it != run->scalars.cend() && !it->values.isEmpty() ? QVariant(it->values.back()) : QVariant();
+        }
+        default: break;
+      }
+      if (anyLayerwise && column == 6) {
+        const record::DescentCertificate certificate = descentCertificate(*run);
+        return certificate.valid() ? QVariant(certificate.overall.share) : QVariant();
+      }
+      const QString text = run->config.value(keys.value(column - firstKey));
+      bool number = false;
+      const double value = text.toDouble(&number);
+      return number ? QVariant(value) : QVariant(text);
+    };
+    const auto less = [&](const RunData* a, const RunData* b) {
+      const QVariant x = key(a), y = key(b);
+      if (!x.isValid() || !y.isValid()) return x.isValid() && !y.isValid();  // runs without a value go last
+      if (x.typeId() == QMetaType::Double && y.typeId() == QMetaType::Double) return x.toDouble() < y.toDouble();
+      return QString::localeAwareCompare(x.toString(), y.toString()) < 0;
+    };
+    std::stable_sort(ordered.begin(), ordered.end(), [&](const RunData* a, const RunData* b) {
+      return sortOrder_ == Qt::AscendingOrder ? less(a, b) : less(b, a);
+    });
+    runTable_->horizontalHeader()->setSortIndicator(sortColumn_, sortOrder_);
+  }
+  runTable_->horizontalHeader()->setSortIndicatorShown(sortColumn_ >= 0);
+  for (int row = 0; row < ordered.size(); ++row) {
+    RunData* run = ordered[row];
     auto* name = new QTableWidgetItem(swatch(run->colour), run->name);
     name->setData(Qt::UserRole, run->id);
     name->setToolTip(run->path + (run->description.isEmpty() ? QString() : QStringLiteral("\n") + run->description) +

@@ -76,6 +76,8 @@ class PlotView : public QWidget {
   // 320 px the upper row gets half as much again. Rebuilds skip the lower plot while it is out (lowerRowShown()).
   void setLowerRow(QCPAxisRect* rect, double upper, double lower);
   bool lowerRowShown() const { return lowerRowShown_; }
+  // Forgets the user's zoom: the next refresh fits the ranges to the data again (a change of what is plotted).
+  void resetZoom() { userZoomed_ = false; }
 
  private:
   // Puts the lower row in or takes it out for the plot's height; true when that changed.

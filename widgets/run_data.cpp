@@ -25,6 +25,7 @@ void RunData::addScalar(const QString& name, int64_t step, double wallTime, doub
   auto& track = scalars[name];
   track.steps.push_back(static_cast<double>(step));
   track.values.push_back(value);
+  track.wallTimes.push_back(wallTime);
   if (step > currentStep) currentStep = step;
   if (name == QStringLiteral("loss") && wallTime > 0) {
     speedSamples_.push_back({wallTime, step});
@@ -86,6 +87,7 @@ void RunData::truncateAfter(int64_t step) {
     while (!track.steps.isEmpty() && track.steps.back() > last) {
       track.steps.removeLast();
       track.values.removeLast();
+      track.wallTimes.removeLast();
     }
   }
   for (auto& track : vectors) {

@@ -17,6 +17,7 @@ namespace descentlab::widgets {
 struct ScalarTrack {
   QVector<double> steps;
   QVector<double> values;
+  QVector<double> wallTimes;  // seconds since the Unix epoch of each row (0 where unknown)
 };
 
 // One value per layer at each row (layer losses, λ, slack, descending frequency, near-zero shares).
@@ -95,6 +96,7 @@ class RunData {
   SweepActivity sweep;  // a robustness sweep of this run under way
   // Its run file holds a "latest" checkpoint that Resume can continue from (a stopped, failed or opened run).
   bool hasLatestCheckpoint = false;
+  int64_t latestCheckpointStep = -1;  // where Resume continues (read from the run file; -1 when none)
 
   QMap<QString, ScalarTrack> scalars;
   QMap<QString, VectorTrack> vectors;

@@ -52,7 +52,16 @@ TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, co
   logYNote_ = new QLabel(this);
   logYNote_->setStyleSheet(QStringLiteral("color: #8a4b00;"));
   logYNote_->hide();
+  xAxis_ = new QComboBox(this);
+  xAxis_->setObjectName(QStringLiteral("x-axis"));
+  xAxis_->addItem(QStringLiteral("by step"), static_cast<int>(XAxis::Step));
+  xAxis_->addItem(QStringLiteral("by wall time"), static_cast<int>(XAxis::WallTime));
+  xAxis_->addItem(QStringLiteral("by time since start"), static_cast<int>(XAxis::RelativeTime));
+  xAxis_->setToolTip(QStringLiteral("The x axis: the training step, the wall-clock time of each row, or the time since "
+                                    "each run's first row (runs started at different times side by side)"));
+  xAxis_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   tools()->addWidget(metric_);
+  tools()->addWidget(xAxis_);
   tools()->addWidget(new QLabel(QStringLiteral("smoothing"), this));
   tools()->addWidget(smoothing_);
   tools()->addWidget(smoothingLabel_);
@@ -64,6 +73,26 @@ TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, co
   smoothingLabel_->setText(QString::number(smoothing_->value() / 100.0, 'f', 2));
   connect(metric_, &QComboBox::currentIndexChanged, this, [this] {
     wanted_ = metric_->currentData().toString();
+    refresh(true);
+  });
+  connect(xAxis_, &QComboBox::currentIndexChanged, this, [this] {
+    const XAxis axis = xAxis();
+    QCPAxis* x = plot()->xAxis;
+    if (axis == XAxis::WallTime) {
+      QSharedPointer<QCPAxisTickerDateTime> ticker(new QCPAxisTickerDateTime);
+      ticker->setDateTimeFormat(QStringLiteral("HH:mm:ss"));
+      x->setTicker(ticker);
+      x->setLabel(QStringLiteral("wall time"));
+    } else if (axis == XAxis::RelativeTime) {
+      QSharedPointer<QCPAxisTickerTime> ticker(new QCPAxisTickerTime);
+      ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));
+      x->setTicker(ticker);
+      x->setLabel(QStringLiteral("time since the run's start (h:mm:ss)"));
+    } else {
+      x->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+      x->setLabel(QStringLiteral("step"));
+    }
+    resetZoom();
     refresh(true);
   });
   connect(smoothing_, &QSlider::valueChanged, this, [this](int value) {
@@ -82,6 +111,12 @@ TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, co
 void TrainingCurvesView::setMetric(const QString& metric) {
   wanted_ = metric;
   refresh(true);
+}
+void TrainingCurvesView::setXAxis(XAxis axis) {
+  xAxis_->setCurrentIndex(xAxis_->findData(static_cast<int>(axis)));
+}
+TrainingCurvesView::XAxis TrainingCurvesView::xAxis() const {
+  return static_cast<XAxis>(xAxis_->currentData().toInt());
 }
 void TrainingCurvesView::setSmoothing(double weight) {
   smoothing_->setValue(static_cast<int>(weight * 100 + 0.5));
@@ -123,19 +158,46 @@ void TrainingCurvesView::updateMetricChoices() {
   selectData(metric_, wanted_);
 }
 
+QString TrainingCurvesView::shownTestSeries() const {
+  // The selected run's test metric, else the first run's that has one: one unit on the axis.
+  QString first;
+  for (auto* run : model()->runs()) {
+    const QString series = scalarFor(*run);
+    if (series.isEmpty() || !run->scalars.contains(series)) continue;
+    if (run == model()->focusRun()) return series;
+    if (first.isEmpty()) first = series;
+  }
+  return first;
+}
+
 QVector<DrawnCurve> TrainingCurvesView::curves() const {
   QVector<DrawnCurve> result;
+  const QString onlySeries = wanted_ == QStringLiteral("@test") ? shownTestSeries() : QString();
   const double weight = smoothing_->value() / 100.0;
   const bool logY = logY_->isChecked();
   for (auto* run : model()->runs()) {
     const QString name = scalarFor(*run);
     if (name.isEmpty() || !run->scalars.contains(name)) continue;
+    if (!onlySeries.isEmpty() && name != onlySeries) continue;  // another unit: not on this axis
     const auto& track = run->scalars[name];
     DrawnCurve curve;
     curve.run = run;
     curve.series = name;
     curve.steps = track.steps;
     curve.raw = track.values;
+    const XAxis axis = xAxis();
+    if (axis == XAxis::Step || track.wallTimes.size() != track.steps.size()) {
+      curve.x = track.steps;
+    } else {
+      // The run's start: its first training-loss row (every run has one), else this series' first row.
+      const auto loss = run->scalars.constFind(QStringLiteral("loss"));
+      const double start = loss != run->scalars.cend() && !loss->wallTimes.isEmpty() ? loss->wallTimes.front()
+                                                                                      : track.wallTimes.front();
+      curve.x = track.wallTimes;
+      if (axis == XAxis::RelativeTime) {
+        for (auto& seconds : curve.x) seconds -= start;
+      }
+    }
     if (logY) {
       for (auto& value : curve.raw) {
         if (value > 0) continue;
@@ -181,23 +243,35 @@ void TrainingCurvesView::rebuild() {
   int hiddenByLogY = 0;
   bool anySmoothable = false;
   const QVector<DrawnCurve> all = curves();
+  // "test metric" of runs of different tasks: curves() keeps one metric; the others are said beside.
+  QString otherMetrics;
+  if (wanted_ == QStringLiteral("@test")) {
+    const QString shown = shownTestSeries();
+    if (!shown.isEmpty()) label = metricLabel(shown);
+    QMap<QString, int> others;
+    for (auto* run : model()->runs()) {
+      const QString series = scalarFor(*run);
+      if (!series.isEmpty() && series != shown && run->scalars.contains(series)) ++others[series];
+    }
+    QStringList parts;
+    for (auto it = others.cbegin(); it != others.cend(); ++it) {
+      parts << QStringLiteral("%1 (%2 run%3)").arg(metricLabel(it.key())).arg(it.value()).arg(it.value() == 1 ? "" : "s");
+    }
+    if (!parts.isEmpty()) {
+      otherMetrics = QStringLiteral("not on this axis: %1 (select such a run)").arg(parts.join(QStringLiteral(", ")));
+    }
+  }
   for (const auto& curve : all) {
     const RunData& run = *curve.run;
-    if (wanted_ == QStringLiteral("@test")) {
-      const QString runLabel = metricLabel(curve.series);
-      if (label.isEmpty()) {
-        label = runLabel;
-      } else if (!label.contains(runLabel)) {
-        label += QStringLiteral(" / ") + runLabel;
-      }
-    }
+    // Steps only grow; wall times may step back where a resumed run's rows follow a stopped one's (a clock change).
+    const bool sortedX = std::is_sorted(curve.x.begin(), curve.x.end());
     // Few points (one per evaluation) are marked, so a single evaluation still shows.
     const bool sparse = curve.raw.size() < 40;
     const bool smoothing = sliderSmoothing && curve.smoothable;
     anySmoothable = anySmoothable || curve.smoothable;
     if (smoothing) {
       auto* raw = plot()->addGraph();
-      raw->setData(curve.steps, curve.raw, true);
+      raw->setData(curve.x, curve.raw, !sortedX);
       QColor light = run.colour;
       light.setAlpha(70);
       raw->setPen(QPen(light, 1));
@@ -206,7 +280,7 @@ void TrainingCurvesView::rebuild() {
       bindToRun(plot(), raw, run);
     }
     auto* line = plot()->addGraph();
-    line->setData(curve.steps, curve.smoothed, true);
+    line->setData(curve.x, curve.smoothed, !sortedX);
     // A run that repeats an earlier one is drawn dashed over it, so both colours show.
     static const Qt::PenStyle kRepeatStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine};
     line->setPen(QPen(run.colour, 2, kRepeatStyles[std::min(curve.duplicateRank, 3)]));
@@ -222,10 +296,11 @@ void TrainingCurvesView::rebuild() {
     }
   }
   plot()->yAxis->setLabel(label.isEmpty() ? QStringLiteral("test metric") : label);
-  logYNote_->setText(hiddenByLogY > 0
-                         ? QStringLiteral("hides %1 point%2 ≤ 0").arg(hiddenByLogY).arg(hiddenByLogY == 1 ? "" : "s")
-                         : QString());
-  logYNote_->setVisible(hiddenByLogY > 0);
+  QStringList notes;
+  if (hiddenByLogY > 0) notes << QStringLiteral("hides %1 point%2 ≤ 0").arg(hiddenByLogY).arg(hiddenByLogY == 1 ? "" : "s");
+  if (!otherMetrics.isEmpty()) notes << otherMetrics;
+  logYNote_->setText(notes.join(QStringLiteral("; ")));
+  logYNote_->setVisible(!notes.isEmpty());
   // The slider says when it has nothing to smooth, rather than seeming to do nothing.
   const bool canSmooth = all.isEmpty() || anySmoothable;
   smoothing_->setEnabled(canSmooth);
@@ -265,14 +340,17 @@ QString TrainingCurvesView::readout(QCPAxisRect*, double x, double) const {
   const bool smoothing = smoothing_->value() > 0;
   for (const auto& curve : curves()) {
     if (!curve.run->visible) continue;
-    const int i = nearestIndex(curve.steps, x);
+    const int i = nearestIndex(curve.x, x);
     if (i < 0) continue;
     QString part =
         QStringLiteral("%1 @%2: %3").arg(curve.run->name).arg(std::llround(curve.steps[i])).arg(number(curve.raw[i]));
     if (smoothing && curve.smoothable) part += QStringLiteral(" (smoothed %1)").arg(number(curve.smoothed[i]));
     parts << part;
   }
-  if (parts.isEmpty()) return QStringLiteral("step %1").arg(std::llround(x));
+  if (parts.isEmpty()) {
+    return xAxis() == XAxis::Step ? QStringLiteral("step %1").arg(std::llround(x))
+                                  : QStringLiteral("%1 s").arg(x, 0, 'f', 1);
+  }
   return parts.join(QStringLiteral("   "));
 }
 
@@ -280,7 +358,7 @@ QString TrainingCurvesView::hoverTable(QCPAxisRect*, double x, double) const {
   QString rows;
   for (const auto& curve : curves()) {
     if (!curve.run->visible) continue;
-    const int i = nearestIndex(curve.steps, x);
+    const int i = nearestIndex(curve.x, x);
     if (i < 0) continue;
     rows += QStringLiteral(
                 "<tr><td><span style='color:%1'>■</span> %2</td><td align=right>%3</td>"
@@ -301,7 +379,10 @@ QString TrainingCurvesView::csv() const {
   // smoothing at the slider's weight.
   QString text;
   QTextStream out(&text);
-  out << "run,metric,step,value,smoothed\n";
+  const bool byTime = xAxis() != XAxis::Step;
+  out << (byTime ? (xAxis() == XAxis::WallTime ? "run,metric,step,wall_time,value,smoothed\n"
+                                               : "run,metric,step,seconds_since_start,value,smoothed\n")
+                 : "run,metric,step,value,smoothed\n");
   // Shortest round-trip text: reading the CSV back gives the very doubles that were drawn.
   const auto field = [](double value) {
     return std::isfinite(value) ? QString::number(value, 'g', QLocale::FloatingPointShortest) : QString();
@@ -309,8 +390,9 @@ QString TrainingCurvesView::csv() const {
   for (const auto& curve : curves()) {
     if (!curve.run->visible) continue;
     for (int i = 0; i < curve.steps.size(); ++i) {
-      out << csvField(curve.run->name) << ',' << curve.series << ',' << static_cast<qint64>(curve.steps[i]) << ','
-          << field(curve.raw[i]) << ',' << field(curve.smoothed[i]) << '\n';
+      out << csvField(curve.run->name) << ',' << curve.series << ',' << static_cast<qint64>(curve.steps[i]) << ',';
+      if (byTime) out << field(curve.x[i]) << ',';
+      out << field(curve.raw[i]) << ',' << field(curve.smoothed[i]) << '\n';
     }
   }
   return text;

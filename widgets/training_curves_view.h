@@ -18,6 +18,7 @@ struct DrawnCurve {
   const RunData* run = nullptr;
   QString series;  // the scalar's name ("loss", "test_accuracy")
   QVector<double> steps;
+  QVector<double> x;         // what the x axis shows: the steps, or seconds (wall clock or since the run's start)
   QVector<double> raw;       // NaN where log y cannot draw a value (≤ 0)
   QVector<double> smoothed;  // TensorBoard's debiased EMA of raw; raw itself at smoothing 0 or when not smoothable
   bool smoothable = true;    // a noisy interval mean (the metric vocabulary's smoothable); evaluations are not
@@ -40,7 +41,13 @@ class TrainingCurvesView : public PlotView {
   QString wantedMetric() const { return wanted_; }
   void setSmoothing(double weight);
   void setLogY(bool on);
-  // Every run's curve of the chosen series, hidden runs included (their `run->visible` is false).
+  // The x axis: step, wall-clock time (seconds since the Unix epoch, drawn as a date-time) or the time since each
+  // run's first row (which puts runs started at different times side by side).
+  enum class XAxis { Step, WallTime, RelativeTime };
+  void setXAxis(XAxis axis);
+  XAxis xAxis() const;
+  // Every run's curve of the chosen series, hidden runs included (their `run->visible` is false). In the "test metric"
+  // mode only the runs whose metric is the selected run's (accuracy, RMSE, perplexity): units never share the axis.
   QVector<DrawnCurve> curves() const;
   // "hides 3 points ≤ 0" under log y when some are; empty otherwise.
   QString logYNote() const;
@@ -52,12 +59,15 @@ class TrainingCurvesView : public PlotView {
 
  private:
   QString scalarFor(const RunData& run) const;
+  // In the "test metric" mode: the one series drawn (the selected run's metric, else the first run's).
+  QString shownTestSeries() const;
   void updateMetricChoices();
 
   QComboBox* metric_ = nullptr;
   QSlider* smoothing_ = nullptr;
   QLabel* smoothingLabel_ = nullptr;
   QCheckBox* logY_ = nullptr;
+  QComboBox* xAxis_ = nullptr;
   QLabel* logYNote_ = nullptr;
   QString wanted_;
 };

@@ -4,6 +4,8 @@
 
 #include <qcustomplot.h>
 #include <QComboBox>
+#include <QLabel>
+#include <QTimer>
 
 #include <algorithm>
 #include <cmath>
@@ -78,6 +80,10 @@ void WeightGeometryView::drawHeatMap(const QString& group) {
   heatMap_->removeFromLegend();
 }
 
+bool WeightGeometryView::heatMapShown() const {
+  return heat_->visible();
+}
+
 void WeightGeometryView::arrange() {
   auto* layout = plot()->plotLayout();
   auto* legend = plot()->legend;
@@ -127,6 +133,13 @@ void WeightGeometryView::arrange() {
   if (state == arrangedState_) return;
   arrangedState_ = state;
   for (QCPLayerable* part : std::initializer_list<QCPLayerable*>{heatTitle_, heat_, scale_}) part->setVisible(!compact);
+  // A chooser for a heat map that is not drawn seemed to do nothing (issue 33): it goes with the heat map, and its
+  // place says how to bring it back. Queued: this runs inside a replot.
+  QTimer::singleShot(0, this, [this, compact] {
+    heatRunBox_->setVisible(!compact);
+    heatLabel_->setText(compact ? QStringLiteral("heat map: float or enlarge the view") : QStringLiteral("heat map"));
+    heatLabel_->setStyleSheet(compact ? QStringLiteral("color: #707070;") : QString());
+  });
 
   for (QCPLayoutElement* element :
        std::initializer_list<QCPLayoutElement*>{legendBox_, distribution, heatTitle_, heat_, scale_}) {

@@ -49,7 +49,8 @@ WeightGeometryView::WeightGeometryView(LabModel* model, QWidget* parent)
                      "the share of kept weights in each |w| bin. Kept: not zero; the zeros are the sparsity."));
   modeBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   tools()->addWidget(modeBox_);
-  tools()->addWidget(new QLabel(QStringLiteral("heat map"), this));
+  heatLabel_ = new QLabel(QStringLiteral("heat map"), this);
+  tools()->addWidget(heatLabel_);
   heatRunBox_ = new QComboBox(this);
   heatRunBox_->setObjectName(QStringLiteral("heatMapRun"));
   heatRunBox_->setToolTip(QStringLiteral("The run whose histogram over time the heat map shows"));

@@ -13,6 +13,7 @@ class QCPLayoutGrid;
 class QCPMarginGroup;
 class QCPTextElement;
 class QComboBox;
+class QLabel;
 class QTableWidget;
 
 namespace descentlab::widgets {
@@ -40,6 +41,8 @@ class WeightGeometryView : public PlotView {
   // The run (by id) the heat map shows, as if chosen in its selector; false when no run has that id's histograms.
   bool setHeatMapRun(const QString& id);
   QString heatMapRun() const { return heatRunId_; }
+  // Whether the heat map is drawn: in a short, narrow view it steps aside, and its chooser with it.
+  bool heatMapShown() const;
   QTableWidget* statisticsTable() const { return table_; }
 
  protected:
@@ -73,6 +76,7 @@ class WeightGeometryView : public PlotView {
   QComboBox* group_ = nullptr;
   QComboBox* modeBox_ = nullptr;
   QComboBox* heatRunBox_ = nullptr;
+  QLabel* heatLabel_ = nullptr;  // "heat map": hidden with its chooser while the heat map has no room
   QTableWidget* table_ = nullptr;
   QCPAxisRect* heat_ = nullptr;
   QCPColorScale* scale_ = nullptr;

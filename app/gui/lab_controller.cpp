@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <algorithm>
 #include <exception>
 #include <nlohmann/json.hpp>
 
@@ -49,7 +50,44 @@ QString current_writer(const QString& path) {
   return QString::fromStdString(store::RunFileLock::current_writer(QFile::encodeName(path).toStdString()));
 }
 
+// The step of a run's newest metric row (0 when it has none).
+int64_t last_metric_step(const widgets::RunData& run) {
+  double step = 0;
+  for (const auto& track : run.scalars) {
+    if (!track.steps.isEmpty()) step = std::max(step, track.steps.back());
+  }
+  return static_cast<int64_t>(step);
+}
+
 }  // namespace
+
+QString LabController::describeInterruption(const QString& path, const widgets::RunData& run) {
+  // A writer that ends cleanly removes its lock file; one left with no live holder was killed, crashed or lost its
+  // machine. The file holds every commit it made; what it trained after its last checkpoint is trained again.
+  const std::string lockPath = store::RunFileLock::lock_path_for(QFile::encodeName(path).toStdString());
+  if (!QFileInfo::exists(QFile::decodeName(lockPath.c_str()))) return {};
+  if (run.state == widgets::RunState::Finished) return {};
+  const QString holder = QString::fromStdString(store::RunFileLock::describe_holder(lockPath)).trimmed();
+  const QString who = holder.isEmpty() ? QStringLiteral("its writer") : QStringLiteral("its writer, %1,").arg(holder);
+  const int64_t metricStep = last_metric_step(run);
+  if (run.latestCheckpointStep < 0) {
+    return QStringLiteral("%1 was interrupted: %2 ended without closing it, before its first checkpoint. Its "
+                          "metrics up to step %3 are kept; its model is lost, so it cannot be resumed: start it "
+                          "again.")
+        .arg(run.name, who)
+        .arg(metricStep);
+  }
+  const int64_t lost = std::max<int64_t>(0, metricStep - run.latestCheckpointStep);
+  return QStringLiteral("%1 was interrupted: %2 ended without closing it. Its \"latest\" checkpoint is at step %3 "
+                        "and its metrics reach step %4: Resume continues from step %3, so %5 step%6 of training "
+                        "%7 lost and will be trained again.")
+      .arg(run.name, who)
+      .arg(run.latestCheckpointStep)
+      .arg(metricStep)
+      .arg(lost)
+      .arg(lost == 1 ? "" : "s")
+      .arg(lost == 1 ? QStringLiteral("is") : QStringLiteral("are"));
+}
 
 LabController::LabController(widgets::MainWindow& window, const LabBackend& backend, QString runsDirectory,
                              QObject* parent)
@@ -69,7 +107,8 @@ LabController::LabController(widgets::MainWindow& window, const LabBackend& back
   connect(&window_, &widgets::MainWindow::closeRunRequested, this, &LabController::close);
   connect(&window_, &widgets::MainWindow::sweepRequested, this, &LabController::sweep);
   connect(&window_, &widgets::MainWindow::cancelSweepRequested, this, &LabController::cancelSweep);
-  connect(&window_, &widgets::MainWindow::tourRequested, this, [this](const QString& name) { startTour(name); });
+  connect(&window_, &widgets::MainWindow::tourRequested, this,
+          [this](const QString& name) { startTour(name, menuTourAdjustment_); });
   // Help > Tours lists the built-in tours (a broken one is a build's bug: the unit tests load them all).
   QVector<widgets::TourInfo> tours;
   try {
@@ -146,10 +185,12 @@ QStringList LabController::startTour(const QString& name,
   info.watch = QString::fromStdString(tour.watch);
   info.caption = QString::fromStdString(tour.caption);
   info.curves = QString::fromStdString(tour.curves);
+  info.layerLoss = QString::fromStdString(tour.layer_loss);
   for (const auto& view : tour.views) info.views << QString::fromStdString(view);
   if (!ids.isEmpty()) window_.model()->setFocusRun(ids.back());
   window_.showTour(info);
-  showInExperimentPanel(tour.runs.back());
+  // A tour without runs (the playground's implicit-bias) leaves the panel as it is: it has no run to show there.
+  if (!tour.runs.empty()) showInExperimentPanel(tour.runs.back());
   return ids;
 }
 
@@ -193,6 +234,7 @@ QString LabController::startConfig(config::ExperimentConfig config) {
   run->appendLog(QStringLiteral("%1 starting %2 into %3").arg(timestamp(), run->name, run->path));
   widgets::RunData* added = window_.model()->addRun(std::move(run));
   window_.model()->setFocusRun(added->id);  // the run just started is the one the controls and views follow
+  window_.addRecentFile(added->path);       // File > Open recent finds it after a quit, as any opened file
   train::SessionOptions options;
   options.run_path = path.toStdString();
   launch(added->id, std::make_unique<train::TrainingSession>(std::move(config), options));
@@ -397,6 +439,11 @@ int LabController::open(const QStringList& paths) {
       const QString signature = file_signature(absolute);
       const QString writer = current_writer(absolute);
       auto run = load_run_file(path.toStdString());
+      const QString interruption = writer.isEmpty() ? describeInterruption(absolute, *run) : QString();
+      if (!interruption.isEmpty()) {
+        run->appendLog(QStringLiteral("%1 %2").arg(timestamp(), interruption));
+        window_.showInfo(interruption);
+      }
       if (!writer.isEmpty()) {
         run->state = widgets::RunState::Watching;
         run->appendLog(QStringLiteral("%1 %2 is being written by %3: watching it, read again at each commit")
@@ -606,11 +653,13 @@ void LabController::onSweepFinished(const QString& runId, const record::SweepRes
     run->sweep = widgets::SweepActivity{};
     if (cancelled) {
       run->appendLog(QStringLiteral("%1 sweep cancelled: the run file is as it was").arg(timestamp()));
-      window_.showInfo(QStringLiteral("The sweep of %1 was cancelled; its run file is unchanged.").arg(run->name));
+      cancelledSweepMessage_ = QStringLiteral("The sweep of %1 was cancelled; its run file is unchanged.").arg(run->name);
+      window_.showInfo(cancelledSweepMessage_);
     } else if (!error.isEmpty()) {
       window_.showError(QStringLiteral("the sweep of %1 failed: %2").arg(run->name, error), runId);
     } else {
       apply_sweep(*run, result);
+      window_.clearMessage(cancelledSweepMessage_);  // a sweep has completed since: that notice no longer holds
       run->appendLog(QStringLiteral("%1 sweep of %2 noise stored in the run file")
                          .arg(timestamp(), QString::fromStdString(result.noise)));
     }

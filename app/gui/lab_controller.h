@@ -42,6 +42,10 @@ class LabController : public QObject {
   // cannot start).
   // `adjust` changes each run's config before it starts (tests shrink the runs to a tiny size).
   QStringList startTour(const QString& name, const std::function<void(config::ExperimentConfig&)>& adjust = nullptr);
+  // The `adjust` of tours started from Help > Tours (tests: the menu's own path, with runs shrunk to a tiny size).
+  void setMenuTourAdjustment(std::function<void(config::ExperimentConfig&)> adjust) {
+    menuTourAdjustment_ = std::move(adjust);
+  }
   void pause(const QString& runId);
   void resume(const QString& runId);
   void stop(const QString& runId);
@@ -67,6 +71,9 @@ class LabController : public QObject {
   // The GUI thread's delay between a wake and its drain, per drain (for the latency benchmark), in ms.
   const std::vector<double>& drainDelays() const { return drainDelays_; }
   static constexpr int kCoalesceMs = 35;
+  // What a run file says of a writer that ended without closing it (its lock file left with no live holder: killed,
+  // crashed, its machine gone): where Resume continues and how many steps are lost. "" when nothing was interrupted.
+  static QString describeInterruption(const QString& path, const widgets::RunData& run);
 
  signals:
   void runFinished(const QString& runId);
@@ -106,6 +113,7 @@ class LabController : public QObject {
   void onSweepFinished(const QString& runId, const record::SweepResult& result, const QString& error, bool cancelled);
   std::unique_ptr<train::SweepSession> sweep_;
   QString sweepRunId_;
+  QString cancelledSweepMessage_;  // the banner's notice of the last cancelled sweep, hidden when a sweep completes
   int drains_ = 0;
   qint64 firstWakeNs_ = -1;
   std::vector<double> drainDelays_;
@@ -117,6 +125,7 @@ class LabController : public QObject {
   QTimer follow_;
   std::thread reader_;  // reads watched files again, one pass at a time
   bool reading_ = false;
+  std::function<void(config::ExperimentConfig&)> menuTourAdjustment_;
   std::mutex postedMutex_;
   std::deque<std::function<void()>> posted_;
 };

@@ -229,6 +229,10 @@ int main(int argc, char** argv) {
       controller.start({name, parser.value(size), QStringLiteral("auto"), window.experimentPanel()->fields()});
     }
     if (parser.isSet(tour)) controller.startTour(parser.value(tour));
+    // A plain start offers the runs the last session had open (a crash included: the list is kept as runs open).
+    if (parser.positionalArguments().isEmpty() && !parser.isSet(start) && !parser.isSet(tour) && !parser.isSet(shots)) {
+      window.offerLastSession();
+    }
     if (parser.isSet(shots)) {
       // Mid-run: once the first run is 60 % done (after the first evaluation of a 2-epoch quick run); the end: once
       // every run has finished, then quit.

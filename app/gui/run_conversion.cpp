@@ -106,7 +106,10 @@ std::unique_ptr<widgets::RunData> load_run_file(const std::string& path) {
                        .arg(static_cast<qint64>(checkpoint.step)));
     // A run stopped between metric rows has done the steps of its "latest" checkpoint (where Resume continues),
     // which may be after its last row.
-    if (checkpoint.label == "latest") run->currentStep = std::max(run->currentStep, checkpoint.step);
+    if (checkpoint.label == "latest") {
+      run->currentStep = std::max(run->currentStep, checkpoint.step);
+      run->latestCheckpointStep = checkpoint.step;
+    }
   }
   // A file whose epochs are all done is finished; one that stopped early with a "latest" checkpoint can be resumed,
   // and its planned length follows from the epochs it has done.

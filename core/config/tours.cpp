@@ -41,10 +41,11 @@ Tour parse_tour(const std::string& json_text, const std::string& source) {
   for (const auto& item : document.items()) {
     // A copy, not a structured binding: Clang 14 (the sanitizer builds) cannot capture those in a lambda.
     const std::string key = item.key();
-    static const char* known[] = {"name", "title", "watch", "caption", "effect", "runs", "views", "curves"};
+    static const char* known[] = {"name", "title", "watch", "caption", "effect", "runs", "views", "curves", "layer_loss"};
     if (std::none_of(std::begin(known), std::end(known), [&](const char* name) { return key == name; })) {
       throw ConfigError(source, key,
-                        "unknown key (known here: name, title, watch, caption, effect, runs, views, curves)");
+                        "unknown key (known here: name, title, watch, caption, effect, runs, views, curves, "
+                        "layer_loss)");
     }
   }
   Tour tour;
@@ -68,6 +69,11 @@ Tour parse_tour(const std::string& json_text, const std::string& source) {
     if (!info || info->shape != record::SeriesShape::Scalar) {
       throw ConfigError(source, "curves", "\"" + tour.curves + "\" is not a scalar series of the metric vocabulary");
     }
+  }
+  tour.layer_loss = text_of(document, "layer_loss", source, false);
+  if (!tour.layer_loss.empty() && tour.layer_loss != "value" && tour.layer_loss != "change") {
+    throw ConfigError(source, "layer_loss",
+                      "\"" + tour.layer_loss + "\" is not a per-layer loss mode (known: value, change)");
   }
   const nlohmann::json views = document.value("views", nlohmann::json::array());
   if (!views.is_array()) throw ConfigError(source, "views", "expected a list of view ids");

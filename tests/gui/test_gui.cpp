@@ -18,17 +18,21 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QDialog>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QHeaderView>
 #include <QImage>
+#include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMimeData>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
@@ -424,6 +428,47 @@ struct SpawnedCli {
   SpawnedCli& operator=(const SpawnedCli&) = delete;
 };
 
+// Issue 33: a run whose writer died (a crash, a kill) is opened with what was lost said: where Resume continues and
+// how much is trained again; Resume then takes over its stale lock and finishes it.
+TEST_F(LabTest, ARunWhoseWriterDiedSaysWhatWasLostAndResumes) {
+  const QString path = QDir(directory_->path()).filePath(QStringLiteral("killed.h5"));
+  QStringList arguments = {QStringLiteral("train"), QStringLiteral("--preset"), QStringLiteral("video-constrained"),
+                           QStringLiteral("--size"), QStringLiteral("quick"),   QStringLiteral("--out"),
+                           path};
+  for (const auto& assignment : tinyOverrides()) arguments << QStringLiteral("--set") << QString::fromStdString(assignment);
+  arguments << QStringLiteral("--set") << QStringLiteral("train.epochs=40");
+  SpawnedCli cli(arguments, path + QStringLiteral(".log"));
+  ASSERT_GT(cli.pid, 0);
+  const auto checkpointed = [&] {
+    try {
+      return store::RunReader(path.toStdString()).has_checkpoint("latest");
+    } catch (const std::exception&) {
+      return false;  // not written yet
+    }
+  };
+  ASSERT_TRUE(waitUntil([&] { return checkpointed() || !cli.running(); }, 120000)) << cli.output().toStdString();
+  ASSERT_TRUE(cli.running()) << "the run ended before it could be killed: " << cli.output().toStdString();
+  ::kill(cli.pid, SIGKILL);
+  ASSERT_TRUE(waitUntil([&] { return !cli.running(); }, 30000));
+  ASSERT_TRUE(QFileInfo::exists(path + QStringLiteral(".lock"))) << "a killed writer's lock file stays behind";
+  ASSERT_EQ(controller_->open({path}), 1) << window_->lastMessage().toStdString();
+  const QString said = window_->lastMessage();
+  EXPECT_TRUE(said.contains(QStringLiteral("was interrupted"))) << said.toStdString();
+  EXPECT_TRUE(said.contains(QStringLiteral("Resume continues from step"))) << said.toStdString();
+  EXPECT_TRUE(said.contains(QStringLiteral("process %1").arg(cli.pid))) << said.toStdString();
+  RunData* run = window_->model()->runAt(0);
+  EXPECT_TRUE(run->log.join(QLatin1Char('\n')).contains(QStringLiteral("was interrupted")));
+  ASSERT_EQ(run->state, RunState::Stopped);
+  controller_->resume(run->id);
+  ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 180000));
+  EXPECT_EQ(run->state, RunState::Finished) << run->error.toStdString();
+  EXPECT_FALSE(QFileInfo::exists(path + QStringLiteral(".lock")));
+  // Opened again once whole, it says nothing of an interruption.
+  controller_->close(run->id);
+  ASSERT_EQ(controller_->open({path}), 1);
+  EXPECT_FALSE(window_->model()->runAt(0)->log.join(QLatin1Char('\n')).contains(QStringLiteral("was interrupted")));
+}
+
 // Issue 19: a data-parallel run of the CLI (2 processes over Gloo, rank 0 writing the file) is watched live: opened
 // while it trains, it shows as "watching" and offers no pause, stop, resume or sweep; its steps grow as the window
 // reads each commit again. Ctrl-C to the launcher stops both ranks after the same step; the window sees the writer
@@ -680,6 +725,13 @@ TEST_F(LabTest, ASweepShowsItsProgressCanBeCancelledAndIsStoredWhenWhole) {
     return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
   }();
 
+  // A bad grid is named, and nothing starts.
+  view->setSweepChoice({QStringLiteral("video"), QStringLiteral("0:oops"), 2});
+  QTest::mouseClick(sweepButton, Qt::LeftButton);
+  ASSERT_TRUE(waitUntil([&] { return !controller_->sweepRunning(); }, 60000));
+  EXPECT_TRUE(window_->lastMessage().contains(QStringLiteral("0:oops"))) << window_->lastMessage().toStdString();
+  view->setSweepChoice({QStringLiteral("video"), QStringLiteral("0:4:0.05"), 3});
+
   // Cancel mid-sweep: the run file is byte for byte what it was.
   QTest::mouseClick(sweepButton, Qt::LeftButton);
   EXPECT_TRUE(controller_->sweepRunning());  // the GUI thread did not wait for it
@@ -704,17 +756,14 @@ TEST_F(LabTest, ASweepShowsItsProgressCanBeCancelledAndIsStoredWhenWhole) {
   EXPECT_TRUE(store::RunReader(path.toStdString()).sweep_names().empty());
   EXPECT_TRUE(window_->lastMessage().contains(QStringLiteral("cancelled")));
 
-  // A bad grid is named, and nothing starts.
-  view->setSweepChoice({QStringLiteral("video"), QStringLiteral("0:oops"), 2});
-  QTest::mouseClick(sweepButton, Qt::LeftButton);
-  ASSERT_TRUE(waitUntil([&] { return !controller_->sweepRunning(); }, 60000));
-  EXPECT_TRUE(window_->lastMessage().contains(QStringLiteral("0:oops"))) << window_->lastMessage().toStdString();
-
   // A whole sweep is drawn and stored in the run file, for the next time it is opened.
   view->setSweepChoice({QStringLiteral("video"), QStringLiteral("0:1:0.25"), 2});
   QTest::mouseClick(sweepButton, Qt::LeftButton);
   ASSERT_TRUE(waitUntil([&] { return !controller_->sweepRunning(); }, 120000));
   ASSERT_TRUE(run->sweeps.contains(QStringLiteral("video"))) << window_->lastMessage().toStdString();
+  // The cancelled sweep's notice went with it (issue 33: it stayed up over the completed sweep).
+  EXPECT_FALSE(window_->bannerShown() && window_->lastMessage().contains(QStringLiteral("cancelled")))
+      << window_->lastMessage().toStdString();
   const auto& sweep = run->sweeps[QStringLiteral("video")];
   EXPECT_EQ(sweep.gamma.size(), 5);
   EXPECT_EQ(sweep.seeds, 2);
@@ -852,6 +901,54 @@ TEST_F(LabTest, TheWindowHoldsTogetherAtEveryCommonScreenSize) {
   }
 }
 
+// Issue 33: the runs table did not sort. A click on a header sorts by that column, numbers as numbers; a second
+// click reverses; the selection and each row's run stay together.
+TEST_F(LabTest, TheRunsTableSortsByAnyColumn) {
+  const auto add = [&](const QString& name, double accuracy, const QString& lr) {
+    auto run = std::make_unique<RunData>();
+    run->name = name;
+    run->metric = QStringLiteral("accuracy");
+    run->addScalar(QStringLiteral("test_accuracy"), 10, 0, accuracy);
+    run->config.insert(QStringLiteral("train.lr"), lr);
+    return window_->model()->addRun(std::move(run))->id;
+  };
+  add(QStringLiteral("b"), 0.9, QStringLiteral("0.01"));
+  add(QStringLiteral("c"), 0.75, QStringLiteral("0.003"));
+  const QString a = add(QStringLiteral("a"), 0.8, QStringLiteral("0.1"));
+  window_->model()->setFocusRun(a);
+  window_->refreshViews();
+  auto* table = window_->findChild<QTableWidget*>(QStringLiteral("runs-table"));
+  ASSERT_NE(table, nullptr);
+  const auto names = [&] {
+    QStringList shown;
+    for (int row = 0; row < table->rowCount(); ++row) shown << table->item(row, 0)->text();
+    return shown.join(QLatin1Char(' '));
+  };
+  const auto clickHeader = [&](const QString& title) {
+    for (int column = 0; column < table->columnCount(); ++column) {
+      if (table->horizontalHeaderItem(column)->text() != title) continue;
+      QHeaderView* header = table->horizontalHeader();
+      const QPoint at(header->sectionViewportPosition(column) + header->sectionSize(column) / 2, header->height() / 2);
+      QTest::mouseClick(header->viewport(), Qt::LeftButton, Qt::NoModifier, at);
+      return true;
+    }
+    return false;
+  };
+  EXPECT_EQ(names(), QStringLiteral("b c a"));
+  ASSERT_TRUE(clickHeader(QStringLiteral("run")));
+  EXPECT_EQ(names(), QStringLiteral("a b c"));
+  ASSERT_TRUE(clickHeader(QStringLiteral("run")));
+  EXPECT_EQ(names(), QStringLiteral("c b a"));
+  ASSERT_TRUE(clickHeader(QStringLiteral("test")));
+  EXPECT_EQ(names(), QStringLiteral("c a b"));
+  ASSERT_TRUE(clickHeader(QStringLiteral("train.lr")));  // 0.003 < 0.01 < 0.1, not as text
+  EXPECT_EQ(names(), QStringLiteral("c b a"));
+  // The selected run's row is selected wherever it went.
+  const auto rows = table->selectionModel()->selectedRows();
+  ASSERT_EQ(rows.size(), 1);
+  EXPECT_EQ(table->item(rows.front().row(), 0)->text(), QStringLiteral("a"));
+}
+
 // ---- Tours (issue 17): each built-in tour, its runs shrunk to a tiny size, fills the views it names.
 
 // A few seconds per run on one core; the tour's own knobs (depth, constraints, optimizer, sparsity) stay.
@@ -968,6 +1065,16 @@ TEST_P(TourTest, StartsItsRunsShowsItsCaptionAndFillsItsViews) {
     }
   }
   EXPECT_TRUE(panel->validationMessage().isEmpty()) << panel->validationMessage().toStdString();
+  // The preset's description states the values the form holds (it said α 50 beside a form holding 5).
+  auto* about = panel->findChild<QLabel*>(QStringLiteral("preset-description"));
+  ASSERT_NE(about, nullptr);
+  EXPECT_FALSE(about->text().contains(QLatin1Char('{'))) << about->text().toStdString();
+  for (const std::string& assignment : last.overrides) {
+    const std::string key = assignment.substr(0, assignment.find('='));
+    if (key != "optimizer.alpha" && key != "constraints.alpha") continue;
+    const QString value = QString::number(nlohmann::json::parse(assignment.substr(key.size() + 1)).get<double>(), 'g', 10);
+    EXPECT_TRUE(about->text().contains(QStringLiteral("α = ") + value)) << about->text().toStdString();
+  }
   if (!tour.curves.empty()) {
     window_->lossView()->refresh(true);
     EXPECT_EQ(window_->lossView()->wantedMetric().toStdString(), tour.curves);
@@ -996,6 +1103,180 @@ TEST_P(TourTest, StartsItsRunsShowsItsCaptionAndFillsItsViews) {
     view->second->refresh(true);
     EXPECT_TRUE(view->second->hasData()) << tour.name << ": view " << id << " is empty";
   }
+}
+
+// ---- Every path a user can take through the menus (issue 33): Help > Tours > Implicit bias ended the program with a
+// segfault (a tour without runs), killing the run that was training; the tour tests had started the tours through
+// startTour, never through the menu. These go through the menu bar's own actions.
+
+// The actions of the menu bar, depth first (submenus' actions included, separators and submenu entries left out).
+QList<QAction*> menuActions(QMenu* menu) {
+  QList<QAction*> actions;
+  for (QAction* action : menu->actions()) {
+    if (action->isSeparator()) continue;
+    if (action->menu()) {
+      actions += menuActions(action->menu());
+    } else {
+      actions << action;
+    }
+  }
+  return actions;
+}
+
+QMenu* topMenu(widgets::MainWindow& window, const QString& title) {
+  for (QAction* action : window.menuBar()->actions()) {
+    if (action->menu() && action->text() == title) return action->menu();
+  }
+  return nullptr;
+}
+
+// Closes every modal dialog an action opens (a file dialog, a message box) as soon as it shows, and counts them.
+class ModalCloser {
+ public:
+  ModalCloser() {
+    timer_.setInterval(50);
+    QObject::connect(&timer_, &QTimer::timeout, [this] {
+      if (QWidget* modal = QApplication::activeModalWidget()) {
+        titles_ << modal->windowTitle();
+        modal->close();
+      }
+    });
+    timer_.start();
+  }
+  const QStringList& titles() const { return titles_; }
+
+ private:
+  QTimer timer_;
+  QStringList titles_;
+};
+
+// A tiny video run long enough to still be training while the menus are walked; returns its id.
+QString startLongTinyRun(widgets::MainWindow& window, gui::LabController& controller) {
+  auto* panel = window.experimentPanel();
+  panel->setPreset(QStringLiteral("video-constrained"));
+  setTinyFields(*panel);
+  panel->setFieldText(QStringLiteral("train.epochs"), QStringLiteral("400"));
+  return controller.start(
+      {QStringLiteral("video-constrained"), QStringLiteral("quick"), QStringLiteral("cpu"), panel->fields()});
+}
+
+TEST_F(LabTest, EveryTourStartsFromHelpToursWhileARunTrains) {
+  controller_->setMenuTourAdjustment(shrinkForTest);
+  const QString trainingId = startLongTinyRun(*window_, *controller_);
+  ASSERT_FALSE(trainingId.isEmpty()) << window_->lastMessage().toStdString();
+  RunData* training = window_->model()->run(trainingId);
+  ASSERT_TRUE(waitUntil([&] { return training->state == RunState::Running; }, 60000));
+  QMenu* help = topMenu(*window_, QStringLiteral("&Help"));
+  ASSERT_NE(help, nullptr);
+  QMenu* toursMenu = nullptr;
+  for (QAction* action : help->actions()) {
+    if (action->menu() && action->text() == QStringLiteral("&Tours")) toursMenu = action->menu();
+  }
+  ASSERT_NE(toursMenu, nullptr);
+  ASSERT_TRUE(toursMenu->isEnabled());
+  const std::vector<config::Tour> tours = config::tours();
+  ASSERT_EQ(toursMenu->actions().size(), static_cast<int>(tours.size()));
+  for (QAction* action : toursMenu->actions()) {
+    const config::Tour tour = config::find_tour(action->data().toString().toStdString());
+    SCOPED_TRACE(tour.name);
+    const int before = window_->model()->count();
+    action->trigger();  // what choosing the entry in Help > Tours does
+    QApplication::processEvents();
+    EXPECT_TRUE(window_->tourCaption().contains(QString::fromStdString(tour.title).toHtmlEscaped()))
+        << window_->tourCaption().toStdString();
+    ASSERT_EQ(window_->model()->count(), before + static_cast<int>(tour.runs.size()))
+        << window_->lastMessage().toStdString();
+    // The run that was training goes on.
+    EXPECT_EQ(training->state, RunState::Running) << training->error.toStdString();
+    for (int index = before; index < window_->model()->count(); ++index) {
+      RunData* run = window_->model()->runAt(index);
+      ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 180000)) << run->name.toStdString();
+      if (run->state == RunState::Failed && run->error.contains(QStringLiteral("fetch"))) continue;  // no dataset
+      EXPECT_EQ(run->state, RunState::Finished) << run->name.toStdString() << ": " << run->error.toStdString();
+    }
+  }
+  EXPECT_EQ(training->state, RunState::Running);
+  controller_->stop(trainingId);
+  ASSERT_TRUE(waitUntil([&] { return !training->isActive(); }, 60000));
+  EXPECT_EQ(training->state, RunState::Stopped);
+}
+
+// Every action of every menu (Help > Tours aside: the test above), first with no run open, then with a run
+// training and a finished one open; a dialog an action opens is closed as a user would close it. Quit comes last.
+TEST_F(LabTest, EveryMenuActionWorksWithAndWithoutRuns) {
+  window_->addRecentFile(samplePath());
+  ModalCloser closer;
+  // Collected afresh for each pass: Open recent's entries are made anew whenever a file opens.
+  const auto collect = [&](QAction*& quit) {
+    QList<QAction*> tourActions;
+    for (QMenu* menu : window_->menuBar()->findChildren<QMenu*>()) {
+      if (menu->title() == QStringLiteral("&Tours")) tourActions = menuActions(menu);
+    }
+    EXPECT_FALSE(tourActions.isEmpty());
+    QList<QPointer<QAction>> actions;
+    for (QAction* top : window_->menuBar()->actions()) {
+      if (!top->menu()) continue;
+      for (QAction* action : menuActions(top->menu())) {
+        if (action->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_Q)) {
+          quit = action;
+        } else if (!tourActions.contains(action)) {
+          actions << action;
+        }
+      }
+    }
+    return actions;
+  };
+  QAction* quit = nullptr;
+  ASSERT_GE(collect(quit).size(), 20) << "the menus lost their actions";
+  ASSERT_NE(quit, nullptr);
+  const auto triggerAll = [&](const char* when) {
+    QAction* ignored = nullptr;
+    for (const QPointer<QAction>& action : collect(ignored)) {
+      if (!action || !action->isEnabled()) continue;  // an Open recent entry made anew meanwhile
+      SCOPED_TRACE(std::string(when) + ": " + action->text().toStdString());
+      action->trigger();
+      QApplication::processEvents();
+      // A View toggle that hid a dock is toggled back, so the next actions find the window as a user keeps it.
+      if (action && action->isCheckable() && !action->isChecked()) action->trigger();
+      ASSERT_TRUE(waitUntil([] { return QApplication::activeModalWidget() == nullptr; }, 10000));
+    }
+    for (auto* dialog : window_->findChildren<QDialog*>()) dialog->close();  // Getting started
+  };
+  triggerAll("no runs");
+  EXPECT_GE(closer.titles().size(), 1) << "no dialog opened: Help > Environment should have";
+
+  for (RunData* run : window_->model()->runs()) controller_->close(run->id);  // Open recent opened the sample
+  ASSERT_EQ(controller_->open({samplePath()}), 1);
+  const QString trainingId = startLongTinyRun(*window_, *controller_);
+  ASSERT_FALSE(trainingId.isEmpty()) << window_->lastMessage().toStdString();
+  RunData* training = window_->model()->run(trainingId);
+  ASSERT_TRUE(waitUntil([&] { return training->state == RunState::Running; }, 60000));
+  triggerAll("a run training, one open");
+  EXPECT_GE(window_->model()->count(), 1);
+  // Quit while a run trains asks first; closing the question keeps the window and the run (issue 33: Quit gave no
+  // confirmation).
+  if (!training->isActive()) {  // the Run menu's Stop stopped it: another one trains
+    const QString again = startLongTinyRun(*window_, *controller_);
+    ASSERT_FALSE(again.isEmpty()) << window_->lastMessage().toStdString();
+    training = window_->model()->run(again);
+    ASSERT_TRUE(waitUntil([&] { return training->state == RunState::Running; }, 60000));
+  }
+  {
+    const QString runningId = training->id;
+    const int asked = closer.titles().size();
+    quit->trigger();
+    ASSERT_TRUE(waitUntil([&] { return closer.titles().size() > asked; }, 10000));
+    EXPECT_EQ(closer.titles().back(), QStringLiteral("Quit DescentLab?"));
+    QApplication::processEvents();
+    EXPECT_TRUE(window_->isVisible());
+    EXPECT_TRUE(training->isActive());
+    controller_->stop(runningId);
+    ASSERT_TRUE(waitUntil([&] { return !training->isActive(); }, 60000));
+  }
+  quit->trigger();
+  ASSERT_TRUE(waitUntil([&] { return !window_->isVisible(); }, 10000));
+  // What was open is the session the next start offers.
+  EXPECT_TRUE(window_->lastSessionRuns().contains(training->path));
 }
 
 INSTANTIATE_TEST_SUITE_P(BuiltIn, TourTest, ::testing::ValuesIn(tourNames()),

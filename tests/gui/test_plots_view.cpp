@@ -242,6 +242,42 @@ TEST_F(PlotsTest, NeighbouringTickLabelsAreDistinctOnATinyRange) {
 
 // A one-epoch layerwise run has no test evaluation until its end: the per-layer view shows the training per-layer
 // losses meanwhile, named as training, and the test curves once they come.
+// Issue 33: the x axis was step only. Wall time and the time since each run's start are choices too; a run started
+// later sits beside the first one by relative time, and the CSV writes the x that is drawn.
+TEST_F(PlotsTest, TheXAxisIsStepWallTimeOrTimeSinceTheStart) {
+  auto early = std::make_unique<RunData>();
+  early->name = QStringLiteral("early");
+  auto late = std::make_unique<RunData>();
+  late->name = QStringLiteral("late");
+  for (int i = 0; i < 5; ++i) {
+    early->addScalar(QStringLiteral("loss"), 10 * i, 1000.0 + 2.0 * i, 1.0 - 0.1 * i);
+    late->addScalar(QStringLiteral("loss"), 10 * i, 1500.0 + 4.0 * i, 1.0 - 0.09 * i);
+  }
+  model_.addRun(std::move(early));
+  model_.addRun(std::move(late));
+  const auto keysOf = [&](const QString& name) {
+    QVector<double> keys;
+    for (int i = 0; i < view_->plot()->graphCount(); ++i) {
+      QCPGraph* graph = view_->plot()->graph(i);
+      if (graph->name() != name) continue;
+      for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) keys.push_back(it->key);
+    }
+    return keys;
+  };
+  view_->refresh(true);
+  EXPECT_EQ(keysOf(QStringLiteral("late")), (QVector<double>{0, 10, 20, 30, 40}));
+  view_->setXAxis(TrainingCurvesView::XAxis::WallTime);
+  view_->refresh(true);
+  EXPECT_EQ(keysOf(QStringLiteral("late")), (QVector<double>{1500, 1504, 1508, 1512, 1516}));
+  view_->setXAxis(TrainingCurvesView::XAxis::RelativeTime);
+  view_->refresh(true);
+  EXPECT_EQ(keysOf(QStringLiteral("early")), (QVector<double>{0, 2, 4, 6, 8}));
+  EXPECT_EQ(keysOf(QStringLiteral("late")), (QVector<double>{0, 4, 8, 12, 16}));
+  EXPECT_TRUE(view_->csv().startsWith(QStringLiteral("run,metric,step,seconds_since_start,value,smoothed\n")));
+  EXPECT_TRUE(view_->csv().contains(QStringLiteral("late,loss,40,16,")));
+  EXPECT_TRUE(view_->readoutAt(12, 0.7).contains(QStringLiteral("late @30")));
+}
+
 TEST(LayerLossViewTest, TrainingPerLayerLossesShowUntilTheFirstTestEvaluation) {
   LabModel model;
   widgets::LayerLossView view(&model);
@@ -310,6 +346,65 @@ TEST(LayerLossViewTest, TheDescendingSharesGiveWayInAShortView) {
   EXPECT_EQ(view.plot()->axisRectCount(), 2);
   EXPECT_EQ(barsDrawn(), 1);
   EXPECT_EQ(view.plot()->axisRect(0)->outerRect().height(), tallLossHeight);
+}
+
+// Issue 33: in the descent-breaks tour ERM's rise of a few thousandths of a nat near the top was invisible on an
+// axis spanning the constrained model's f_0 of 2.3 nats, and the red break markers named no run (they sat where the
+// two lines overlap, reading as the constrained run's). The change mode plots f_l - f_(l-1) with the range fitted to
+// the top layers, and each run's markers are in its colour and named after it. Seed 0's final losses of the tour.
+TEST(LayerLossViewTest, TheChangeModeShowsASmallRiseAndEveryMarkerNamesItsRun) {
+  LabModel model;
+  widgets::LayerLossView view(&model);
+  view.resize(640, 520);
+  view.show();
+  const auto addLayerwise = [&](const QString& name, const QVector<double>& losses, const QColor& colour) {
+    auto run = std::make_unique<RunData>();
+    run->name = name;
+    run->kind = widgets::RunKind::Layerwise;
+    run->colour = colour;
+    run->addVector(QStringLiteral("test_layer_loss"), 100, losses);
+    return model.addRun(std::move(run));
+  };
+  addLayerwise(QStringLiteral("ERM"), {0.7035, 0.6918, 0.6748, 0.6217, 0.6083, 0.6084, 0.6157}, QColor(31, 119, 180));
+  addLayerwise(QStringLiteral("Constrained"), {2.3130, 1.3711, 1.3355, 0.8180, 0.7829, 0.7177, 0.6323},
+               QColor(255, 127, 14));
+  view.refresh(true);
+  QApplication::processEvents();
+  QCPAxis* y = view.plot()->axisRect(0)->axis(QCPAxis::atLeft);
+  const auto pixelsAboveZero = [&](double value) { return y->coordToPixel(0) - y->coordToPixel(value); };
+  // As values, ERM's rise at layer 6 (+0.0073) is about a pixel: nobody sees it.
+  const double asValue = y->coordToPixel(0.6084) - y->coordToPixel(0.6157);
+  EXPECT_LT(asValue, 3.0);
+  // Markers: one per run whose descent breaks, in its colour, named after it.
+  const QMap<QString, QCPGraph*> named = legendGraphs(view.plot());
+  ASSERT_TRUE(named.contains(QStringLiteral("ERM: descent breaks at ℓ 5, 6"))) << named.keys().join(',').toStdString();
+  EXPECT_EQ(named.value(QStringLiteral("ERM: descent breaks at ℓ 5, 6"))->scatterStyle().brush().color(),
+            QColor(31, 119, 180));
+  for (const QString& name : named.keys()) EXPECT_FALSE(name.startsWith(QStringLiteral("Constrained:"))) << name.toStdString();
+  EXPECT_TRUE(view.readoutAt(6, 0.62).contains(QStringLiteral("descent breaks here: ERM"))) << view.readoutAt(6, 0.62).toStdString();
+  EXPECT_TRUE(view.hoverTableAt(6, 0.62).contains(QStringLiteral("breaks")));
+
+  view.setMode(QStringLiteral("change"));
+  view.refresh(true);
+  QApplication::processEvents();
+  ASSERT_EQ(view.mode(), QStringLiteral("change"));
+  const QMap<QString, QCPGraph*> changes = legendGraphs(view.plot());
+  ASSERT_TRUE(changes.contains(QStringLiteral("ERM")));
+  const QVector<double> erm = valuesOf(changes.value(QStringLiteral("ERM")));
+  ASSERT_EQ(erm.size(), 6);  // layers 1..6
+  EXPECT_NEAR(erm.back(), 0.0073, 1e-9);
+  // Fitted to the top layers: the rise stands clear of the zero line, over 10x its height as a value (the constrained
+  // model's own top-layer falls, -0.085, share the range).
+  const double plotHeight = view.plot()->axisRect(0)->height();
+  EXPECT_GT(pixelsAboveZero(0.0073), plotHeight / 20) << "range " << y->range().lower << ".." << y->range().upper;
+  EXPECT_GT(pixelsAboveZero(0.0073), 10 * asValue);
+  EXPECT_GT(y->range().upper, 0.0073);
+  EXPECT_LT(y->range().lower, -0.085);  // the constrained model's top-layer falls are in range
+  EXPECT_TRUE(view.csv().contains(QStringLiteral("ERM,test_layer_loss_change,100,6,")));
+  // Every layer fitted on request: the first layers' fall of 0.94 nats is in range again.
+  view.setFitTopLayers(false);
+  view.refresh(true);
+  EXPECT_LT(y->range().lower, -0.94);
 }
 
 // The window's default constrained run (video-constrained quick) never binds: λ was a flat line at 0 on an axis of
