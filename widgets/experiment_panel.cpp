@@ -130,8 +130,6 @@ void ExperimentPanel::rebuildForm() {
   while (form_->rowCount() > 0) form_->removeRow(0);
   editors_.clear();
   base_ = backend_.presetFields(preset_->currentText(), size_->currentText());
-  descriptionTemplate_ = backend_.presetDescription(preset_->currentText());
-  presetAbout_->setVisible(!descriptionTemplate_.isEmpty());
   QString section;
   for (const auto& field : base_) {
     const QString fieldSection = field.key.section(QLatin1Char('.'), 0, 0);
@@ -229,16 +227,9 @@ void ExperimentPanel::validateNow() {
     }
   }
   if (problem.isEmpty()) problem = backend_.validate(preset_->currentText(), size_->currentText(), current);
-  // The description states the values the form holds ("HORST (α = {optimizer.alpha})"), never the preset's own.
-  QString description = descriptionTemplate_;
-  for (const auto& field : current) {
-    const QString placeholder = QLatin1Char('{') + field.key + QLatin1Char('}');
-    if (!description.contains(placeholder)) continue;
-    const QString text = field.value.typeId() == QMetaType::Double ? QString::number(field.value.toDouble(), 'g', 10)
-                                                                   : field.value.toString();
-    description.replace(placeholder, text);
-  }
-  presetAbout_->setText(description);
+  // The description states the values the form holds, never the preset's own.
+  presetAbout_->setText(backend_.presetDescription(preset_->currentText(), current));
+  presetAbout_->setVisible(!presetAbout_->text().isEmpty());
   lastMessage_ = problem;
   for (auto it = editors_.cbegin(); it != editors_.cend(); ++it) {
     const bool named = !problem.isEmpty() && problem.contains(it.key());

@@ -35,9 +35,11 @@ class ExperimentBackend {
  public:
   virtual ~ExperimentBackend() = default;
   virtual QStringList presetNames() const = 0;
-  // One line saying what a preset trains and shows ("" when unknown).
-  virtual QString presetDescription(const QString& preset) const {
+  // One line saying what a preset trains and shows ("" when unknown), stating the values of `fields` where given (the
+  // form's: a tour's α 5 is not described as the preset's 50), else the preset's own.
+  virtual QString presetDescription(const QString& preset, const QList<ConfigField>& fields = {}) const {
     Q_UNUSED(preset);
+    Q_UNUSED(fields);
     return {};
   }
   virtual QList<ConfigField> presetFields(const QString& preset, const QString& size) const = 0;
@@ -89,7 +91,6 @@ class ExperimentPanel : public QWidget {
   const ExperimentBackend& backend_;
   QComboBox* preset_ = nullptr;
   QLabel* presetAbout_ = nullptr;
-  QString descriptionTemplate_;  // the preset's description with its "{section.key}" placeholders
   QComboBox* size_ = nullptr;
   QComboBox* device_ = nullptr;
   QFormLayout* form_ = nullptr;

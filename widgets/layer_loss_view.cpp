@@ -16,6 +16,21 @@
 #include "widgets/run_data.h"
 
 namespace descentlab::widgets {
+namespace {
+
+// What is drawn of one curve f_0..f_L: the losses at layers 0..L, or (change) their changes at layers 1..L; under
+// log y a value ≤ 0 is not drawn.
+void plotted(const QVector<double>& losses, bool change, bool logY, QVector<double>& x, QVector<double>& y) {
+  x.clear();
+  y.clear();
+  for (int layer = change ? 1 : 0; layer < losses.size(); ++layer) {
+    const double value = change ? losses[layer] - losses[layer - 1] : losses[layer];
+    x.push_back(layer);
+    y.push_back(logY && value <= 0 ? qQNaN() : value);
+  }
+}
+
+}  // namespace
 
 LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
     : PlotView(model, QStringLiteral("Per-layer loss"), parent) {
@@ -143,20 +158,7 @@ void LayerLossView::rebuild() {
   const bool change = changeMode();
   const bool logY = logY_->isChecked() && !change;
   if (change) setLossLabel(QStringLiteral("change fₗ − fₗ₋₁"));
-  // What is drawn of one curve f_0..f_L: the losses at layers 0..L, or their changes at layers 1..L.
-  const auto curveX = [change](int width) {
-    QVector<double> x;
-    for (int layer = change ? 1 : 0; layer < width; ++layer) x.push_back(layer);
-    return x;
-  };
-  const auto curveY = [change, logY](const QVector<double>& losses) {
-    QVector<double> y;
-    for (int layer = change ? 1 : 0; layer < losses.size(); ++layer) {
-      const double value = change ? losses[layer] - losses[layer - 1] : losses[layer];
-      y.push_back(logY && value <= 0 ? qQNaN() : value);
-    }
-    return y;
-  };
+  QVector<double> x, y;
   auto layerAxis = [](int width) {
     QVector<double> x;
     for (int layer = 0; layer < width; ++layer) x.push_back(layer);
@@ -168,7 +170,8 @@ void LayerLossView::rebuild() {
   if (allEvaluations_->isChecked() && focus->visible) {
     for (int row = 0; row + 1 < evaluations; ++row) {
       auto* graph = plot()->addGraph();
-      graph->setData(curveX(history.width), curveY(history.rows[row]), true);
+      plotted(history.rows[row], change, logY, x, y);
+      graph->setData(x, y, true);
       const double age = evaluations > 1 ? 1.0 - static_cast<double>(row) / (evaluations - 1) : 0.0;
       graph->setPen(QPen(towardsWhite(focus->colour, 0.25 + 0.6 * age), 1.2));
       graph->removeFromLegend();
@@ -176,14 +179,13 @@ void LayerLossView::rebuild() {
   }
   // The newest curve of every layerwise run; the focus run's solid and bold, the others dashed. Where a run's
   // descent breaks, a marker in its own colour, outlined red, named after it in the legend.
-  drawn_.clear();
-  changeRangeValid_ = false;
   int topFrom = 1;
   for (auto* run : layerwise) {
     const auto& track = run->vectors[QLatin1String(record::metric::kTestLayerLoss)];
     const auto& newest = track.rows.back();
     auto* graph = plot()->addGraph();
-    graph->setData(curveX(track.width), curveY(newest), true);
+    plotted(newest, change, logY, x, y);
+    graph->setData(x, y, true);
     const bool isFocus = run == focus;
     graph->setPen(QPen(run->colour, isFocus ? 3.0 : 2.0, isFocus ? Qt::SolidLine : Qt::DashLine));
     graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run->colour, Qt::white, 6));
@@ -218,18 +220,10 @@ void LayerLossView::rebuild() {
     breaks->setName(QStringLiteral("%1: descent breaks at ℓ %2").arg(run->name, breakLayers.join(QStringLiteral(", "))));
   }
   if (otherTask > 0) {
-    auto* note = new QCPItemText(plot());
-    note->setClipAxisRect(plot()->axisRect(0));
-    note->position->setAxisRect(plot()->axisRect(0));
-    note->position->setType(QCPItemPosition::ptAxisRectRatio);
-    note->position->setCoords(0.01, 0.98);
-    note->setPositionAlignment(Qt::AlignBottom | Qt::AlignLeft);
-    note->setText(QStringLiteral("%1 run%2 of another task not drawn (another loss): select one to see it")
-                      .arg(otherTask)
-                      .arg(otherTask == 1 ? "" : "s"));
-    note->setColor(QColor(90, 90, 90));
-    note->setBrush(QColor(255, 255, 255, 210));
-    note->setPadding(QMargins(3, 1, 3, 1));
+    cornerNote(plot(), plot()->axisRect(0), 0.01, 0.98, Qt::AlignBottom | Qt::AlignLeft,
+               QStringLiteral("%1 run%2 of another task not drawn (another loss): select one to see it")
+                   .arg(otherTask)
+                   .arg(otherTask == 1 ? "" : "s"));
   }
   if (change) {
     auto* zero = new QCPItemStraightLine(plot());
@@ -241,16 +235,8 @@ void LayerLossView::rebuild() {
     zero->setPen(QPen(QColor(120, 120, 120), 1.2, Qt::DashLine));
     // Where the y range leaves out the first layers' large falls, it says so.
     if (fitTop_->isChecked() && changeRangeValid_ && topFrom > 1) {
-      auto* note = new QCPItemText(plot());
-      note->setClipAxisRect(plot()->axisRect(0));
-      note->position->setAxisRect(plot()->axisRect(0));
-      note->position->setType(QCPItemPosition::ptAxisRectRatio);
-      note->position->setCoords(0.99, 0.02);
-      note->setPositionAlignment(Qt::AlignTop | Qt::AlignRight);
-      note->setText(QStringLiteral("above 0: descent breaks · range fits ℓ ≥ %1").arg(topFrom));
-      note->setColor(QColor(90, 90, 90));
-      note->setBrush(QColor(255, 255, 255, 210));
-      note->setPadding(QMargins(3, 1, 3, 1));
+      cornerNote(plot(), plot()->axisRect(0), 0.99, 0.02, Qt::AlignTop | Qt::AlignRight,
+                 QStringLiteral("above 0: descent breaks · range fits ℓ ≥ %1").arg(topFrom));
     }
   }
 
@@ -287,17 +273,9 @@ void LayerLossView::rebuild() {
   // curve above hides a minority of samples that get worse.
   const record::DescentCertificate certificate = descentCertificate(*focus);
   if (certificate.valid() && focus->visible) {
-    auto* caption = new QCPItemText(plot());
-    caption->setClipAxisRect(bars_);
-    caption->position->setAxisRect(bars_);
-    caption->position->setType(QCPItemPosition::ptAxisRectRatio);
-    caption->position->setCoords(0.01, 0.0);
-    caption->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
     // Short enough for a narrow dock (the runs table's tooltip has every layer); the colour says which run.
-    caption->setText(QStringLiteral("descending pairs %1").arg(certificateText(certificate)));
-    caption->setColor(focus->colour.darker(130));
-    caption->setBrush(QColor(255, 255, 255, 210));
-    caption->setPadding(QMargins(3, 1, 3, 1));
+    cornerNote(plot(), bars_, 0.01, 0.0, Qt::AlignTop | Qt::AlignLeft,
+               QStringLiteral("descending pairs %1").arg(certificateText(certificate)), focus->colour.darker(130));
   }
 }
 
@@ -315,13 +293,8 @@ bool LayerLossView::drawTrainingLayerLoss() {
   const bool logY = logY_->isChecked() && !change;
   for (auto* run : training) {
     const auto& track = run->vectors[QLatin1String(record::metric::kLayerLoss)];
-    const auto& losses = track.rows.back();
     QVector<double> x, y;
-    for (int layer = change ? 1 : 0; layer < losses.size(); ++layer) {
-      const double value = change ? losses[layer] - losses[layer - 1] : losses[layer];
-      x.push_back(layer);
-      y.push_back(logY && value <= 0 ? qQNaN() : value);
-    }
+    plotted(track.rows.back(), change, logY, x, y);
     auto* graph = plot()->addGraph();
     graph->setData(x, y, true);
     graph->setPen(QPen(run->colour, 1.8, Qt::DotLine));
@@ -332,16 +305,8 @@ bool LayerLossView::drawTrainingLayerLoss() {
   // Said in words where there is room; in a squeezed dock (1024x700) the axis title and the legend's "(training,
   // step N)" say it, and text over the curves would only cover them.
   if (plot()->axisRect(0)->rect().height() >= 110) {
-    auto* note = new QCPItemText(plot());
-    note->setClipAxisRect(plot()->axisRect(0));
-    note->position->setAxisRect(plot()->axisRect(0));
-    note->position->setType(QCPItemPosition::ptAxisRectRatio);
-    note->position->setCoords(0.99, 0.02);
-    note->setPositionAlignment(Qt::AlignTop | Qt::AlignRight);
-    note->setText(QStringLiteral("training fₗ so far; test fₗ comes at the epoch's end"));
-    note->setColor(QColor(90, 90, 90));
-    note->setBrush(QColor(255, 255, 255, 210));
-    note->setPadding(QMargins(3, 1, 3, 1));
+    cornerNote(plot(), plot()->axisRect(0), 0.99, 0.02, Qt::AlignTop | Qt::AlignRight,
+               QStringLiteral("training fₗ so far; test fₗ comes at the epoch's end"));
   }
   if (lowerRowShown() && bars_->rect().height() >= 60) {
     placeholder(plot(), bars_, QStringLiteral("descending shares come with the first test evaluation"));

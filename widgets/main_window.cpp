@@ -100,8 +100,11 @@ MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBacken
     tableRevision_ = -1;
     updateRunControls();
     showRelevantDocks();
-    rememberSessionRuns();
+    sessionSave_.start();  // once for a batch of runs opened together, not once per run
   });
+  sessionSave_.setSingleShot(true);
+  sessionSave_.setInterval(0);
+  connect(&sessionSave_, &QTimer::timeout, this, &MainWindow::rememberSessionRuns);
   // The banner's links: "Reopen them" (the last session's runs).
   banner_->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
   connect(banner_, &QLabel::linkActivated, this, [this](const QString& link) {
@@ -417,17 +420,14 @@ int MainWindow::offerLastSession() {
   QStringList names;
   for (const QString& path : offeredSession_) names << QFileInfo(path).completeBaseName();
   const int shown = 4;
-  QString listed = names.mid(0, shown).join(QStringLiteral(", ")).toHtmlEscaped();
+  QString listed = names.mid(0, shown).join(QStringLiteral(", "));
   if (names.size() > shown) listed += QStringLiteral(" and %1 more").arg(names.size() - shown);
-  lastMessage_ = QStringLiteral("The last session had %1 run%2 open: %3.")
-                     .arg(names.size())
-                     .arg(names.size() == 1 ? "" : "s")
-                     .arg(listed);
-  bannerRunId_.clear();
-  banner_->setText(lastMessage_ + QStringLiteral(" <a href=\"#reopen\">Reopen them</a> (a run stopped mid-training "
-                                                 "then continues with Resume)"));
-  bannerBox_->setStyleSheet(QStringLiteral("background: #e3f1fd; color: #0b3d66;"));
-  bannerBox_->show();
+  showInfo(QStringLiteral("The last session had %1 run%2 open: %3.")
+               .arg(names.size())
+               .arg(names.size() == 1 ? "" : "s")
+               .arg(listed));
+  banner_->setText(lastMessage_.toHtmlEscaped() + QStringLiteral(" <a href=\"#reopen\">Reopen them</a> (a run stopped "
+                                                                 "mid-training then continues with Resume)"));
   return static_cast<int>(offeredSession_.size());
 }
 

@@ -212,6 +212,7 @@ class MainWindow : public QMainWindow {
   Qt::SortOrder sortOrder_ = Qt::AscendingOrder;
   // Keeps the open runs' files as the session's (QSettings), so the next start can offer them even after a crash.
   void rememberSessionRuns();
+  QTimer sessionSave_;  // coalesces rememberSessionRuns over the runs a single open or tour adds
 };
 
 }  // namespace descentlab::widgets

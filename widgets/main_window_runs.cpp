@@ -182,15 +182,18 @@ void MainWindow::updateRunTable() {
       const double value = text.toDouble(&number);
       return number ? QVariant(value) : QVariant(text);
     };
-    const auto less = [&](const RunData* a, const RunData* b) {
-      const QVariant x = key(a), y = key(b);
+    // Each run's key once (a certificate or a config lookup per comparison would repeat them n log n times).
+    QVector<QPair<QVariant, RunData*>> keyed;
+    for (RunData* run : ordered) keyed.push_back({key(run), run});
+    const auto less = [](const QVariant& x, const QVariant& y) {
       if (!x.isValid() || !y.isValid()) return x.isValid() && !y.isValid();  // runs without a value go last
       if (x.typeId() == QMetaType::Double && y.typeId() == QMetaType::Double) return x.toDouble() < y.toDouble();
       return QString::localeAwareCompare(x.toString(), y.toString()) < 0;
     };
-    std::stable_sort(ordered.begin(), ordered.end(), [&](const RunData* a, const RunData* b) {
-      return sortOrder_ == Qt::AscendingOrder ? less(a, b) : less(b, a);
+    std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+      return sortOrder_ == Qt::AscendingOrder ? less(a.first, b.first) : less(b.first, a.first);
     });
+    for (int i = 0; i < keyed.size(); ++i) ordered[i] = keyed[i].second;
     runTable_->horizontalHeader()->setSortIndicator(sortColumn_, sortOrder_);
   }
   runTable_->horizontalHeader()->setSortIndicatorShown(sortColumn_ >= 0);

@@ -53,6 +53,21 @@ void placeholder(QCustomPlot* plot, QCPAxisRect* rect, const QString& text) {
   item->setTextAlignment(Qt::AlignCenter);
 }
 
+QCPItemText* cornerNote(QCustomPlot* plot, QCPAxisRect* rect, double x, double y, Qt::Alignment alignment,
+                        const QString& text, const QColor& colour) {
+  auto* note = new QCPItemText(plot);
+  note->setClipAxisRect(rect);
+  note->position->setAxisRect(rect);
+  note->position->setType(QCPItemPosition::ptAxisRectRatio);
+  note->position->setCoords(x, y);
+  note->setPositionAlignment(alignment);
+  note->setText(text);
+  note->setColor(colour);
+  note->setBrush(QColor(255, 255, 255, 210));
+  note->setPadding(QMargins(3, 1, 3, 1));
+  return note;
+}
+
 void setupLegend(QCustomPlot* plot) {
   plot->legend->setVisible(true);
   plot->legend->setBrush(Qt::NoBrush);

@@ -2,16 +2,17 @@
 // Helpers the live views share (their .cpp files only): the empty-plot hint, the legend row, and keeping a combo
 // box's choice while its entries change.
 
+#include <QColor>
 #include <QSharedPointer>
 #include <QString>
 #include <QStringList>
 
-class QColor;
 class QComboBox;
 class QCPAbstractPlottable;
 class QCPAxis;
 class QCPAxisRect;
 class QCPAxisTicker;
+class QCPItemText;
 class QCustomPlot;
 
 namespace descentlab::widgets {
@@ -36,6 +37,11 @@ QColor towardsWhite(const QColor& colour, double amount);
 
 // A grey hint in the middle of an empty axis rect.
 void placeholder(QCustomPlot* plot, QCPAxisRect* rect, const QString& text);
+
+// A note in a corner of an axis rect (x, y as shares of the rect; `alignment` which corner of the text sits there),
+// on a white backing so it stays readable over curves; grey unless `colour` is given.
+QCPItemText* cornerNote(QCustomPlot* plot, QCPAxisRect* rect, double x, double y, Qt::Alignment alignment,
+                        const QString& text, const QColor& colour = QColor(90, 90, 90));
 
 // The legend in its own row above the plots, filled left to right: it never hides data, however small the dock.
 void setupLegend(QCustomPlot* plot);

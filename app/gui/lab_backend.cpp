@@ -93,9 +93,19 @@ QStringList LabBackend::presetNames() const {
   return names;
 }
 
-QString LabBackend::presetDescription(const QString& preset) const {
-  // With its "{section.key}" placeholders: the panel fills them with the values its form holds.
-  return QString::fromStdString(config::preset_description_template(preset.toStdString()));
+QString LabBackend::presetDescription(const QString& preset, const QList<widgets::ConfigField>& fields) const {
+  if (fields.isEmpty()) return QString::fromStdString(config::preset_description(preset.toStdString()));
+  const std::string text = config::fill_description(
+      config::preset_description_template(preset.toStdString()), [&](const std::string& key) -> std::string {
+        for (const auto& field : fields) {
+          if (field.key.toStdString() != key) continue;
+          return (field.value.typeId() == QMetaType::Double ? QString::number(field.value.toDouble(), 'g', 10)
+                                                            : field.value.toString())
+              .toStdString();
+        }
+        return "";
+      });
+  return QString::fromStdString(text);
 }
 
 QList<widgets::ConfigField> LabBackend::presetFields(const QString& preset, const QString& size) const {

@@ -10,7 +10,7 @@ namespace descentlab::gui {
 class LabBackend : public widgets::ExperimentBackend {
  public:
   QStringList presetNames() const override;
-  QString presetDescription(const QString& preset) const override;
+  QString presetDescription(const QString& preset, const QList<widgets::ConfigField>& fields = {}) const override;
   QList<widgets::ConfigField> presetFields(const QString& preset, const QString& size) const override;
   QString validate(const QString& preset, const QString& size,
                    const QList<widgets::ConfigField>& fields) const override;

@@ -15,8 +15,8 @@
 
 #include <sys/stat.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <nlohmann/json.hpp>
 
