@@ -30,6 +30,16 @@ void plotted(const QVector<double>& losses, bool change, bool logY, QVector<doub
   }
 }
 
+// `base` and as many of `notes` as the axis rect's width holds, in parentheses ("layer ℓ   (a; b)"), the first first.
+QString fittedTitle(const QCPAxis* axis, const QString& base, const QStringList& notes) {
+  const QFontMetrics metrics(axis->labelFont());
+  for (auto kept = notes.size(); kept > 0; --kept) {
+    const QString candidate = QStringLiteral("%1   (%2)").arg(base, notes.mid(0, kept).join(QStringLiteral("; ")));
+    if (metrics.horizontalAdvance(candidate) + 16 <= axis->axisRect()->width()) return candidate;
+  }
+  return base;
+}
+
 }  // namespace
 
 LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
@@ -42,12 +52,14 @@ LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
   mode_->setObjectName(QStringLiteral("layer-loss-mode"));
   mode_->addItem(QStringLiteral("fₗ"), QStringLiteral("value"));
   mode_->addItem(QStringLiteral("fₗ − fₗ₋₁"), QStringLiteral("change"));
-  mode_->setToolTip(QStringLiteral("Plot each layer's test loss fₗ, or its change from the layer before, fₗ − fₗ₋₁ "
-                                   "(above 0: descent breaks at that layer)"));
+  mode_->setToolTip(
+      QStringLiteral("Plot each layer's test loss fₗ, or its change from the layer before, fₗ − fₗ₋₁ "
+                     "(above 0: descent breaks at that layer)"));
   fitTop_ = new QCheckBox(QStringLiteral("fit top layers"), this);
   fitTop_->setChecked(true);
-  fitTop_->setToolTip(QStringLiteral("Fit the y range to the changes of the top half of the layers, where a rise of a "
-                                     "few thousandths of a nat sits; off: fit every layer"));
+  fitTop_->setToolTip(
+      QStringLiteral("Fit the y range to the changes of the top half of the layers, where a rise of a "
+                     "few thousandths of a nat sits; off: fit every layer"));
   fitTop_->setVisible(false);
   tools()->addWidget(mode_);
   tools()->addWidget(fitTop_);
@@ -86,8 +98,8 @@ LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
     ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
     rect->axis(QCPAxis::atBottom)->setTicker(ticker);
   }
-  // Headroom above 1 for the descent certificate's caption, so it never covers a bar.
-  bars_->axis(QCPAxis::atLeft)->setRange(0, 1.35);
+  // Shares lie in [0, 1], with room for the error bars' caps at 1.
+  bars_->axis(QCPAxis::atLeft)->setRange(0, 1.05);
   QSharedPointer<QCPAxisTickerFixed> shareTicks(new QCPAxisTickerFixed);
   shareTicks->setTickStep(0.5);
   bars_->axis(QCPAxis::atLeft)->setTicker(shareTicks);
@@ -132,9 +144,12 @@ void LayerLossView::rebuild() {
   QCPAxis* lossAxis = plot()->axisRect(0)->axis(QCPAxis::atLeft);
   const auto setLossLabel = [&](const QString& label) {
     const bool fits = labelMetrics.horizontalAdvance(label) + 8 < plot()->axisRect(0)->rect().height();
-    lossAxis->setLabel(fits ? label : QStringLiteral("fₗ"));
+    lossAxis->setLabel(fits ? label : changeMode() ? QStringLiteral("Δfₗ") : QStringLiteral("fₗ"));
   };
   setLossLabel(QStringLiteral("test loss fₗ"));
+  plot()->xAxis->setLabel(QStringLiteral("layer ℓ"));
+  bars_->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("layer ℓ"));
+  bars_->axis(QCPAxis::atBottom)->setLabelColor(plot()->xAxis->labelColor());
   drawn_.clear();
   changeRangeValid_ = false;
   if (layerwise.isEmpty() && drawTrainingLayerLoss()) {
@@ -217,14 +232,12 @@ void LayerLossView::rebuild() {
     breaks->setScatterStyle(
         QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, QPen(QColor(200, 0, 0), 1.6), run->colour, 12));
     breaks->setData(breakX, breakY);
-    breaks->setName(QStringLiteral("%1: descent breaks at ℓ %2").arg(run->name, breakLayers.join(QStringLiteral(", "))));
+    breaks->setName(
+        QStringLiteral("%1: descent breaks at ℓ %2").arg(run->name, breakLayers.join(QStringLiteral(", "))));
   }
-  if (otherTask > 0) {
-    cornerNote(plot(), plot()->axisRect(0), 0.01, 0.98, Qt::AlignBottom | Qt::AlignLeft,
-               QStringLiteral("%1 run%2 of another task not drawn (another loss): select one to see it")
-                   .arg(otherTask)
-                   .arg(otherTask == 1 ? "" : "s"));
-  }
+  // What the plot leaves out is said under it, in the layer axis' title, never over the data: at 1280x800 a note in
+  // the top right corner covered ERM's rise at the last layer, the very thing the descent-breaks tour is about.
+  QStringList notes;
   if (change) {
     auto* zero = new QCPItemStraightLine(plot());
     zero->setClipAxisRect(plot()->axisRect(0));
@@ -233,12 +246,13 @@ void LayerLossView::rebuild() {
     zero->point1->setCoords(0, 0);
     zero->point2->setCoords(1, 0);
     zero->setPen(QPen(QColor(120, 120, 120), 1.2, Qt::DashLine));
-    // Where the y range leaves out the first layers' large falls, it says so.
-    if (fitTop_->isChecked() && changeRangeValid_ && topFrom > 1) {
-      cornerNote(plot(), plot()->axisRect(0), 0.99, 0.02, Qt::AlignTop | Qt::AlignRight,
-                 QStringLiteral("above 0: descent breaks · range fits ℓ ≥ %1").arg(topFrom));
-    }
+    notes << QStringLiteral("above 0: breaks");
+    if (fitTop_->isChecked() && changeRangeValid_ && topFrom > 1) notes << QStringLiteral("y fits ℓ ≥ %1").arg(topFrom);
   }
+  if (otherTask > 0)
+    notes << QStringLiteral("%1 other-task run%2 hidden").arg(otherTask).arg(otherTask == 1 ? "" : "s");
+  // As many notes as the axis' width holds (a docked 1024x700 view cut the title at both ends).
+  plot()->xAxis->setLabel(fittedTitle(plot()->xAxis, QStringLiteral("layer ℓ"), notes));
 
   if (!lowerRowShown()) return;
   // Descending share per layer, newest evaluation, bars side by side.
@@ -269,14 +283,16 @@ void LayerLossView::rebuild() {
       errors->setPen(QPen(run->colour.darker(170), 1.2));
     }
   }
-  // The focus run's certificate in words, over the bars: the overall share with its interval, and whether the mean
-  // curve above hides a minority of samples that get worse.
+  // The focus run's certificate in words, under the bars in its colour (over them it covered their tops, so equal
+  // bars looked unequal): the overall share with its interval, and whether the mean curve above hides a minority of
+  // samples that get worse. Short enough for a narrow dock; the runs table's tooltip has every layer.
+  QCPAxis* barsLayer = bars_->axis(QCPAxis::atBottom);
   const record::DescentCertificate certificate = descentCertificate(*focus);
-  if (certificate.valid() && focus->visible) {
-    // Short enough for a narrow dock (the runs table's tooltip has every layer); the colour says which run.
-    cornerNote(plot(), bars_, 0.01, 0.0, Qt::AlignTop | Qt::AlignLeft,
-               QStringLiteral("descending pairs %1").arg(certificateText(certificate)), focus->colour.darker(130));
-  }
+  const bool captioned = certificate.valid() && focus->visible;
+  barsLayer->setLabel(captioned ? fittedTitle(barsLayer, QStringLiteral("layer ℓ"),
+                                              {QStringLiteral("descending pairs %1").arg(certificateText(certificate))})
+                                : QStringLiteral("layer ℓ"));
+  barsLayer->setLabelColor(captioned ? focus->colour.darker(130) : plot()->xAxis->labelColor());
 }
 
 bool LayerLossView::drawTrainingLayerLoss() {
@@ -338,8 +354,8 @@ void LayerLossView::resetRanges() {
     const double span = std::max(changeHigh_ - changeLow_, 1e-6);
     plot()->axisRect(0)->axis(QCPAxis::atLeft)->setRange(changeLow_ - 0.12 * span, changeHigh_ + 0.12 * span);
   }
-  // Shares lie in [0, 1]; the headroom above holds the descent certificate's caption, so it never covers a bar.
-  bars_->axis(QCPAxis::atLeft)->setRange(0, 1.35);
+  // Shares lie in [0, 1], with room for the error bars' caps at 1.
+  bars_->axis(QCPAxis::atLeft)->setRange(0, 1.05);
 }
 
 QString LayerLossView::readout(QCPAxisRect* rect, double x, double y) const {
@@ -367,14 +383,16 @@ QString LayerLossView::hoverTable(QCPAxisRect* rect, double x, double) const {
     const double value = run.losses[layer];
     const QString delta = layer >= 1 ? QString::number(value - run.losses[layer - 1], 'g', 4) : QStringLiteral("–");
     const bool breaks = layer >= 1 && value > run.losses[layer - 1];
-    rows += QStringLiteral("<tr><td><span style=\"color:%1\">■</span> %2</td><td align=right>%3</td>"
-                           "<td align=right>%4</td><td>%5</td></tr>")
+    rows += QStringLiteral(
+                "<tr><td><span style=\"color:%1\">■</span> %2</td><td align=right>%3</td>"
+                "<td align=right>%4</td><td>%5</td></tr>")
                 .arg(run.colour.name(), run.name.toHtmlEscaped(), QString::number(value, 'g', 5), delta,
                      breaks ? QStringLiteral("<b style=\"color:#c80000\">breaks</b>") : QString());
   }
   if (rows.isEmpty()) return {};
-  return QStringLiteral("<b>layer %1</b><table cellspacing=4><tr><th></th><th>fₗ</th><th>fₗ − fₗ₋₁</th><th></th></tr>"
-                        "%2</table>")
+  return QStringLiteral(
+             "<b>layer %1</b><table cellspacing=4><tr><th></th><th>fₗ</th><th>fₗ − fₗ₋₁</th><th></th></tr>"
+             "%2</table>")
       .arg(layer)
       .arg(rows);
 }

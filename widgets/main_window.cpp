@@ -368,9 +368,10 @@ void MainWindow::closeEvent(QCloseEvent* event) {
                         .arg(training.size() == 1 ? QStringLiteral("run is") : QStringLiteral("runs are"),
                              training.join(QStringLiteral(", "))),
                     QMessageBox::NoButton, this);
-    ask.setInformativeText(QStringLiteral("Quit stops each after its current batch and keeps its state as "
-                                          "\"latest\"; the next start offers to reopen them, and Resume continues "
-                                          "each where it stopped."));
+    ask.setInformativeText(
+        QStringLiteral("Quit stops each after its current batch and keeps its state as "
+                       "\"latest\"; the next start offers to reopen them, and Resume continues "
+                       "each where it stopped."));
     QPushButton* quit = ask.addButton(QStringLiteral("Stop them and quit"), QMessageBox::AcceptRole);
     ask.addButton(QMessageBox::Cancel);
     ask.setDefaultButton(quit);

@@ -119,7 +119,10 @@ void PlotView::setLowerRow(QCPAxisRect* rect, double upper, double lower) {
 
 bool PlotView::fitLowerRow() {
   if (!lowerRow_) return false;
-  const int height = plot_->height();
+  // The room the plots share is what the legend above them leaves: a tour's three legend rows left the per-layer
+  // losses 40 px at 1280x800 while the plot as a whole had 240.
+  const bool legendShown = plot_->legend->visible() && plot_->legend->itemCount() > 0 && plot_->legend->layout();
+  const int height = plot_->height() - (legendShown ? plot_->legend->minimumOuterSizeHint().height() : 0);
   const bool shown = height >= 200;
   const bool changed = shown != lowerRowShown_;
   if (changed) {
@@ -170,32 +173,39 @@ void PlotView::styleAxisRect(QCPAxisRect* rect, const QString& xLabel, const QSt
   }
 }
 
+void PlotView::fitLegend() {
+  // As many legend columns (up to 3) as the widest entry allows in the plot's width: an entry is never clipped.
+  const QFontMetrics metrics(plot_->legend->font());
+  int widest = 0;
+  for (int i = 0; i < plot_->legend->itemCount(); ++i) {
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i))) {
+      widest = std::max(widest, metrics.horizontalAdvance(item->plottable()->name()) + 48);
+    }
+  }
+  const int width = plot_->width() > 100 ? plot_->width() : 800;
+  plot_->legend->setWrap(widest > 0 ? std::clamp((width - 16) / widest, 1, 3) : 2);
+  plot_->legend->setFillOrder(plot_->legend->fillOrder(), true);  // a new wrap only applies once rearranged
+  // An entry wider than the plot even alone is shortened in the middle, so it is never cut at the edge.
+  const int room = width - 16 - 48;
+  for (int i = 0; i < plot_->legend->itemCount(); ++i) {
+    auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i));
+    if (item && metrics.horizontalAdvance(item->plottable()->name()) > room) {
+      item->plottable()->setName(metrics.elidedText(item->plottable()->name(), Qt::ElideMiddle, std::max(room, 40)));
+    }
+  }
+}
+
 void PlotView::refresh(bool force) {
   const int64_t revision = model_->revision();
   if (!force && revision == drawnRevision_) return;
   drawnRevision_ = revision;
   fitLowerRow();
   rebuild();
-  // As many legend columns (up to 3) as the widest entry allows in the plot's width: an entry is never clipped.
-  {
-    const QFontMetrics metrics(plot_->legend->font());
-    int widest = 0;
-    for (int i = 0; i < plot_->legend->itemCount(); ++i) {
-      if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i))) {
-        widest = std::max(widest, metrics.horizontalAdvance(item->plottable()->name()) + 48);
-      }
-    }
-    const int width = plot_->width() > 100 ? plot_->width() : 800;
-    plot_->legend->setWrap(widest > 0 ? std::clamp((width - 16) / widest, 1, 3) : 2);
-    plot_->legend->setFillOrder(plot_->legend->fillOrder(), true);  // a new wrap only applies once rearranged
-    // An entry wider than the plot even alone is shortened in the middle, so it is never cut at the edge.
-    const int room = width - 16 - 48;
-    for (int i = 0; i < plot_->legend->itemCount(); ++i) {
-      auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i));
-      if (item && metrics.horizontalAdvance(item->plottable()->name()) > room) {
-        item->plottable()->setName(metrics.elidedText(item->plottable()->name(), Qt::ElideMiddle, std::max(room, 40)));
-      }
-    }
+  fitLegend();
+  // The legend just drawn may leave the plots another room than the one fitLowerRow saw: then once more.
+  if (fitLowerRow()) {
+    rebuild();
+    fitLegend();
   }
   // A legend without items would squeeze its layout column to nothing (QCustomPlot takes the smallest maximum
   // width of a column): it leaves the layout while empty and comes back with its first item.

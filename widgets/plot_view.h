@@ -80,8 +80,10 @@ class PlotView : public QWidget {
   void resetZoom() { userZoomed_ = false; }
 
  private:
-  // Puts the lower row in or takes it out for the plot's height; true when that changed.
+  // Puts the lower row in or takes it out for the room the legend leaves; true when that changed.
   bool fitLowerRow();
+  // As many legend columns as the widest entry allows; an entry wider than the plot is shortened in the middle.
+  void fitLegend();
   QCPAxisRect* firstAxisRect() const;
   void onMouseMove(QMouseEvent* event);
   // Shows `text` under the plot, elided to the label's width (the whole text in its tooltip).

@@ -57,8 +57,9 @@ TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, co
   xAxis_->addItem(QStringLiteral("by step"), static_cast<int>(XAxis::Step));
   xAxis_->addItem(QStringLiteral("by wall time"), static_cast<int>(XAxis::WallTime));
   xAxis_->addItem(QStringLiteral("by time since start"), static_cast<int>(XAxis::RelativeTime));
-  xAxis_->setToolTip(QStringLiteral("The x axis: the training step, the wall-clock time of each row, or the time since "
-                                    "each run's first row (runs started at different times side by side)"));
+  xAxis_->setToolTip(
+      QStringLiteral("The x axis: the training step, the wall-clock time of each row, or the time since "
+                     "each run's first row (runs started at different times side by side)"));
   xAxis_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   tools()->addWidget(metric_);
   tools()->addWidget(xAxis_);
@@ -191,8 +192,8 @@ QVector<DrawnCurve> TrainingCurvesView::curves() const {
     } else {
       // The run's start: its first training-loss row (every run has one), else this series' first row.
       const auto loss = run->scalars.constFind(QStringLiteral("loss"));
-      const double start = loss != run->scalars.cend() && !loss->wallTimes.isEmpty() ? loss->wallTimes.front()
-                                                                                      : track.wallTimes.front();
+      const double start =
+          loss != run->scalars.cend() && !loss->wallTimes.isEmpty() ? loss->wallTimes.front() : track.wallTimes.front();
       curve.x = track.wallTimes;
       if (axis == XAxis::RelativeTime) {
         for (auto& seconds : curve.x) seconds -= start;
@@ -255,7 +256,8 @@ void TrainingCurvesView::rebuild() {
     }
     QStringList parts;
     for (auto it = others.cbegin(); it != others.cend(); ++it) {
-      parts << QStringLiteral("%1 (%2 run%3)").arg(metricLabel(it.key())).arg(it.value()).arg(it.value() == 1 ? "" : "s");
+      parts
+          << QStringLiteral("%1 (%2 run%3)").arg(metricLabel(it.key())).arg(it.value()).arg(it.value() == 1 ? "" : "s");
     }
     if (!parts.isEmpty()) {
       otherMetrics = QStringLiteral("not on this axis: %1 (select such a run)").arg(parts.join(QStringLiteral(", ")));
@@ -297,7 +299,8 @@ void TrainingCurvesView::rebuild() {
   }
   plot()->yAxis->setLabel(label.isEmpty() ? QStringLiteral("test metric") : label);
   QStringList notes;
-  if (hiddenByLogY > 0) notes << QStringLiteral("hides %1 point%2 ≤ 0").arg(hiddenByLogY).arg(hiddenByLogY == 1 ? "" : "s");
+  if (hiddenByLogY > 0)
+    notes << QStringLiteral("hides %1 point%2 ≤ 0").arg(hiddenByLogY).arg(hiddenByLogY == 1 ? "" : "s");
   if (!otherMetrics.isEmpty()) notes << otherMetrics;
   logYNote_->setText(notes.join(QStringLiteral("; ")));
   logYNote_->setVisible(!notes.isEmpty());

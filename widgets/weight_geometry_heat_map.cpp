@@ -133,12 +133,14 @@ void WeightGeometryView::arrange() {
   if (state == arrangedState_) return;
   arrangedState_ = state;
   for (QCPLayerable* part : std::initializer_list<QCPLayerable*>{heatTitle_, heat_, scale_}) part->setVisible(!compact);
-  // A chooser for a heat map that is not drawn seemed to do nothing (issue 33): it goes with the heat map, and its
-  // place says how to bring it back. Queued: this runs inside a replot.
+  // A chooser for a heat map that is not drawn seemed to do nothing (issue 33): it goes with the heat map (a note in
+  // its place wrapped the tools onto a second row at 1280x800 and cost the table a run's row). Queued: this runs
+  // inside a replot.
   QTimer::singleShot(0, this, [this, compact] {
     heatRunBox_->setVisible(!compact);
-    heatLabel_->setText(compact ? QStringLiteral("heat map: float or enlarge the view") : QStringLiteral("heat map"));
-    heatLabel_->setStyleSheet(compact ? QStringLiteral("color: #707070;") : QString());
+    heatLabel_->setVisible(!compact);
+    this->layout()->activate();  // the tool row's new height, then the table's rows for the room it leaves
+    fitTableColumns();
   });
 
   for (QCPLayoutElement* element :
