@@ -17,8 +17,8 @@
 #include <qcustomplot.h>
 #include <QApplication>
 #include <QComboBox>
-#include <QDir>
 #include <QDialog>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -432,10 +432,15 @@ struct SpawnedCli {
 // how much is trained again; Resume then takes over its stale lock and finishes it.
 TEST_F(LabTest, ARunWhoseWriterDiedSaysWhatWasLostAndResumes) {
   const QString path = QDir(directory_->path()).filePath(QStringLiteral("killed.h5"));
-  QStringList arguments = {QStringLiteral("train"), QStringLiteral("--preset"), QStringLiteral("video-constrained"),
-                           QStringLiteral("--size"), QStringLiteral("quick"),   QStringLiteral("--out"),
+  QStringList arguments = {QStringLiteral("train"),
+                           QStringLiteral("--preset"),
+                           QStringLiteral("video-constrained"),
+                           QStringLiteral("--size"),
+                           QStringLiteral("quick"),
+                           QStringLiteral("--out"),
                            path};
-  for (const auto& assignment : tinyOverrides()) arguments << QStringLiteral("--set") << QString::fromStdString(assignment);
+  for (const auto& assignment : tinyOverrides())
+    arguments << QStringLiteral("--set") << QString::fromStdString(assignment);
   arguments << QStringLiteral("--set") << QStringLiteral("train.epochs=40");
   SpawnedCli cli(arguments, path + QStringLiteral(".log"));
   ASSERT_GT(cli.pid, 0);
@@ -907,6 +912,24 @@ TEST_F(LabTest, TheWindowHoldsTogetherAtEveryCommonScreenSize) {
   }
 }
 
+// Issue 33: after a Quit (or a crash) mid-training a relaunch showed an empty lab. The runs open when it ended are
+// offered in the bar above the views, and its "Reopen them" opens them.
+TEST_F(LabTest, APlainStartOffersTheLastSessionsRuns) {
+  QSettings().setValue(QStringLiteral("session/runs"),
+                       QStringList{samplePath(), QStringLiteral("/nonexistent/gone.h5")});
+  ASSERT_EQ(window_->offerLastSession(), 1);  // the file that is gone is not offered
+  EXPECT_TRUE(window_->bannerShown());
+  QLabel* offer = nullptr;
+  for (auto* label : window_->findChildren<QLabel*>()) {
+    if (label->text().contains(QStringLiteral("Reopen them"))) offer = label;
+  }
+  ASSERT_NE(offer, nullptr);
+  emit offer->linkActivated(QStringLiteral("#reopen"));  // what a click on the link does
+  ASSERT_EQ(window_->model()->count(), 1) << window_->lastMessage().toStdString();
+  EXPECT_EQ(window_->model()->runAt(0)->path, QFileInfo(samplePath()).absoluteFilePath());
+  EXPECT_FALSE(window_->bannerShown());
+}
+
 // Issue 33: the runs table did not sort. A click on a header sorts by that column, numbers as numbers; a second
 // click reverses; the selection and each row's run stay together.
 TEST_F(LabTest, TheRunsTableSortsByAnyColumn) {
@@ -1078,7 +1101,8 @@ TEST_P(TourTest, StartsItsRunsShowsItsCaptionAndFillsItsViews) {
   for (const std::string& assignment : last.overrides) {
     const std::string key = assignment.substr(0, assignment.find('='));
     if (key != "optimizer.alpha" && key != "constraints.alpha") continue;
-    const QString value = QString::number(nlohmann::json::parse(assignment.substr(key.size() + 1)).get<double>(), 'g', 10);
+    const QString value =
+        QString::number(nlohmann::json::parse(assignment.substr(key.size() + 1)).get<double>(), 'g', 10);
     EXPECT_TRUE(about->text().contains(QStringLiteral("α = ") + value)) << about->text().toStdString();
   }
   if (!tour.curves.empty()) {
