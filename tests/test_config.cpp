@@ -285,10 +285,10 @@ TEST(Presets, DescriptionsStateTheirValuesByKey) {
     EXPECT_FALSE(filled.empty()) << name;
     EXPECT_EQ(filled.find('{'), std::string::npos) << name << ": " << filled;
   }
-  EXPECT_EQ(config::fill_description("a {x.y} b {unknown} c", [](const std::string& key) {
-              return key == "x.y" ? std::string("1") : std::string();
-            }),
-            "a 1 b {unknown} c");
+  EXPECT_EQ(
+      config::fill_description("a {x.y} b {unknown} c",
+                               [](const std::string& key) { return key == "x.y" ? std::string("1") : std::string(); }),
+      "a 1 b {unknown} c");
 }
 
 TEST(MetricVocabulary, KnowsEveryEngineSeriesOnce) {

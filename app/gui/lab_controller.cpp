@@ -71,16 +71,18 @@ QString LabController::describeInterruption(const QString& path, const widgets::
   const QString who = holder.isEmpty() ? QStringLiteral("its writer") : QStringLiteral("its writer, %1,").arg(holder);
   const int64_t metricStep = last_metric_step(run);
   if (run.latestCheckpointStep < 0) {
-    return QStringLiteral("%1 was interrupted: %2 ended without closing it, before its first checkpoint. Its "
-                          "metrics up to step %3 are kept; its model is lost, so it cannot be resumed: start it "
-                          "again.")
+    return QStringLiteral(
+               "%1 was interrupted: %2 ended without closing it, before its first checkpoint. Its "
+               "metrics up to step %3 are kept; its model is lost, so it cannot be resumed: start it "
+               "again.")
         .arg(run.name, who)
         .arg(metricStep);
   }
   const int64_t lost = std::max<int64_t>(0, metricStep - run.latestCheckpointStep);
-  return QStringLiteral("%1 was interrupted: %2 ended without closing it. Its \"latest\" checkpoint is at step %3 "
-                        "and its metrics reach step %4: Resume continues from step %3, so %5 step%6 of training "
-                        "%7 lost and will be trained again.")
+  return QStringLiteral(
+             "%1 was interrupted: %2 ended without closing it. Its \"latest\" checkpoint is at step %3 "
+             "and its metrics reach step %4: Resume continues from step %3, so %5 step%6 of training "
+             "%7 lost and will be trained again.")
       .arg(run.name, who)
       .arg(run.latestCheckpointStep)
       .arg(metricStep)
@@ -653,7 +655,8 @@ void LabController::onSweepFinished(const QString& runId, const record::SweepRes
     run->sweep = widgets::SweepActivity{};
     if (cancelled) {
       run->appendLog(QStringLiteral("%1 sweep cancelled: the run file is as it was").arg(timestamp()));
-      cancelledSweepMessage_ = QStringLiteral("The sweep of %1 was cancelled; its run file is unchanged.").arg(run->name);
+      cancelledSweepMessage_ =
+          QStringLiteral("The sweep of %1 was cancelled; its run file is unchanged.").arg(run->name);
       window_.showInfo(cancelledSweepMessage_);
     } else if (!error.isEmpty()) {
       window_.showError(QStringLiteral("the sweep of %1 failed: %2").arg(run->name, error), runId);

@@ -41,7 +41,8 @@ Tour parse_tour(const std::string& json_text, const std::string& source) {
   for (const auto& item : document.items()) {
     // A copy, not a structured binding: Clang 14 (the sanitizer builds) cannot capture those in a lambda.
     const std::string key = item.key();
-    static const char* known[] = {"name", "title", "watch", "caption", "effect", "runs", "views", "curves", "layer_loss"};
+    static const char* known[] = {"name", "title", "watch",  "caption",   "effect",
+                                  "runs", "views", "curves", "layer_loss"};
     if (std::none_of(std::begin(known), std::end(known), [&](const char* name) { return key == name; })) {
       throw ConfigError(source, key,
                         "unknown key (known here: name, title, watch, caption, effect, runs, views, curves, "

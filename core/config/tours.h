@@ -11,10 +11,10 @@
 //    "views": ["layer_loss", "lambda"], "curves": "mask_churn"}
 // "curves" (optional) is the scalar series the central training-curves view shows (default: the training loss).
 // "layer_loss" (optional): what the per-layer loss view plots, "value" (f_l, the default) or "change" (f_l - f_(l-1),
-// the change from the layer before: a rise of a few thousandths of a nat is invisible on an axis spanning f_0's 2 nats).
-// A tour without runs (the playground's) only brings its views forward.
-// "watch" (optional, at most kTourWatchMaxLength characters) is the one sentence the window's caption bar shows
-// until the user asks for the whole caption: on a 1024x700 screen the whole caption filled the narrow middle column.
+// the change from the layer before: a rise of a few thousandths of a nat is invisible on an axis spanning f_0's 2
+// nats). A tour without runs (the playground's) only brings its views forward. "watch" (optional, at most
+// kTourWatchMaxLength characters) is the one sentence the window's caption bar shows until the user asks for the whole
+// caption: on a 1024x700 screen the whole caption filled the narrow middle column.
 
 #include <cstddef>
 #include <string>

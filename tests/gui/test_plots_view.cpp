@@ -380,8 +380,10 @@ TEST(LayerLossViewTest, TheChangeModeShowsASmallRiseAndEveryMarkerNamesItsRun) {
   ASSERT_TRUE(named.contains(QStringLiteral("ERM: descent breaks at ℓ 5, 6"))) << named.keys().join(',').toStdString();
   EXPECT_EQ(named.value(QStringLiteral("ERM: descent breaks at ℓ 5, 6"))->scatterStyle().brush().color(),
             QColor(31, 119, 180));
-  for (const QString& name : named.keys()) EXPECT_FALSE(name.startsWith(QStringLiteral("Constrained:"))) << name.toStdString();
-  EXPECT_TRUE(view.readoutAt(6, 0.62).contains(QStringLiteral("descent breaks here: ERM"))) << view.readoutAt(6, 0.62).toStdString();
+  for (const QString& name : named.keys())
+    EXPECT_FALSE(name.startsWith(QStringLiteral("Constrained:"))) << name.toStdString();
+  EXPECT_TRUE(view.readoutAt(6, 0.62).contains(QStringLiteral("descent breaks here: ERM")))
+      << view.readoutAt(6, 0.62).toStdString();
   EXPECT_TRUE(view.hoverTableAt(6, 0.62).contains(QStringLiteral("breaks")));
 
   view.setMode(QStringLiteral("change"));
