@@ -42,13 +42,89 @@ QColor towardsWhite(const QColor& colour, double amount) {
                           colour.blueF() + (1 - colour.blueF()) * amount);
 }
 
+QString wrapToWidth(const QString& text, const QFontMetrics& metrics, int width) {
+  QStringList lines;
+  for (const QString& paragraph : text.split(QLatin1Char('\n'))) {
+    QString line;
+    for (const QString& word : paragraph.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+      const QString longer = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+      if (!line.isEmpty() && metrics.horizontalAdvance(longer) > width) {
+        lines << line;
+        line = word;
+      } else {
+        line = longer;
+      }
+    }
+    lines << line;
+  }
+  return lines.join(QLatin1Char('\n'));
+}
+
+QStringList distinctElide(const QStringList& names, const QFontMetrics& metrics, int width) {
+  const QString ellipsis(QChar(0x2026));
+  QStringList shortened;
+  for (int i = 0; i < names.size(); ++i) {
+    const QString& name = names[i];
+    if (metrics.horizontalAdvance(name) <= width) {
+      shortened << name;
+      continue;
+    }
+    int prefix = 0;
+    int suffix = 0;
+    for (int j = 0; j < names.size(); ++j) {
+      if (j == i || names[j] == name) continue;
+      const QString& other = names[j];
+      int start = 0;
+      while (start < name.size() && start < other.size() && name[start] == other[start]) ++start;
+      int end = 0;
+      while (end < name.size() - start && end < other.size() &&
+             name[name.size() - 1 - end] == other[other.size() - 1 - end]) {
+        ++end;
+      }
+      prefix = std::max(prefix, start);
+      suffix = std::max(suffix, end);
+    }
+    int begin = prefix;
+    int end = static_cast<int>(name.size()) - suffix;
+    if (begin >= end || (begin == 0 && end == name.size())) {  // nothing tells it apart: the usual middle elision
+      shortened << metrics.elidedText(name, Qt::ElideMiddle, width);
+      continue;
+    }
+    const auto shown = [&](int from, int to) {
+      return (from > 0 ? ellipsis : QString()) + name.mid(from, to - from) + (to < name.size() ? ellipsis : QString());
+    };
+    const auto fits = [&](int from, int to) { return metrics.horizontalAdvance(shown(from, to)) <= width; };
+    if (!fits(begin, end)) {
+      shortened << metrics.elidedText(shown(begin, end), Qt::ElideRight, width);
+      continue;
+    }
+    // Context on both sides, a character at a time, the start first, while it fits.
+    for (bool grew = true; grew;) {
+      grew = false;
+      if (begin > 0 && fits(begin - 1, end)) {
+        --begin;
+        grew = true;
+      }
+      if (end < name.size() && fits(begin, end + 1)) {
+        ++end;
+        grew = true;
+      }
+    }
+    shortened << shown(begin, end);
+  }
+  return shortened;
+}
+
 void placeholder(QCustomPlot* plot, QCPAxisRect* rect, const QString& text) {
   auto* item = new QCPItemText(plot);
   item->setClipToAxisRect(false);
   item->position->setType(QCPItemPosition::ptAxisRectRatio);
   item->position->setAxisRect(rect);
   item->position->setCoords(0.5, 0.5);
-  item->setText(text);
+  // Wrapped to the plot's width: a λ view at 1024x700 cut "… trains without constraints (ERM) …" at both ends.
+  // Views redraw when their width changes, so the lines follow it.
+  const int width = rect->width() > 60 ? rect->width() - 16 : std::max(plot->width() - 96, 120);
+  item->setText(wrapToWidth(text, QFontMetrics(item->font()), width));
   item->setColor(QColor(120, 120, 120));
   item->setTextAlignment(Qt::AlignCenter);
 }

@@ -10,6 +10,7 @@
 class QComboBox;
 class QCPAbstractPlottable;
 class QCPAxis;
+class QFontMetrics;
 class QCPAxisRect;
 class QCPAxisTicker;
 class QCPItemText;
@@ -35,8 +36,16 @@ void fitLogTicks(QCPAxis* axis);
 // `colour` moved towards white by `amount` (0: the colour; 1: white): older evaluations drawn behind the newest.
 QColor towardsWhite(const QColor& colour, double amount);
 
-// A grey hint in the middle of an empty axis rect.
+// A grey hint in the middle of an empty axis rect, its words wrapped to the rect's width.
 void placeholder(QCustomPlot* plot, QCPAxisRect* rect, const QString& text);
+
+// Each of `names` shortened to `width` where it is wider, around the part that tells it from the others (after
+// the longest start and before the longest end it shares with another name), with "…" where it was cut: elided in
+// the middle, a tour's two runs reopened from their files both read "horst-…164443" (issue 33).
+QStringList distinctElide(const QStringList& names, const QFontMetrics& metrics, int width);
+
+// `text` with its lines broken between words so that none is wider than `width` (a word wider stays whole).
+QString wrapToWidth(const QString& text, const QFontMetrics& metrics, int width);
 
 // A note in a corner of an axis rect (x, y as shares of the rect; `alignment` which corner of the text sits there),
 // on a white backing so it stays readable over curves; grey unless `colour` is given.

@@ -185,13 +185,20 @@ void PlotView::fitLegend() {
   const int width = plot_->width() > 100 ? plot_->width() : 800;
   plot_->legend->setWrap(widest > 0 ? std::clamp((width - 16) / widest, 1, 3) : 2);
   plot_->legend->setFillOrder(plot_->legend->fillOrder(), true);  // a new wrap only applies once rearranged
-  // An entry wider than the plot even alone is shortened in the middle, so it is never cut at the edge.
+  // An entry wider than the plot even alone is shortened around what tells it from the other entries, so it is
+  // never cut at the edge and two runs never read the same.
   const int room = width - 16 - 48;
+  QVector<QCPPlottableLegendItem*> items;
+  QStringList names;
   for (int i = 0; i < plot_->legend->itemCount(); ++i) {
-    auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i));
-    if (item && metrics.horizontalAdvance(item->plottable()->name()) > room) {
-      item->plottable()->setName(metrics.elidedText(item->plottable()->name(), Qt::ElideMiddle, std::max(room, 40)));
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i))) {
+      items << item;
+      names << item->plottable()->name();
     }
+  }
+  const QStringList shortened = distinctElide(names, metrics, std::max(room, 40));
+  for (int i = 0; i < items.size(); ++i) {
+    if (shortened[i] != names[i]) items[i]->plottable()->setName(shortened[i]);
   }
 }
 
@@ -319,6 +326,7 @@ bool PlotView::exportImage(const QString& path, int width, int height) {
   const QString suffix = QFileInfo(path).suffix().toLower();
   const int w = width > 0 ? width : plot_->width();
   const int h = height > 0 ? height : plot_->height();
+  setExporting(true);
   bool ok = false;
   if (suffix == QStringLiteral("png")) {
     ok = plot_->savePng(path, w, h, 2.0);
@@ -338,6 +346,7 @@ bool PlotView::exportImage(const QString& path, int width, int height) {
   } else if (suffix == QStringLiteral("csv")) {
     ok = exportCsv(path);
   }
+  setExporting(false);
   if (ok) emit const_cast<PlotView*>(this)->exported(path);
   return ok;
 }

@@ -78,6 +78,9 @@ class PlotView : public QWidget {
   bool lowerRowShown() const { return lowerRowShown_; }
   // Forgets the user's zoom: the next refresh fits the ranges to the data again (a change of what is plotted).
   void resetZoom() { userZoomed_ = false; }
+  // Around an image export (true, then false): a view that shows on screen what the picture needs elsewhere (the
+  // weight geometry's table stands in for its legend) puts it into the picture.
+  virtual void setExporting(bool exporting) { Q_UNUSED(exporting); }
 
  private:
   // Puts the lower row in or takes it out for the room the legend leaves; true when that changed.

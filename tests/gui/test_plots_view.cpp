@@ -14,6 +14,7 @@
 #include "widgets/lab_model.h"
 #include "widgets/lambda_view.h"
 #include "widgets/layer_loss_view.h"
+#include "widgets/plot_helpers.h"
 #include "widgets/training_curves_view.h"
 
 namespace descentlab {
@@ -407,6 +408,70 @@ TEST(LayerLossViewTest, TheChangeModeShowsASmallRiseAndEveryMarkerNamesItsRun) {
   view.setFitTopLayers(false);
   view.refresh(true);
   EXPECT_LT(y->range().lower, -0.94);
+}
+
+// Issue 33: in a 1024x700 window the λ view's hint for an ERM run ran past both sides of its plot ("cent-breaks ERM
+// trains without constraints (ERM): it has no mu"). A hint is wrapped between words to its plot's width, also after
+// the view narrows.
+TEST(LambdaViewTest, AHintFitsItsPlotsWidth) {
+  LabModel model;
+  widgets::LambdaView view(&model);
+  auto run = std::make_unique<RunData>();
+  run->name = QStringLiteral("descent-breaks ERM");
+  run->kind = widgets::RunKind::Layerwise;
+  model.addRun(std::move(run));
+  for (const int width : {700, 380, 250}) {
+    SCOPED_TRACE(width);
+    view.resize(width, 260);
+    view.show();
+    QApplication::processEvents();
+    view.refresh(true);
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    QCPItemText* hint = nullptr;
+    for (int i = 0; i < view.plot()->itemCount(); ++i) {
+      if (auto* text = qobject_cast<QCPItemText*>(view.plot()->item(i))) hint = text;
+    }
+    ASSERT_NE(hint, nullptr);
+    EXPECT_TRUE(hint->text().simplified().contains(QStringLiteral("descent-breaks ERM trains without constraints")));
+    const QFontMetrics metrics(hint->font());
+    for (const QString& line : hint->text().split(QLatin1Char('\n'))) {
+      EXPECT_LE(metrics.horizontalAdvance(line), view.plot()->axisRect()->width()) << line.toStdString();
+    }
+  }
+}
+
+// Issue 33: two runs reopened from their files were named by their stems and, elided in the middle, both read
+// "horst-…164443". Shortened names keep what tells them apart, and fit.
+TEST(PlotHelpers, DistinctElideKeepsWhatTellsNamesApart) {
+  const QFontMetrics metrics(QApplication::font());
+  const QStringList names = {QStringLiteral("horst-pruned-alive-AdamW-20261203-164443"),
+                             QStringLiteral("horst-pruned-alive-HORST-20261203-164443"), QStringLiteral("short")};
+  const int width = metrics.horizontalAdvance(QStringLiteral("horst-pruned-al"));
+  // The usual elision makes the two the same: the case being fixed.
+  EXPECT_EQ(metrics.elidedText(names[0], Qt::ElideMiddle, width), metrics.elidedText(names[1], Qt::ElideMiddle, width));
+  const QStringList shown = widgets::distinctElide(names, metrics, width);
+  ASSERT_EQ(shown.size(), 3);
+  EXPECT_NE(shown[0], shown[1]);
+  EXPECT_TRUE(shown[0].contains(QStringLiteral("AdamW"))) << shown[0].toStdString();
+  EXPECT_TRUE(shown[1].contains(QStringLiteral("HORST"))) << shown[1].toStdString();
+  EXPECT_EQ(shown[2], QStringLiteral("short"));  // fits: untouched
+  for (const QString& name : shown) EXPECT_LE(metrics.horizontalAdvance(name), width) << name.toStdString();
+  // Identical names: the usual middle elision.
+  const QStringList twins = widgets::distinctElide({names[0], names[0]}, metrics, width);
+  EXPECT_EQ(twins[0], metrics.elidedText(names[0], Qt::ElideMiddle, width));
+}
+
+TEST(PlotHelpers, WrapToWidthBreaksBetweenWordsOnly) {
+  const QFontMetrics metrics(QApplication::font());
+  const QString text = QStringLiteral("one two three four five six seven\neight");
+  const int width = metrics.horizontalAdvance(QStringLiteral("one two three"));
+  const QStringList lines = widgets::wrapToWidth(text, metrics, width).split(QLatin1Char('\n'));
+  EXPECT_EQ(lines.front(), QStringLiteral("one two three"));
+  EXPECT_EQ(lines.back(), QStringLiteral("eight"));  // the text's own line break stays
+  EXPECT_GE(lines.size(), 4);
+  for (const QString& line : lines) EXPECT_LE(metrics.horizontalAdvance(line), width) << line.toStdString();
+  EXPECT_EQ(lines.join(QLatin1Char(' ')), QString(text).replace(QLatin1Char('\n'), QLatin1Char(' ')));
+  EXPECT_EQ(widgets::wrapToWidth(QStringLiteral("unbreakable"), metrics, 5), QStringLiteral("unbreakable"));
 }
 
 // The window's default constrained run (video-constrained quick) never binds: λ was a flat line at 0 on an axis of
