@@ -84,13 +84,29 @@ bool WeightGeometryView::heatMapShown() const {
   return heat_->visible();
 }
 
+bool WeightGeometryView::legendWanted() const {
+  return exporting_ || !tableShown_ || hiddenRuns_ > 0;
+}
+
+void WeightGeometryView::setExporting(bool exporting) {
+  if (exporting == exporting_) return;
+  exporting_ = exporting;
+  arrange();  // the export's replot arranges again, for the picture's size
+  if (!exporting) plot()->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void WeightGeometryView::arrange() {
   auto* layout = plot()->plotLayout();
   auto* legend = plot()->legend;
   auto* distribution = plot()->axisRect(0);
   const QRect area = plot()->viewport();
-  const bool sideBySide = area.width() >= 560 && area.width() >= 1.6 * area.height();
-  const bool withLegend = legend->itemCount() > 0;
+  const bool wide = area.width() >= 560 && area.width() >= 1.6 * area.height();
+  // Stacked in a short view (a docked cell of a 1920x1080 window), the distribution and the heat map would both be
+  // too low to read; and where the table has no room, the legend takes it: in both, the heat map steps aside until
+  // the view has room (float it, or give the dock more height).
+  const bool compact = !tableShown_ || (!wide && area.height() < 360);
+  const bool sideBySide = wide && !compact;  // the heat map beside the distribution
+  const bool withLegend = legend->itemCount() > 0 && legendWanted();
   // The legend's columns: as many as fit its part of the width, so an entry is never clipped. Above the plots
   // when its rows take little of the height; beside the distribution in a short, wide plot (the dock), where
   // rows above would leave the plots too low to read.
@@ -105,8 +121,8 @@ void WeightGeometryView::arrange() {
   const int entries = std::max(1, legend->itemCount());
   const int aboveColumns =
       widest > 0 ? std::clamp(((sideBySide ? area.width() / 2 : area.width()) - 60) / widest, 1, 4) : 1;
-  const int aboveRows = (entries + aboveColumns - 1) / aboveColumns;
-  const bool beside = sideBySide && aboveRows * entryHeight > area.height() / 5;
+  const int aboveRows = withLegend ? (entries + aboveColumns - 1) / aboveColumns : 0;
+  const bool beside = wide && aboveRows * entryHeight > area.height() / 5;
   const int besideRows = std::max(1, (area.height() - 60) / entryHeight);
   const int columns = beside ? (entries + besideRows - 1) / besideRows : aboveColumns;
   if (legend->wrap() != columns || legend->columnCount() > columns ||
@@ -126,9 +142,6 @@ void WeightGeometryView::arrange() {
   const double share = sideBySide ? (beside ? 1.3 / 2.3 : 0.5) : 1.0;
   const int distributionWidth = static_cast<int>((area.width() - besideWidth - 70) * share) - 60;
   plot()->xAxis->ticker()->setTickCount(std::clamp(distributionWidth / 75, 2, 6));
-  // Stacked in a short view (a docked cell of a 1920x1080 window), the distribution and the heat map would both be
-  // too low to read: the heat map steps aside until the view has room (float it, or give the dock more height).
-  const bool compact = !sideBySide && area.height() < 360;
   const int state = (sideBySide ? 1 : 0) + (beside ? 2 : 0) + (compact ? 4 : 0);
   if (state == arrangedState_) return;
   arrangedState_ = state;
@@ -164,6 +177,10 @@ void WeightGeometryView::arrange() {
     layout->addElement(1, 2, scale_);
     layout->setRowStretchFactors({0.001, 1.0});
     layout->setColumnStretchFactors({1.0, 1.0, 0.001});
+  } else if (compact && beside) {  // distribution | legend
+    layout->addElement(0, 0, distribution);
+    layout->addElement(0, 1, legendBox_);
+    layout->setColumnStretchFactors({1.0, 0.001});
   } else if (compact) {  // legend, distribution
     layout->addElement(0, 0, legendBox_);
     layout->addElement(1, 0, distribution);

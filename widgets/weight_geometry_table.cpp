@@ -8,11 +8,13 @@
 #include <QPainter>
 #include <QScrollBar>
 #include <QTableWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
 
 #include "widgets/histogram_statistics.h"
+#include "widgets/plot_helpers.h"
 
 namespace descentlab::widgets {
 
@@ -117,38 +119,68 @@ void WeightGeometryView::fillTable() {
     table_->setItem(row, kP90, numberItem(magnitudeText(statistics.p90), statistics.p90));
     table_->setItem(row, kP99, numberItem(magnitudeText(statistics.p99), statistics.p99));
   }
-  table_->setVisible(!curves_.isEmpty());
   fitTableColumns();
 }
 
 void WeightGeometryView::fitTableColumns() {
   // Columns as wide as their text; the run names give way (elided in the middle) when the numbers need the room,
-  // down to a readable width, and past that the table scrolls sideways.
+  // down to a readable width, and past that the table scrolls sideways. The table's width is the layout's, shown
+  // or not.
+  for (int row = 0; row < table_->rowCount() && row < curves_.size(); ++row) {
+    if (QTableWidgetItem* item = table_->item(row, kRun)) item->setText(curves_[row].name);  // whole, to measure
+  }
   table_->resizeColumnsToContents();
+  const int width = layout()->contentsRect().width() > 0 ? layout()->contentsRect().width() : table_->width();
   const int frame = 2 * table_->frameWidth();
   int numbers = 0;
   for (int column = kStep; column < kColumns; ++column) numbers += table_->columnWidth(column);
-  const int nameRoom = table_->width() - frame - numbers;
-  if (table_->columnWidth(kRun) > nameRoom) table_->setColumnWidth(kRun, std::max(130, nameRoom));
+  const int nameRoom = width - frame - numbers;
+  // Names too long for their column are shortened around what tells each from the others (the whole name in the
+  // tooltip): elided in the middle, two runs reopened from their files read the same.
+  const int wholeWidth = table_->columnWidth(kRun);
+  if (wholeWidth > nameRoom) {
+    table_->setColumnWidth(kRun, std::max(130, nameRoom));
+    QStringList names;
+    int widest = 0;
+    for (const Curve& curve : curves_) {
+      names << curve.name;
+      widest = std::max(widest, table_->fontMetrics().horizontalAdvance(curve.name));
+    }
+    const int textRoom = table_->columnWidth(kRun) - (wholeWidth - widest);  // the icon and margins stay
+    const QStringList shortened = distinctElide(names, table_->fontMetrics(), std::max(textRoom, 40));
+    for (int row = 0; row < table_->rowCount() && row < shortened.size(); ++row) {
+      if (QTableWidgetItem* item = table_->item(row, kRun)) item->setText(shortened[row]);
+    }
+  }
   auto* table = static_cast<StatisticsTable*>(table_);
-  table->setScrolls(table_->columnWidth(kRun) + numbers > table_->width() - frame);
-  // Whole rows only, as many as leave the plot its minimum height; a scroll bar for the rest.
+  table->setScrolls(table_->columnWidth(kRun) + numbers > width - frame);
+  // Every row or none: a table that showed its header and a scroll bar over no row at 1024x700 told nothing. Shown
+  // when all rows fit over the plot's minimum height; otherwise the legend names each run with its share below
+  // 1e-2, the figure that tells the optimizers apart.
   int others = 0;  // the tool row and the readout
-  int shown = 0;
+  int parts = 1;   // the table, shown or not, and the other visible widgets
   auto* box = layout();
   for (int i = 0; i < box->count(); ++i) {
     QWidget* widget = box->itemAt(i)->widget();
-    if (!widget || !widget->isVisibleTo(this)) continue;
-    ++shown;
-    if (widget != table_ && widget != plot()) others += widget->height();
+    if (!widget || widget == table_ || !widget->isVisibleTo(this)) continue;
+    ++parts;
+    if (widget != plot()) others += widget->height();
   }
   const QMargins margins = box->contentsMargins();
   const int room =
-      height() - margins.top() - margins.bottom() - (shown - 1) * box->spacing() - others - plot()->minimumHeight();
-  const int rows = std::clamp((room - table->heightFor(0)) / table_->verticalHeader()->defaultSectionSize(), 1,
-                              std::max(1, table_->rowCount()));
-  table_->setMaximumHeight(table->heightFor(rows));
+      height() - margins.top() - margins.bottom() - (parts - 1) * box->spacing() - others - plot()->minimumHeight();
+  // Back only with a tool row to spare: hiding the table hides the heat map's chooser too, which may unwrap the
+  // tools onto one row, and that row's room must not bring the table back (it would wrap them again).
+  const int spare = tableShown_ ? 0 : heatRunBox_->sizeHint().height() + 3;
+  const bool shown = !curves_.isEmpty() && room >= table->heightFor(table_->rowCount()) + spare;
+  table_->setMaximumHeight(table->heightFor(table_->rowCount()));
+  table_->setVisible(shown);
   table_->updateGeometry();
+  if (shown != tableShown_) {
+    tableShown_ = shown;
+    // The legend's entries and place change with it: redrawn after the event that got here (a rebuild or a resize).
+    QTimer::singleShot(0, this, [this] { refresh(true); });
+  }
 }
 
 void WeightGeometryView::resizeEvent(QResizeEvent* event) {

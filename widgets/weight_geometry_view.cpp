@@ -22,6 +22,9 @@ namespace descentlab::widgets {
 
 namespace {
 
+// The share of kept weights the |w| axis may leave off at its left end.
+constexpr double kTailShare = 1e-3;
+
 bool sameCurve(const QVector<double>& ax, const QVector<double>& ay, const QVector<double>& bx,
                const QVector<double>& by) {
   if (ax.size() != bx.size() || ay.size() != by.size()) return false;
@@ -180,6 +183,7 @@ void WeightGeometryView::drawCurves(const QString& group) {
     curve.counts = it->counts.back();
     (run->visible ? curves_ : hidden).push_back(curve);
   }
+  hiddenRuns_ = static_cast<int>(hidden.size());
   if (!modeChosen_) {
     mode_ = curves_.size() >= 2 ? Mode::Cumulative : Mode::Histogram;
     const QSignalBlocker blocker(modeBox_);
@@ -229,7 +233,11 @@ void WeightGeometryView::drawCurves(const QString& group) {
       fill.setAlpha(40);
       graph->setBrush(fill);
     }
-    graph->setName(curve.name);
+    // While the table steps aside (a short view), the legend gives each run's share below 1e-2 instead.
+    const bool withShare = !tableShown_ && shown != curves_.end();
+    graph->setName(withShare ? QStringLiteral("%1 · %2 < 1e-2")
+                                   .arg(curve.name, percentText(keptShareBelow(curve.edges, curve.counts, 1e-2)))
+                             : curve.name);
     graph->setProperty("runId", curve.runId);  // PlotView's legend click toggles this run
     graph->setVisible(shown != curves_.end());
     if (!graph->visible()) {
@@ -250,15 +258,18 @@ void WeightGeometryView::drawCurves(const QString& group) {
 
 void WeightGeometryView::resetRanges() {
   PlotView::resetRanges();
-  // |w| from a bin below the smallest kept weight to a bin above the largest, over every run drawn.
+  // |w| from the smallest run's 0.1 % quantile to a bin above the largest kept weight, over every run drawn: a few
+  // weights far below the rest (1e-7 where the body sits at 1e-2) left the plot two-thirds empty (issue 33). What
+  // lies left of the edge is under 0.1 % of any run's kept weights; the cumulative curves start there, and a zoom
+  // out shows it.
   double low = 0;
   double high = 0;
   double tallest = 0;
   for (const Curve& curve : curves_) {
+    const double tail = keptQuantile(curve.edges, curve.counts, kTailShare);
+    if (std::isfinite(tail) && tail > 0) low = low > 0 ? std::min(low, tail) : tail;
     for (int bin = 1; bin < curve.counts.size() && bin + 1 < curve.edges.size(); ++bin) {
-      if (curve.counts[bin] <= 0) continue;
-      low = low > 0 ? std::min(low, curve.edges[bin]) : curve.edges[bin];
-      high = std::max(high, curve.edges[bin + 1]);
+      if (curve.counts[bin] > 0) high = std::max(high, curve.edges[bin + 1]);
     }
     for (double value : curve.y) tallest = std::max(tallest, value);
   }

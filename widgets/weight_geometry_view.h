@@ -43,6 +43,9 @@ class WeightGeometryView : public PlotView {
   QString heatMapRun() const { return heatRunId_; }
   // Whether the heat map is drawn: in a short, narrow view it steps aside, and its chooser with it.
   bool heatMapShown() const;
+  // Whether the statistics table is shown: it lists every drawn run or steps aside (a short view), and the legend,
+  // which it stands in for while shown, then names each run with its share of kept weights below 1e-2.
+  bool tableShown() const { return tableShown_; }
   QTableWidget* statisticsTable() const { return table_; }
 
  protected:
@@ -50,6 +53,7 @@ class WeightGeometryView : public PlotView {
   void resetRanges() override;
   QString readout(QCPAxisRect* rect, double x, double y) const override;
   void resizeEvent(QResizeEvent* event) override;
+  void setExporting(bool exporting) override;
 
  private:
   // One run's curve as drawn: csv() and the readout use exactly this.
@@ -71,7 +75,12 @@ class WeightGeometryView : public PlotView {
   void fillTable();
   // Puts the heat map beside the distribution when the plot is wide, below it when it is tall; sizes the legend.
   void arrange();
+  // Fits the columns to the width; shows the table when the view has room for all its rows over the plot's
+  // minimum height, and otherwise hides it (a refresh then renames the legend's entries).
   void fitTableColumns();
+  // The legend is drawn when the table does not stand in for it: the table hidden, a run hidden (its struck-out
+  // entry is the click that shows it again), or an export (the picture has no table).
+  bool legendWanted() const;
 
   QComboBox* group_ = nullptr;
   QComboBox* modeBox_ = nullptr;
@@ -87,6 +96,10 @@ class WeightGeometryView : public PlotView {
   QCPMarginGroup* alignColumns_ = nullptr;  // stacked: the two plots' left and right
   QCPMarginGroup* alignScale_ = nullptr;    // the colour bar spans the heat map's height
   int arrangedState_ = -1;                  // side by side (1) + legend shown (2); -1 before the first arrangement
+
+  bool tableShown_ = true;
+  bool exporting_ = false;
+  int hiddenRuns_ = 0;  // runs with histograms of the group whose curves are hidden
 
   Mode mode_ = Mode::Cumulative;
   bool modeChosen_ = false;  // by the user: the default no longer follows the number of runs

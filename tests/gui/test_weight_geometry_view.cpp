@@ -7,6 +7,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMainWindow>
@@ -92,6 +93,12 @@ struct Lab {
     QApplication::processEvents();
     view->refresh(true);
     QApplication::processEvents();
+    view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+    QApplication::processEvents();
+  }
+  // Lets queued work (a redraw the table's choice asked for) run, then draws.
+  void settle() {
+    for (int i = 0; i < 3; ++i) QApplication::processEvents();
     view->plot()->replot(QCustomPlot::rpImmediateRefresh);
     QApplication::processEvents();
   }
@@ -383,29 +390,98 @@ TEST(WeightGeometryView, HoldsTogetherFromTheDockToAWideWindow) {
       SCOPED_TRACE(name.toStdString());
       Lab lab(fourRuns);
       lab.show(size);
+      lab.settle();  // the table's choice redraws the legend after the event that made it
       EXPECT_EQ(lab.window->size(), size);
       const auto problems = testing::layoutProblems(*lab.window, QSize(220, 140));
       std::string text;
       for (const auto& problem : problems) text += "\n  " + problem;
       EXPECT_TRUE(problems.empty()) << problems.size() << " layout problems:" << text;
-      // The legend has room for every entry, inside the plot and over no axis rect.
       QCustomPlot* plot = lab.view->plot();
-      const QRect legend = plot->legend->outerRect();
-      EXPECT_GE(legend.width() + 1, plot->legend->minimumOuterSizeHint().width());
-      EXPECT_GE(legend.height() + 1, plot->legend->minimumOuterSizeHint().height());
-      EXPECT_TRUE(plot->viewport().contains(legend));
-      for (auto* rect : plot->axisRects()) {
-        EXPECT_FALSE(rect->rect().intersects(legend)) << "legend over an axis rect";
-        EXPECT_GE(rect->height(), 40) << "an axis rect is a sliver";
-      }
-      // The table shows at least one whole row.
+      for (auto* rect : plot->axisRects()) EXPECT_GE(rect->height(), 40) << "an axis rect is a sliver";
+      // Every run's row or no table: at 1024x700 the table showed its header over no row (issue 33).
       QTableWidget* table = lab.view->statisticsTable();
-      EXPECT_GE(table->viewport()->height(), table->verticalHeader()->defaultSectionSize());
+      const int runs = fourRuns ? 4 : 2;
+      ASSERT_EQ(table->rowCount(), runs);
+      if (lab.view->tableShown()) {
+        EXPECT_TRUE(table->isVisible());
+        EXPECT_GE(table->viewport()->height(), runs * table->verticalHeader()->defaultSectionSize());
+        // The table, with each run's line sample, is the legend: none drawn over the plot's room.
+        EXPECT_EQ(plot->legend->layout(), nullptr);
+      } else {
+        EXPECT_FALSE(table->isVisible());
+        // The legend names each run with its share of kept weights below 1e-2.
+        ASSERT_NE(plot->legend->layout(), nullptr);
+        EXPECT_EQ(plot->legend->itemCount(), runs);
+        for (int i = 0; i < plot->legend->itemCount(); ++i) {
+          auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i));
+          ASSERT_NE(item, nullptr);
+          EXPECT_TRUE(item->plottable()->name().contains(QStringLiteral("% < 1e-2")))
+              << item->plottable()->name().toStdString();
+        }
+        // The legend has room for every entry, inside the plot and over no axis rect.
+        const QRect legend = plot->legend->outerRect();
+        EXPECT_GE(legend.width() + 1, plot->legend->minimumOuterSizeHint().width());
+        EXPECT_GE(legend.height() + 1, plot->legend->minimumOuterSizeHint().height());
+        EXPECT_TRUE(plot->viewport().contains(legend));
+        for (auto* rect : plot->axisRects())
+          EXPECT_FALSE(rect->rect().intersects(legend)) << "legend over an axis rect";
+      }
       if (!shots.isEmpty()) {
         lab.view->grab().save(QDir(shots).filePath(QStringLiteral("weight-geometry-%1.png").arg(name)));
       }
     }
   }
+}
+
+// The table lists each run with its line sample, so on screen no legend takes the plot's room; an exported picture
+// has no table, so it gets the legend; a hidden run brings the legend back (its struck-out entry shows it again).
+TEST(WeightGeometryView, TheTableIsTheLegendOnScreenAndAnExportHasOne) {
+  Lab lab;
+  lab.show(QSize(1000, 520));
+  lab.settle();
+  QCustomPlot* plot = lab.view->plot();
+  ASSERT_TRUE(lab.view->tableShown());
+  EXPECT_EQ(plot->legend->layout(), nullptr);
+  bool legendInPicture = false;
+  const auto connection = QObject::connect(plot, &QCustomPlot::afterLayout, [&] {
+    legendInPicture = legendInPicture || (plot->legend->layout() && plot->legend->itemCount() == 2);
+  });
+  const QString path = QDir::temp().filePath(
+      QStringLiteral("descentlab-geometry-export-%1.png").arg(QCoreApplication::applicationPid()));
+  ASSERT_TRUE(lab.view->exportImage(path, 900, 500));
+  QObject::disconnect(connection);
+  QFile::remove(path);
+  EXPECT_TRUE(legendInPicture);
+  lab.settle();
+  EXPECT_EQ(plot->legend->layout(), nullptr) << "the legend stays in the picture only";
+  lab.horst->visible = false;
+  lab.model.markChanged();
+  lab.view->refresh(true);
+  lab.settle();
+  ASSERT_NE(plot->legend->layout(), nullptr);
+  EXPECT_EQ(plot->legend->itemCount(), 2);
+}
+
+// A few weights far below the rest no longer stretch the |w| axis: it starts at the 0.1 % quantile of the run that
+// reaches lowest (a stray weight at 1e-7 left two-thirds of the plot empty at 1280x800, issue 33).
+TEST(WeightGeometryView, TheWeightAxisStartsWhereTheRunsHaveWeights) {
+  widgets::LabModel model;
+  QVector<double> stray = kAdamWEnd;
+  stray[2] = 0.05;  // 0.05 of 100.05 kept weights in the lab's third bin, far below the body at 1e-2..1e-1
+  model.addRun(makeRun(QStringLiteral("adamw"), stray));
+  model.addRun(makeRun(QStringLiteral("horst"), kHorstEnd));
+  QMainWindow window;
+  auto* view = new WeightGeometryView(&model);
+  window.setCentralWidget(view);
+  window.resize(1000, 520);
+  window.show();
+  QApplication::processEvents();
+  view->refresh(true);
+  QApplication::processEvents();
+  const double horstTail = widgets::keptQuantile(labEdges(), kHorstEnd, 1e-3);
+  EXPECT_NEAR(view->plot()->xAxis->range().lower, horstTail / 2, 1e-12);  // HORST reaches lowest: 1e-4
+  EXPECT_GT(view->plot()->xAxis->range().lower, labEdges()[3]) << "the stray weight set the range";
+  EXPECT_GE(view->plot()->xAxis->range().upper, 0.1);
 }
 
 // The committed screenshot (docs/screenshots/weight-geometry.png) from real run files: run with
