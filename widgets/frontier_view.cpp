@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "core/record/metrics.h"
 #include "widgets/flow_layout.h"
@@ -43,6 +44,36 @@ QVector<RunData*> frontierRuns(const LabModel& model, const QString& taskMetric)
   return runs;
 }
 
+// The level at which the shown runs' newest frontiers differ most, relative to their mean (the highest such level
+// on a tie); NaN with fewer than two shown runs. At 90 % a tour's runs had both collapsed and their curves crossed,
+// so the plot over time said nothing about the 50-80 % where HORST's lead is (issue 33).
+double levelOfWidestSpread(const QVector<RunData*>& runs, const QString& series, const QVector<double>& levels) {
+  double best = qQNaN();
+  double widest = -1;
+  for (double level : levels) {
+    QVector<double> values;
+    for (auto* run : runs) {
+      if (!run->visible) continue;
+      const QVector<double> x = levelsOf(*run);
+      const auto at = std::find_if(x.begin(), x.end(), [&](double known) { return std::abs(known - level) < 1e-9; });
+      const auto track = run->vectors.constFind(series);
+      if (track == run->vectors.cend() || track->rows.isEmpty()) continue;
+      const auto& newest = track->rows.back();
+      const auto column = at - x.begin();
+      if (at != x.end() && column < newest.size() && std::isfinite(newest[column])) values.push_back(newest[column]);
+    }
+    if (values.size() < 2) continue;
+    const auto [low, high] = std::minmax_element(values.begin(), values.end());
+    const double mean = std::accumulate(values.begin(), values.end(), 0.0) / values.size();
+    const double spread = std::abs(mean) > 0 ? (*high - *low) / std::abs(mean) : 0.0;
+    if (spread >= widest) {
+      widest = spread;
+      best = level;
+    }
+  }
+  return best;
+}
+
 // How many of the older evaluations are drawn behind the newest (evenly spread over the run).
 constexpr int kHistoryCurves = 12;
 
@@ -73,7 +104,10 @@ FrontierView::FrontierView(LabModel* model, QWidget* parent)
   // The chosen sparsity over time gives its room to the frontier itself in a short view (a tour at 1280x800).
   setLowerRow(overTime_, 3.0, 2.0);
   connect(history_, &QCheckBox::toggled, this, [this] { refresh(true); });
-  connect(sparsity_, &QComboBox::currentIndexChanged, this, [this] { refresh(true); });
+  connect(sparsity_, &QComboBox::currentIndexChanged, this, [this] {
+    sparsityChosen_ = true;  // filling the list blocks this signal: only a choice gets here
+    refresh(true);
+  });
 }
 
 double FrontierView::chosenSparsity() const {
@@ -86,6 +120,7 @@ bool FrontierView::setChosenSparsity(double sparsity) {
   refresh(true);
   for (int i = 0; i < sparsity_->count(); ++i) {
     if (std::abs(sparsity_->itemData(i).toDouble() - sparsity) < 1e-9) {
+      sparsityChosen_ = true;  // also when it is already the one shown
       sparsity_->setCurrentIndex(i);
       return true;
     }
@@ -139,8 +174,14 @@ void FrontierView::rebuild() {
   std::sort(levels.begin(), levels.end());
   QStringList items;
   for (double level : levels) items << QString::number(level, 'g', 6);
-  const QString fallback = items.contains(QStringLiteral("0.9")) ? QStringLiteral("0.9") : items.last();
+  const QString name = frontierName(metric_);
+  const double widest = levelOfWidestSpread(runs, name, levels);
+  const QString fallback = std::isfinite(widest) ? QString::number(widest, 'g', 6) : items.last();
   keepChoice(sparsity_, items, fallback);
+  if (!sparsityChosen_) {
+    const QSignalBlocker blocker(sparsity_);
+    selectData(sparsity_, fallback);
+  }
   for (int i = 0; i < sparsity_->count(); ++i) sparsity_->setItemText(i, percent(sparsity_->itemData(i).toDouble()));
   const double chosen = chosenSparsity();
   sparsity_->setEnabled(lowerRowShown());
@@ -152,7 +193,6 @@ void FrontierView::rebuild() {
   overTime_->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("at %1").arg(percent(chosen)));
   plot()->axisRect(0)->axis(QCPAxis::atLeft)->setLabel(metric_);
 
-  const QString name = frontierName(metric_);
   for (auto* run : runs) {
     const auto& track = run->vectors[name];
     const QVector<double> x = levelsOf(*run);

@@ -17,7 +17,9 @@ class FrontierView : public PlotView {
  public:
   explicit FrontierView(LabModel* model, QWidget* parent = nullptr);
   QString csv() const override;
-  // The sparsity the lower plot follows (one of the runs' frontier sparsities); false when there is none such.
+  // The sparsity the lower plot follows (one of the runs' frontier sparsities), as if the user chose it; false when
+  // there is none such. Until a choice, it follows the level where the shown runs' newest frontiers differ most
+  // (relative to their mean; the highest level for one run).
   bool setChosenSparsity(double sparsity);
   double chosenSparsity() const;
 
@@ -29,7 +31,8 @@ class FrontierView : public PlotView {
   QCPAxisRect* overTime_ = nullptr;
   QComboBox* sparsity_ = nullptr;
   QCheckBox* history_ = nullptr;
-  QString metric_;  // "accuracy" or "perplexity": the runs drawn share it
+  QString metric_;               // "accuracy" or "perplexity": the runs drawn share it
+  bool sparsityChosen_ = false;  // by the user: the level no longer follows where the runs differ most
 };
 
 }  // namespace descentlab::widgets

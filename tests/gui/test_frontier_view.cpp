@@ -63,6 +63,45 @@ QVector<QCPGraph*> overTimeGraphs(QCustomPlot* plot) {
   return graphs;
 }
 
+// Until the user picks a level, the plot over time follows the level where the runs differ most: in the tour
+// horst-pruned-alive both models collapse at 90 % and their frontiers cross there, so following 90 % (the old
+// default) hid HORST's lead at 50-80 % (issue 33). A choice then stays while the runs train on.
+TEST(FrontierView, OverTimeFollowsWhereTheRunsDifferMostUntilChosen) {
+  LabModel model;
+  const QVector<double> levels = {0.0, 0.5, 0.8, 0.9};
+  const auto add = [&](const QString& name, const QVector<double>& perplexity) {
+    auto run = std::make_unique<RunData>();
+    run->name = name;
+    run->kind = RunKind::Sparse;
+    run->metric = QStringLiteral("perplexity");
+    run->addVector(QStringLiteral("frontier_sparsity"), 50, levels);
+    run->addVector(QStringLiteral("frontier_perplexity"), 50, perplexity);
+    return model.addRun(std::move(run));
+  };
+  RunData* adamw = add(QStringLiteral("adamw"), {7.2, 7.7, 12.6, 16.1});
+  RunData* horst = add(QStringLiteral("horst"), {6.9, 7.2, 11.0, 16.4});  // widest at 80 %: 1.6 / 11.8
+  FrontierView view(&model);
+  view.resize(700, 500);
+  view.show();
+  view.refresh(true);
+  EXPECT_DOUBLE_EQ(view.chosenSparsity(), 0.8);
+  // Newer evaluations move the widest gap to 50 %: the default follows.
+  adamw->addVector(QStringLiteral("frontier_sparsity"), 100, levels);
+  adamw->addVector(QStringLiteral("frontier_perplexity"), 100, {7.0, 8.6, 11.0, 15.0});
+  horst->addVector(QStringLiteral("frontier_sparsity"), 100, levels);
+  horst->addVector(QStringLiteral("frontier_perplexity"), 100, {6.8, 7.0, 10.5, 15.2});
+  view.refresh(true);
+  EXPECT_DOUBLE_EQ(view.chosenSparsity(), 0.5);
+  // Once chosen, the level stays.
+  ASSERT_TRUE(view.setChosenSparsity(0.9));
+  adamw->addVector(QStringLiteral("frontier_sparsity"), 150, levels);
+  adamw->addVector(QStringLiteral("frontier_perplexity"), 150, {7.0, 7.1, 13.0, 15.0});
+  horst->addVector(QStringLiteral("frontier_sparsity"), 150, levels);
+  horst->addVector(QStringLiteral("frontier_perplexity"), 150, {6.8, 7.0, 10.5, 15.2});
+  view.refresh(true);
+  EXPECT_DOUBLE_EQ(view.chosenSparsity(), 0.9);
+}
+
 TEST(FrontierView, NewestFrontierBoldEarlierBehindAndTheChosenSparsityOverTime) {
   LabModel model;
   addFrontierRun(model, QStringLiteral("adamw"), 0.8, 0.01);
@@ -77,7 +116,8 @@ TEST(FrontierView, NewestFrontierBoldEarlierBehindAndTheChosenSparsityOverTime) 
   expectNear(valuesOf(newest), {0.89, 0.84, 0.80});
   // Two earlier evaluations behind each newest curve, and one line per run below: 2 x (2 + 1 + 1).
   EXPECT_EQ(view.plot()->graphCount(), 8);
-  // The lower plot follows 90 % by default: each run's accuracy there at steps 10, 20, 30.
+  // The lower plot follows the level where the runs differ most (relative to their mean, 90 % here): each run's
+  // accuracy there at steps 10, 20, 30.
   EXPECT_DOUBLE_EQ(view.chosenSparsity(), 0.9);
   auto below = overTimeGraphs(view.plot());
   ASSERT_EQ(below.size(), 2);
