@@ -221,14 +221,36 @@ void LayerProbeView::updateRunChoices() {
       choice->addItem(QIcon(swatch), run->name, run->id);
     }
   }
-  // Defaults: the newest ERM run as A and the newest constrained one as B; else the two newest runs.
+  // Defaults: runs of one task (a video run against a text run was the default, and then refused: issue 33). The
+  // newest ERM run as A and the newest constrained one as B, of the task whose run is newest among those having
+  // both; else the two newest runs of the newest task that has two; else the one run on both sides.
   QString a, b;
-  for (auto* run : layerwise) (run->constrained ? b : a) = run->id;
-  if (a.isEmpty() || b.isEmpty()) {
-    a = layerwise.size() >= 2 ? layerwise[layerwise.size() - 2]->id
-                              : (layerwise.isEmpty() ? QString() : layerwise.back()->id);
-    b = layerwise.isEmpty() ? QString() : layerwise.back()->id;
+  QStringList tasks;  // newest first
+  for (auto it = layerwise.crbegin(); it != layerwise.crend(); ++it) {
+    if (!tasks.contains(taskOf(*it))) tasks << taskOf(*it);
   }
+  for (const QString& task : tasks) {
+    QString erm, constrained;
+    for (auto* run : layerwise) {
+      if (taskOf(run) == task) (run->constrained ? constrained : erm) = run->id;
+    }
+    if (!erm.isEmpty() && !constrained.isEmpty()) {
+      a = erm;
+      b = constrained;
+      break;
+    }
+  }
+  for (int i = 0; a.isEmpty() && i < tasks.size(); ++i) {
+    QStringList same;
+    for (auto* run : layerwise) {
+      if (taskOf(run) == tasks[i]) same << run->id;
+    }
+    if (same.size() >= 2) {
+      a = same[same.size() - 2];
+      b = same.back();
+    }
+  }
+  if (a.isEmpty() && !layerwise.isEmpty()) a = b = layerwise.back()->id;
   // A run the user chose stays chosen; the defaults follow the runs opened.
   if (chosen_[0] && ids.contains(oldA)) a = oldA;
   if (chosen_[1] && ids.contains(oldB)) b = oldB;

@@ -131,6 +131,37 @@ TEST(LayerProbeView, ShowsAAndBsPerLayerBarsAndFollowsGamma) {
   EXPECT_NEAR(bars[1][3], 0.3 + 0.3 + 0.2, 1e-12);
 }
 
+// Issue 33: with text runs and a video run open (a tour, then the default experiment) the view paired the text ERM
+// run with the video constrained one and then said they cannot be compared. The defaults stay within one task.
+TEST(LayerProbeView, TheDefaultPairIsOfOneTask) {
+  LabModel model;
+  LayerProbeView view(&model);
+  view.resize(700, 450);
+  view.show();
+  addLayerwiseRun(model, QStringLiteral("text-erm"), QStringLiteral("text"), false);
+  addLayerwiseRun(model, QStringLiteral("text-constrained"), QStringLiteral("text"), true);
+  addLayerwiseRun(model, QStringLiteral("video-constrained"), QStringLiteral("video"), true);
+  FakeBackend backend;
+  view.setBackend(&backend);
+  EXPECT_EQ(view.runChoice(0)->currentText(), QStringLiteral("text-erm"));
+  EXPECT_EQ(view.runChoice(1)->currentText(), QStringLiteral("text-constrained"));
+  // A video ERM run opened: the newest task with a pair is video's.
+  addLayerwiseRun(model, QStringLiteral("video-erm"), QStringLiteral("video"), false);
+  view.refresh();
+  EXPECT_EQ(view.runChoice(0)->currentText(), QStringLiteral("video-erm"));
+  EXPECT_EQ(view.runChoice(1)->currentText(), QStringLiteral("video-constrained"));
+  // Two constrained video runs and a text ERM one: no ERM-constrained pair, so the two newest runs of one task.
+  LabModel other;
+  LayerProbeView second(&other);
+  addLayerwiseRun(other, QStringLiteral("video-a"), QStringLiteral("video"), true);
+  addLayerwiseRun(other, QStringLiteral("video-b"), QStringLiteral("video"), true);
+  addLayerwiseRun(other, QStringLiteral("text-erm"), QStringLiteral("text"), false);
+  second.setBackend(&backend);
+  second.refresh();
+  EXPECT_EQ(second.runChoice(0)->currentText(), QStringLiteral("video-a"));
+  EXPECT_EQ(second.runChoice(1)->currentText(), QStringLiteral("video-b"));
+}
+
 TEST(LayerProbeView, OnlyTheNewestRequestsAnswerIsShown) {
   LabModel model;
   addLayerwiseRun(model, QStringLiteral("erm"), QStringLiteral("text"), false);
