@@ -24,6 +24,7 @@
 #include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTableWidget>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -386,6 +387,17 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
   settings.setValue(QStringLiteral("window/state"), saveState(kLayoutVersion));
   QMainWindow::closeEvent(event);
+}
+
+bool MainWindow::event(QEvent* event) {
+  // Polished: after the dock area set its own elide mode on the bar it made.
+  if (event->type() == QEvent::ChildPolished) {
+    if (auto* tabs = qobject_cast<QTabBar*>(static_cast<QChildEvent*>(event)->child())) {
+      tabs->setElideMode(Qt::ElideNone);
+      tabs->setUsesScrollButtons(true);
+    }
+  }
+  return QMainWindow::event(event);
 }
 
 void MainWindow::showEvent(QShowEvent* event) {

@@ -130,6 +130,9 @@ class MainWindow : public QMainWindow {
   void cancelSweepRequested();
 
  protected:
+  // A tab bar the dock area makes (tabbed views) keeps whole titles and scrolls when they do not all fit: elided
+  // titles ("Per-l…", "Te…") were unreadable where a tour put several views behind one.
+  bool event(QEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
   void showEvent(QShowEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -146,6 +149,9 @@ class MainWindow : public QMainWindow {
   // The default layout for the window's size: two columns of views when wide, one column of two tab groups when
   // not; the log beside the runs when tall, behind them when not (View > Reset layout).
   void arrangeDocks();
+  // A tour's views (ids as in tours' "views") in front, the others behind them as tabs, and the first view the
+  // larger share of the height it shares with another of the tour's views.
+  void arrangeForTour(const QStringList& views);
   // The saved layout when it is of this version and still fits; false (nothing applied) otherwise.
   bool restoreSavedLayout();
   // Hides the layerwise views while only sparse runs are open, and shows them again when a layerwise run opens.

@@ -143,21 +143,65 @@ void MainWindow::showTour(const TourInfo& tour) {
   QPointer<MainWindow> self(this);
   const QStringList views = tour.views;
   QTimer::singleShot(0, this, [self, views] {
-    if (!self) return;
-    QDockWidget* first = nullptr;
-    for (const auto& id : views) {
-      QDockWidget* dock = self->dockOfView(id);
-      if (!dock) continue;
-      self->autoHidden_.remove(dock);
-      dock->show();
-      dock->raise();
-      if (!first) first = dock;
+    if (self) self->arrangeForTour(views);
+  });
+}
+
+void MainWindow::arrangeForTour(const QStringList& views) {
+  QList<QDockWidget*> shown;
+  for (const auto& id : views) {
+    QDockWidget* dock = dockOfView(id);
+    if (!dock) continue;
+    autoHidden_.remove(dock);
+    dock->show();
+    shown << dock;
+  }
+  const auto docked = std::find_if(shown.begin(), shown.end(), [](QDockWidget* dock) { return !dock->isFloating(); });
+  if (docked == shown.end()) {
+    for (auto* dock : shown) dock->raise();
+    return;
+  }
+  // The other views give way: one that has a place of its own, or shares it with no view of the tour, goes behind
+  // a view of the tour as a tab, one click away (at 1920x1080 an empty Test metric took half the views' height and
+  // the tour's frontier a quarter, issue 33), into the tab group with the most room for its title (tab bars scroll
+  // where titles do not fit). View > Reset layout brings the usual places back.
+  const QFontMetrics metrics(font());
+  const auto tabWidth = [&](QDockWidget* dock) { return metrics.horizontalAdvance(dock->windowTitle()) + 32; };
+  const auto spareWidth = [&](QDockWidget* group) {
+    int used = group->isVisible() ? tabWidth(group) : 0;
+    for (auto* mate : tabifiedDockWidgets(group)) used += mate->isHidden() ? 0 : tabWidth(mate);
+    return group->width() - used;
+  };
+  for (auto* dock :
+       {layerDock_, metricDock_, lambdaDock_, weightDock_, robustDock_, frontierDock_, probeDock_, playgroundDock_}) {
+    if (!dock || shown.contains(dock) || dock->isHidden() || dock->isFloating()) continue;
+    const QList<QDockWidget*> mates = tabifiedDockWidgets(dock);
+    if (std::any_of(mates.begin(), mates.end(), [&](QDockWidget* mate) { return shown.contains(mate); })) continue;
+    QDockWidget* target = nullptr;
+    for (auto* candidate : shown) {
+      if (!candidate->isFloating() && (!target || spareWidth(candidate) > spareWidth(target))) target = candidate;
     }
-    // The tour's first view is what it is about: the larger share of its column's height, where the window is
-    // tall enough for the other view in the column to keep its minimum (at 1280x800 the weight geometry's table
-    // and plot overlapped when the frontier took 55 %).
-    if (first && !first->isFloating() && self->height() >= 900) {
-      self->resizeDocks({first}, {self->height() * 55 / 100}, Qt::Vertical);
+    if (target) tabifyDockWidget(target, dock);
+  }
+  for (auto* dock : shown) dock->raise();
+  // The tour's first view is what it is about: 60 % of the height it shares with the view in front below or above
+  // it (another of the tour's, or one whose tab had no room to move; at 1024x700 the per-layer losses had about
+  // 50 px), as far as that one's minimum allows. Measured once the dock area has laid out the moves above.
+  QPointer<MainWindow> self(this);
+  QDockWidget* anchor = *docked;
+  QTimer::singleShot(0, this, [self, anchor] {
+    if (!self || !anchor->isVisible()) return;
+    const QRect first = anchor->geometry();
+    for (auto* dock : self->findChildren<QDockWidget*>()) {
+      const QRect other = dock->geometry();
+      if (dock == anchor || !dock->isVisible() || dock->isFloating() || dock->visibleRegion().isEmpty() ||
+          self->dockWidgetArea(dock) != self->dockWidgetArea(anchor) || other.top() == first.top() ||
+          other.right() < first.left() || other.left() > first.right()) {
+        continue;
+      }
+      const int column = first.height() + other.height();
+      self->resizeDocks({anchor, dock}, {column * 60 / 100, column * 40 / 100}, Qt::Vertical);
+      return;
     }
   });
 }

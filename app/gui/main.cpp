@@ -78,6 +78,12 @@ void take_shots(MainWindow& window, const QString& directory, const QString& pre
   window.refreshViews();
   QApplication::processEvents();
   window.grab().save(QDir(directory).filePath(prefix + QStringLiteral("-window.png")));
+  // The tabs in front now, brought back after each view was raised for its picture: the mid-run shots left the
+  // playground in front of a tour's frontier at the end.
+  QList<QDockWidget*> inFront;
+  for (auto* dock : window.findChildren<QDockWidget*>()) {
+    if (dock->isVisible() && !dock->visibleRegion().isEmpty()) inFront << dock;
+  }
   for (auto* view : window.views()) {
     raise_dock_of(view);  // a view tabbed behind another comes to the front for its picture
     QApplication::processEvents();
@@ -95,8 +101,8 @@ void take_shots(MainWindow& window, const QString& directory, const QString& pre
     playground->exportPng(QDir(directory).filePath(prefix + QStringLiteral("-geometry-playground.png")));
     window.grab().save(QDir(directory).filePath(prefix + QStringLiteral("-window-playground.png")));
   }
-  // Back to the default front tab.
-  raise_dock_of(window.lambdaView());
+  for (auto* dock : inFront) dock->raise();
+  QApplication::processEvents();
   std::cerr << "descentlab: screenshots " << prefix.toStdString() << " in " << directory.toStdString() << "\n";
 }
 

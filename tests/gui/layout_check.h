@@ -53,10 +53,15 @@ inline bool qtInternals(const QWidget* widget) {
 // Visible, in its window, and not a tabbed dock Qt has parked outside the window (geometry wholly outside).
 inline bool shown(const QWidget* widget) {
   if (!widget->isVisible() || widget->isWindow() || widget->width() <= 0) return false;
-  if (qobject_cast<const QDockWidget*>(widget) && widget->parentWidget() &&
+  // A dock behind a tab, and a tab bar the main window keeps for a tab group that emptied (a tour moved its
+  // views), are parked wholly outside the window, where no one sees them; such a bar left in place has no tab and
+  // draws nothing.
+  const auto* tabs = qobject_cast<const QTabBar*>(widget);
+  if ((qobject_cast<const QDockWidget*>(widget) || tabs) && widget->parentWidget() &&
       !widget->parentWidget()->rect().intersects(widget->geometry())) {
     return false;
   }
+  if (tabs && tabs->count() == 0) return false;
   return true;
 }
 

@@ -912,6 +912,86 @@ TEST_F(LabTest, TheWindowHoldsTogetherAtEveryCommonScreenSize) {
   }
 }
 
+// Issue 33: a tour's views get the room. At 1920x1080 horst-pruned-alive's frontier had a quarter of the views'
+// room while an empty Test metric took half; at 1024x700 descent-breaks' per-layer losses had about 50 px. With the
+// tour's runs open (stand-ins of their kind: the views the other kind needs step aside as in the lab), each tour's
+// views come to the front, every other view goes behind a tab (whole titles; the bar scrolls where they do not
+// fit), and the first view has the larger share of a column it shares.
+TEST_F(LabTest, ATourBringsItsViewsForwardAndTheOthersGiveWay) {
+  const QString shots = qEnvironmentVariable("DESCENTLAB_LAYOUT_SHOTS");
+  const QStringList viewIds = {QStringLiteral("test_metric"), QStringLiteral("layer_loss"),
+                               QStringLiteral("lambda"),      QStringLiteral("weight_geometry"),
+                               QStringLiteral("robustness"),  QStringLiteral("frontier"),
+                               QStringLiteral("layer_probe"), QStringLiteral("playground")};
+  for (const QSize size : {QSize(1024, 700), QSize(1280, 800), QSize(1920, 1080)}) {
+    for (const config::Tour& tour : config::tours()) {
+      const std::string where =
+          tour.name + QStringLiteral(" at %1x%2").arg(size.width()).arg(size.height()).toStdString();
+      SCOPED_TRACE(where);
+      controller_.reset();
+      window_.reset();
+      QSettings().clear();
+      window_ = std::make_unique<widgets::MainWindow>(widgets::EnvironmentSummary{}, backend_);
+      auto* playground = new QWidget;  // a stand-in of the playground's minimum size (it needs OpenGL)
+      playground->setMinimumSize(300, 210);
+      window_->addPlayground(playground);
+      window_->resize(size);
+      window_->show();
+      QApplication::processEvents();
+      for (const config::TourRun& run : tour.runs) {
+        auto data = std::make_unique<RunData>();
+        const bool sparse = run.preset.rfind("vit-", 0) == 0 || run.preset.rfind("gpt-", 0) == 0;
+        data->kind = sparse ? widgets::RunKind::Sparse : widgets::RunKind::Layerwise;
+        data->name = QString::fromStdString(tour.name + " " + run.label);
+        window_->model()->addRun(std::move(data));
+      }
+      for (int i = 0; i < 3; ++i) QApplication::processEvents();
+      widgets::TourInfo info;
+      info.name = QString::fromStdString(tour.name);
+      info.title = QString::fromStdString(tour.title);
+      for (const auto& view : tour.views) info.views << QString::fromStdString(view);
+      window_->showTour(info);
+      for (int i = 0; i < 4; ++i) QApplication::processEvents();  // the moves, then the sizes, are queued
+      waitUntil([] { return false; }, 200);
+      QList<QDockWidget*> tourDocks;
+      for (const QString& id : info.views) {
+        if (QDockWidget* dock = window_->dockOfView(id)) tourDocks << dock;
+      }
+      ASSERT_FALSE(tourDocks.isEmpty());
+      for (QDockWidget* dock : tourDocks) {
+        EXPECT_TRUE(dock->isVisible() && !dock->visibleRegion().isEmpty())
+            << dock->windowTitle().toStdString() << " is not in front";
+      }
+      // The height a dock's tab group needs at least: its tallest minimum.
+      const auto groupMinimum = [&](QDockWidget* dock) {
+        int minimum = dock->minimumSizeHint().height();
+        for (auto* mate : window_->tabifiedDockWidgets(dock)) {
+          if (!mate->isHidden()) minimum = std::max(minimum, mate->minimumSizeHint().height());
+        }
+        return minimum;
+      };
+      const QRect first = tourDocks.front()->geometry();
+      for (const QString& id : viewIds) {
+        QDockWidget* dock = window_->dockOfView(id);
+        if (!dock || dock == tourDocks.front() || !dock->isVisible() || dock->visibleRegion().isEmpty()) continue;
+        const QRect other = dock->geometry();
+        EXPECT_TRUE(tourDocks.contains(dock)) << id.toStdString() << " takes room the tour's views need";
+        if (other.top() == first.top() || other.right() < first.left() || other.left() > first.right()) continue;
+        EXPECT_TRUE(first.height() > other.height() || other.height() <= groupMinimum(dock) + 2)
+            << first.height() << " px for the first view, " << other.height() << " for " << id.toStdString();
+      }
+      const auto problems = testing::layoutProblems(*window_, QSize(220, 140));
+      std::string text;
+      for (const auto& problem : problems) text += "\n  " + problem;
+      EXPECT_TRUE(problems.empty()) << problems.size() << " layout problems:" << text;
+      if (!shots.isEmpty()) {
+        window_->grab().save(QDir(shots).filePath(
+            QStringLiteral("tour-%1-%2x%3.png").arg(info.name).arg(size.width()).arg(size.height())));
+      }
+    }
+  }
+}
+
 // Issue 33: after a Quit (or a crash) mid-training a relaunch showed an empty lab. The runs open when it ended are
 // offered in the bar above the views, and its "Reopen them" opens them.
 TEST_F(LabTest, APlainStartOffersTheLastSessionsRuns) {
