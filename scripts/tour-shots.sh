@@ -38,8 +38,12 @@ for size in ${SIZES:-1280x800 1920x1080}; do
     DISPLAY=$display XDG_CONFIG_HOME=$settings DESCENTLAB_THREADS=1 timeout "$limit" "$app" --tour "$tour" \
       --shots "$dir" --runs-dir "$runs" >"$dir/app.log" 2>&1 &
     pid=$!
-    window=$(DISPLAY=$display xdotool search --sync --onlyvisible --pid $pid 2>/dev/null | head -1)
-    # As a window manager would show it: the whole screen.
+    # As a window manager would show it: the whole screen (the window is found by its title; $pid is timeout's).
+    for _ in $(seq 30); do
+      window=$(DISPLAY=$display xdotool search --onlyvisible --name '^DescentLab' 2>/dev/null | head -1)
+      [ -n "$window" ] && break
+      sleep 1
+    done
     [ -n "$window" ] && DISPLAY=$display xdotool windowsize "$window" ${size/x/ } windowmove "$window" 0 0
     wait $pid
     code=$?

@@ -393,6 +393,12 @@ void Trainer::finish_epoch(int64_t epoch, TrainingResult& result) {
   const EpochTest test = evaluate_epoch();
   scalar(metric::kTestLoss, test.loss);
   scalar(record::test_series(metric_name()), test.metric);
+  // A non-finite evaluation stops the run as a non-finite loss does (a GPT at lr 10 without clipping finished
+  // with a test perplexity of inf as if all were well). Recorded first, so the file shows the value; this epoch
+  // saves no checkpoint.
+  const std::string hint = "(try a smaller lr, or a grad_clip)";
+  require_finite(test.loss, "test loss", hint);
+  require_finite(test.metric, "test " + metric_name(), hint);
   // Histograms at every epoch end too, unless this step just had them.
   const int64_t every = config_.train.histogram_interval;
   if (every == 0 || step_ % every != 0) histograms_now();
@@ -406,8 +412,7 @@ void Trainer::finish_epoch(int64_t epoch, TrainingResult& result) {
   result.epochs_completed = epoch + 1;
   const bool better = higher_is_better() ? test.metric > best_metric_ : test.metric < best_metric_;
   std::vector<std::string> labels{"latest"};
-  // A non-finite test value (an overflowing perplexity, say) is never the best model.
-  if (best_is_comparable() && std::isfinite(test.metric) && (!has_best_ || better)) {
+  if (best_is_comparable() && (!has_best_ || better)) {
     best_metric_ = test.metric;
     has_best_ = true;
     labels.insert(labels.begin(), "best");
