@@ -146,6 +146,11 @@ TEST(RunFile, VersionOneFileStillReads) {
   EXPECT_EQ(upgraded.header().format_version, kFormatVersion);
   EXPECT_EQ(upgraded.metric("lambda").rows(), 5u);
   EXPECT_EQ(upgraded.metric("lambda").shape, record::SeriesShape::PerLayer);
+  // Its checkpoints, from before checksums, got them with the upgrade (a file of this format must carry them), so
+  // they read, and the sums hold.
+  for (const char* label : {"latest", "best"}) {
+    EXPECT_EQ(upgraded.checkpoint(label).step, RunReader(fixture).checkpoint(label).step) << label;
+  }
 }
 
 TEST(RunFile, HistogramsRoundTrip) {

@@ -390,5 +390,39 @@ TEST(RunFileFaults, DamagedCheckpointAttributesAreRefused) {
   }
 }
 
+// Issue 34: a file of the current format whose sha256 attributes were deleted was read unchecked, as if it
+// predated checksums, so 100 flipped bytes of its RNG state resumed silently. Only a file that declares an older
+// format may lack them; here a missing one is refused, naming the part.
+TEST(RunFileFaults, DeletedChecksumsAreRefusedInAFileOfTheCurrentFormat) {
+  // A section's sum deleted and up to 100 of its bytes flipped; then, in a fresh file, the checkpoint's own sum.
+  for (const std::string& part : {std::string("/checkpoints/latest/model"), std::string("/checkpoints/latest")}) {
+    SCOPED_TRACE(part);
+    ScratchFolder folder;
+    const std::string path = (folder / "run.h5").string();
+    committed_run(path).reset();
+    {
+      H5::H5File file(path, H5F_ACC_RDWR);
+      H5::Group model = file.openGroup("/checkpoints/latest/model");
+      if (part == "/checkpoints/latest/model") {
+        H5::DataSet data = model.openDataSet(model.getObjnameByIdx(0));
+        const H5::DataType type = data.getDataType();
+        std::vector<uint8_t> bytes(type.getSize() * static_cast<size_t>(data.getSpace().getSimpleExtentNpoints()));
+        data.read(bytes.data(), type);
+        for (size_t i = 0; i < std::min<size_t>(100, bytes.size()); ++i) bytes[i] ^= 0x5a;
+        data.write(bytes.data(), type);
+      }
+      file.openGroup(part).removeAttr("sha256");
+    }
+    try {
+      RunReader(path).checkpoint("latest");
+      FAIL() << "a checkpoint without its checksum was read without complaint";
+    } catch (const RunFileError& error) {
+      EXPECT_EQ(error.kind(), RunFileError::Kind::Corrupt);
+      EXPECT_EQ(error.object(), part) << error.what();
+      EXPECT_NE(std::string(error.what()).find("has no sha256 checksum"), std::string::npos) << error.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace descentlab::store

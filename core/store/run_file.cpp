@@ -265,7 +265,16 @@ std::string checkpoint_checksum(int64_t step, int64_t epoch, const std::string& 
   return sum.hex();
 }
 
-record::CheckpointData read_checkpoint(const H5::Group& group, const std::string& path, const std::string& object) {
+record::CheckpointData read_checkpoint(const H5::Group& group, const std::string& path, const std::string& object,
+                                       int64_t format_version) {
+  const bool required = format_version >= kChecksummedFormat;
+  const auto unsummed = [&](const std::string& where) {
+    return RunFileError(RunFileError::Kind::Corrupt, path, where,
+                        "has no sha256 checksum, which every checkpoint of a format_version " +
+                            std::to_string(format_version) +
+                            " file carries (its attribute was removed): this checkpoint cannot be trusted; resume "
+                            "from another label (inspect lists them) or start the run again");
+  };
   record::CheckpointData checkpoint;
   checkpoint.step = hdf5::int_attribute(group, "step");
   checkpoint.epoch = hdf5::int_attribute(group, "epoch");
@@ -294,6 +303,7 @@ record::CheckpointData read_checkpoint(const H5::Group& group, const std::string
       tensors[tensor_name] = std::move(blob);
     }
     const bool summed = hdf5::has_attribute(section, "sha256");
+    if (!summed && required) throw unsummed(object + "/" + section_name);
     section_sums[section_name] = summed ? section_checksum(tensors) : "";
     if (summed) {
       const std::string stored = hdf5::string_attribute(section, "sha256");
@@ -301,6 +311,7 @@ record::CheckpointData read_checkpoint(const H5::Group& group, const std::string
         throw damaged(object + "/" + section_name, stored, section_sums[section_name]);
     }
   }
+  if (!hdf5::has_attribute(group, "sha256") && required) throw unsummed(object);
   if (hdf5::has_attribute(group, "sha256")) {
     const std::string stored = hdf5::string_attribute(group, "sha256");
     const std::string computed =
@@ -308,6 +319,23 @@ record::CheckpointData read_checkpoint(const H5::Group& group, const std::string
     if (stored != computed) throw damaged(object, stored, computed);
   }
   return checkpoint;
+}
+
+void add_missing_checksums(H5::Group& checkpoints, const std::string& path) {
+  for (const auto& label : hdf5::child_names(checkpoints)) {
+    H5::Group group = checkpoints.openGroup(label);
+    if (hdf5::has_attribute(group, "sha256")) continue;
+    const record::CheckpointData checkpoint = read_checkpoint(group, path, "/checkpoints/" + label, 1);
+    std::map<std::string, std::string> section_sums;
+    for (const auto& [section_name, tensors] : checkpoint.sections) {
+      section_sums[section_name] = section_checksum(tensors);
+      H5::Group section = group.openGroup(section_name);
+      hdf5::set_string_attribute(section, "sha256", section_sums[section_name]);
+    }
+    hdf5::set_string_attribute(group, "sha256",
+                               checkpoint_checksum(checkpoint.step, checkpoint.epoch, checkpoint.created,
+                                                   checkpoint.extra_json, section_sums));
+  }
 }
 
 }  // namespace format

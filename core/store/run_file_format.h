@@ -46,8 +46,15 @@ void write_sweep(H5::Group& sweeps, const record::SweepResult& sweep);
 void write_checkpoint(H5::Group& checkpoints, const std::string& label, const record::CheckpointData& checkpoint,
                       const std::string& path);
 // Reads a checkpoint and checks its checksums; a mismatch is RunFileError(Corrupt) naming the damaged section.
-// A checkpoint without checksums (written before they existed) is read unchecked.
-record::CheckpointData read_checkpoint(const H5::Group& group, const std::string& path, const std::string& object);
+// A checkpoint without checksums is read unchecked only in a file whose format_version predates them (1 and 2);
+// in a newer one a missing checksum is Corrupt, naming the part (deleted attributes let damaged bytes through).
+record::CheckpointData read_checkpoint(const H5::Group& group, const std::string& path, const std::string& object,
+                                       int64_t format_version);
+// The first format_version whose checkpoints all carry checksums (a writer upgrading an older file adds them).
+inline constexpr int64_t kChecksummedFormat = 3;
+// Adds the checksums to every checkpoint under `checkpoints` that has none (an older file being upgraded),
+// reading each such checkpoint once.
+void add_missing_checksums(H5::Group& checkpoints, const std::string& path);
 
 // The checksums write_checkpoint stores: one per section, and one over the whole checkpoint.
 std::string section_checksum(const std::map<std::string, record::TensorBlob>& tensors);

@@ -173,7 +173,7 @@ record::CheckpointData RunReader::checkpoint(const std::string& label) const {
   const std::string object = "/checkpoints/" + label;
   return guarded(path_, object, [&] {
     const H5::Group group = open_child_group(file_->handle, path_, format::kCheckpoints, label);
-    return format::read_checkpoint(group, path_, object);
+    return format::read_checkpoint(group, path_, object, header_.format_version);
   });
 }
 

@@ -491,6 +491,9 @@ std::vector<char> RunWriter::build_version(const Pending& batch) {
   if (upgrade_format_) {
     H5::Group root = file.openGroup("/");
     hdf5::set_int_attribute(root, "format_version", kFormatVersion);
+    // Checkpoints from before checksums existed get them: a file of this version must carry them throughout.
+    H5::Group kept = file.openGroup(format::kCheckpoints);
+    format::add_missing_checksums(kept, path_);
   }
   H5::Group metrics = file.openGroup(format::kMetrics);
   for (const auto& [name, rows] : batch.metrics) {
