@@ -71,7 +71,7 @@ case "$check" in
     run=$3
     "$cli" inspect "$run" --json >"$scratch/out" 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "inspect exited $?"; }
     tr -d ' \n' <"$scratch/out" >"$scratch/flat"
-    for expected in '"format_version":3' '"preset":"test"' '"loss":{"kind":"scalar","last":0.02,"last_step":100,"rows":100,"width":1}' \
+    for expected in '"format_version":4' '"preset":"test"' '"loss":{"kind":"scalar","last":0.02,"last_step":100,"rows":100,"width":1}' \
       '"last":[0.69,0.5,0.26]' '{"created":' '"label":"best","step":80' '"label":"latest","step":100' \
       '"mean":[0.905,0.81,0.625]' '"global":{"bins":3,"last_step":100,"snapshots":4}'; do
       expect_in "$expected" "$scratch/flat"
@@ -82,6 +82,27 @@ case "$check" in
     printf 'not hdf5' >"$scratch/bad.h5"
     "$cli" inspect "$scratch/bad.h5" >"$scratch/out" 2>"$scratch/err" && fail "inspect accepted a text file"
     expect_in "$scratch/bad.h5: not an HDF5 file" "$scratch/err"
+    ;;
+  pack)
+    # bash cli_checks.sh pack CLI UNFOLDED_RUN PYTHON CHECK_SCRIPT: a run whose rows are still in its log (RUN.h5.log)
+    # reads whole through the CLI, and `pack` makes one file that h5py reads whole.
+    run=$3 python=$4 check_script=$5
+    [ -s "$run.log" ] || fail "the unfolded sample has no log beside it"
+    "$python" -c "import h5py,sys; sys.exit(0 if 'loss' not in h5py.File(sys.argv[1],'r')['metrics'] else 1)" "$run" ||
+      fail "the unfolded sample's run file already holds the rows: the check would tell nothing"
+    "$cli" inspect "$run" --json >"$scratch/out" 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "inspect exited $?"; }
+    tr -d ' \n' <"$scratch/out" >"$scratch/flat"
+    expect_in '"loss":{"kind":"scalar","last":0.02,"last_step":100,"rows":100,"width":1}' "$scratch/flat"
+    "$cli" pack "$run" "$scratch/shared.h5" >"$scratch/pack" 2>&1 || { cat "$scratch/pack" >&2; fail "pack exited $?"; }
+    expect_in "log records folded in" "$scratch/pack"
+    [ ! -e "$scratch/shared.h5.log" ] || fail "the packed run has a log beside it"
+    "$python" "$check_script" "$scratch/shared.h5" >"$scratch/py" 2>&1 || { cat "$scratch/py" >&2; fail "h5py could not read the packed run whole"; }
+    # Bad input: named, nothing written.
+    "$cli" pack "$scratch/none.h5" "$scratch/x.h5" >"$scratch/out" 2>"$scratch/err" && fail "pack accepted a missing run"
+    expect_in "$scratch/none.h5" "$scratch/err"
+    [ ! -e "$scratch/x.h5" ] || fail "a refused pack wrote its target"
+    "$cli" pack "$scratch/shared.h5" "$scratch/shared.h5" >"$scratch/out" 2>"$scratch/err" && fail "pack onto itself"
+    expect_in "is the run being packed" "$scratch/err"
     ;;
   train_resume)
     # bash cli_checks.sh train_resume CLI PYTHON COMPARE_SCRIPT: a run stopped by --max-steps, and one stopped by

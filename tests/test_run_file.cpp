@@ -283,13 +283,17 @@ TEST(RunFile, FailedCommitKeepsEverythingForTheNextOne) {
   auto writer = RunWriter::create(path, sample_header(), manual_flush());
   writer->scalar("loss", 1, 1.0, 0.9);
   fs::rename(folder / "runs", folder / "moved");  // the disk "refuses": the run file is gone from its place
-  EXPECT_EQ(error_kind_of([&] { writer->flush(); }, path), RunFileError::Kind::WriteFailed);
+  // A checkpoint's commit writes a new version of the run file in its folder (rows alone go to the open log).
+  EXPECT_EQ(error_kind_of([&] { writer->save_checkpoint("latest", sample_checkpoint(1)); }, path),
+            RunFileError::Kind::WriteFailed);
   EXPECT_FALSE(writer->last_error().empty());
   writer->scalar("loss", 2, 2.0, 0.8);
   fs::rename(folder / "moved", folder / "runs");
   writer->flush();
   EXPECT_TRUE(writer->last_error().empty());
-  EXPECT_EQ(RunReader(path).metric("loss").steps, (std::vector<int64_t>{1, 2}));
+  const RunReader reader(path);
+  EXPECT_EQ(reader.metric("loss").steps, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(reader.checkpoint("latest").step, 1);
 }
 
 // ---- bad input: each a typed error naming the file; the file on disk is left as it was ----

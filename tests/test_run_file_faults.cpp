@@ -134,7 +134,8 @@ TEST(RunFileFaults, AFailedFolderSyncStillCommitsOnceAndWarns) {
   auto writer = committed_run(path);
   writer->scalar("loss", 4, 0.0, 0.25);
   fault::inject(fault::Point::SyncFolder, EIO);
-  writer->flush();  // the rename happened: the commit stands, so the rows must not be committed twice
+  // The rename happened: the commit stands, so the rows must not be committed twice.
+  writer->save_checkpoint("latest", sample_checkpoint(4));
   EXPECT_NE(writer->last_error().find("power cut"), std::string::npos) << writer->last_error();
   writer->flush();
   EXPECT_EQ(RunReader(path).metric("loss").steps, (std::vector<int64_t>{1, 2, 3, 4}));

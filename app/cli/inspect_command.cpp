@@ -1,4 +1,5 @@
 // descentlab-cli inspect RUN.h5 [--json]: what a run file holds, without loading any tensor data.
+// descentlab-cli pack RUN.h5 OUT.h5: the run (its file and the log beside it) as one file to share.
 
 #include <nlohmann/json.hpp>
 
@@ -8,7 +9,9 @@
 
 #include "app/cli/commands.h"
 #include "core/record/sweep_statistics.h"
+#include "core/store/durable_file.h"
 #include "core/store/run_reader.h"
+#include "core/store/run_writer.h"
 
 namespace descentlab::cli {
 namespace {
@@ -123,6 +126,22 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
     } else {
       print_text(summary);
     }
+    exit_code = 0;
+  });
+}
+
+void add_pack_command(CLI::App& app, int& exit_code) {
+  auto paths = std::make_shared<std::pair<std::string, std::string>>();
+  CLI::App* pack = app.add_subcommand(
+      "pack", "Write a run as one file to share: its run file with the records of its log (RUN.h5.log) folded in");
+  pack->add_option("run", paths->first, "The run file (.h5), finished or still being written")->required();
+  pack->add_option("out", paths->second, "The file to write (.h5); h5py reads it whole")->required();
+  pack->callback([paths, &exit_code]() {
+    const store::PackResult packed = store::pack_run(paths->first, paths->second);
+    std::printf("packed %s into %s: %s, %zu log record%s folded in\n", paths->first.c_str(), paths->second.c_str(),
+                store::megabytes_text(static_cast<long long>(packed.bytes)).c_str(), packed.log_records,
+                packed.log_records == 1 ? "" : "s");
+    if (!packed.warning.empty()) std::fprintf(stderr, "descentlab-cli: warning: %s\n", packed.warning.c_str());
     exit_code = 0;
   });
 }

@@ -6,7 +6,9 @@
 #include "core/config/experiment_config.h"
 #include "core/config/tours.h"
 #include "core/store/run_lock.h"
+#include "core/store/run_log.h"
 #include "core/store/run_reader.h"
+#include "core/store/run_writer.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -470,18 +472,15 @@ bool LabController::save(const QString& runId, const QString& path) {
   auto* run = window_.model()->run(runId);
   if (!run) return false;
   if (QFileInfo(path).absoluteFilePath() == run->path) return true;  // it is written as it goes
-  // A copy of the latest committed version (the writer replaces the file by rename, so the copy is consistent),
-  // written beside the target and renamed, so a failed save never leaves half a file under the chosen name.
-  const QString temporary = path + QStringLiteral(".part");
-  QFile::remove(temporary);
-  if (!QFile::copy(run->path, temporary)) {
-    window_.showError(QStringLiteral("cannot save %1 as %2: the copy failed").arg(run->name, path), runId);
-    return false;
-  }
-  QFile::remove(path);
-  if (!QFile::rename(temporary, path)) {
-    QFile::remove(temporary);
-    window_.showError(QStringLiteral("cannot save %1 as %2: the rename failed").arg(run->name, path), runId);
+  // The latest committed version packed into one file (the run file with its log's records folded in), written
+  // beside the target and renamed, so a failed save never leaves half a file under the chosen name.
+  try {
+    const store::PackResult packed =
+        store::pack_run(QFile::encodeName(run->path).toStdString(), QFile::encodeName(path).toStdString());
+    if (!packed.warning.empty()) window_.showInfo(QString::fromStdString(packed.warning));
+  } catch (const std::exception& error) {
+    window_.showError(QStringLiteral("cannot save %1 as %2: %3").arg(run->name, path, QString::fromUtf8(error.what())),
+                      runId);
     return false;
   }
   run->appendLog(QStringLiteral("%1 saved a copy as %2").arg(timestamp(), path));

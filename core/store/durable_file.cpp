@@ -27,29 +27,39 @@ std::mutex& fault_mutex() {
   return mutex;
 }
 
-std::array<int, 5>& pending_faults() {
-  static std::array<int, 5> faults{};
+struct PendingFault {
+  int error_number = 0;
+  int skip = 0;  // calls to let pass first
+};
+
+std::array<PendingFault, 5>& pending_faults() {
+  static std::array<PendingFault, 5> faults{};
   return faults;
 }
 
 }  // namespace
 
-void inject(Point point, int error_number) {
+void inject(Point point, int error_number, int skip) {
   std::lock_guard<std::mutex> lock(fault_mutex());
-  pending_faults()[static_cast<size_t>(point)] = error_number;
+  pending_faults()[static_cast<size_t>(point)] = {error_number, skip};
 }
 
 void clear() {
   std::lock_guard<std::mutex> lock(fault_mutex());
-  pending_faults().fill(0);
+  pending_faults().fill(PendingFault{});
 }
 
 // The injected errno for `point` (consumed), or 0.
 int take(Point point) {
   std::lock_guard<std::mutex> lock(fault_mutex());
-  int& pending = pending_faults()[static_cast<size_t>(point)];
-  const int error_number = pending;
-  pending = 0;
+  PendingFault& pending = pending_faults()[static_cast<size_t>(point)];
+  if (pending.error_number == 0) return 0;
+  if (pending.skip > 0) {
+    --pending.skip;
+    return 0;
+  }
+  const int error_number = pending.error_number;
+  pending = PendingFault{};
   return error_number;
 }
 
@@ -140,6 +150,27 @@ std::vector<char> read_whole_file(const std::string& path) {
   ::close(descriptor);
   bytes.resize(filled);
   return bytes;
+}
+
+void append_durably(int descriptor, unsigned long long offset, const char* data, size_t size, const std::string& target,
+                    const std::string& file, bool* cut_back) {
+  *cut_back = true;
+  const auto abandon = [&](const std::string& what, int error_number) {
+    *cut_back = ::ftruncate(descriptor, static_cast<off_t>(offset)) == 0;
+    fail_with_errno(target, file, size, what, error_number);
+  };
+  size_t written = 0;
+  while (written < size) {
+    const long long put = call_at(fault::Point::Write, [&] {
+      return ::pwrite(descriptor, data + written, size - written, static_cast<off_t>(offset + written));
+    });
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      abandon("append to", errno);
+    }
+    written += static_cast<size_t>(put);
+  }
+  if (call_at(fault::Point::Fsync, [&] { return ::fdatasync(descriptor); }) != 0) abandon("sync", errno);
 }
 
 std::string replace_file_durably(const std::string& target, const std::string& temporary, const char* data,

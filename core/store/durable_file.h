@@ -23,6 +23,12 @@ std::vector<char> read_whole_file(const std::string& path);
 std::string replace_file_durably(const std::string& target, const std::string& temporary, const char* data,
                                  size_t size);
 
+// Appends `size` bytes at `offset` of the open file `descriptor` (`file`, the log of the run file `target`) and
+// fsyncs it. On failure the file is cut back to `offset` (`*cut_back` says whether that worked) and
+// RunFileError(WriteFailed) is thrown naming `target`, a full disk with the folder, the bytes needed and free.
+void append_durably(int descriptor, unsigned long long offset, const char* data, size_t size, const std::string& target,
+                    const std::string& file, bool* cut_back);
+
 // The free bytes for an unprivileged writer in `folder`, or -1 when the file system does not say.
 long long free_bytes_in(const std::string& folder);
 
@@ -31,11 +37,12 @@ std::string megabytes_text(long long bytes);
 
 namespace fault {
 
-// Where a commit can be made to fail on purpose. Each injected failure fires once, with the given errno.
+// Where a commit can be made to fail on purpose. Each injected failure fires once, with the given errno, at the
+// call after the first `skip` calls at that point (so a test reaches the second file a commit writes).
 enum class Point { Write, Fsync, Close, Rename, SyncFolder };
 // Injected instead of an errno: the process kills itself (SIGKILL) just before that call, as a crash would.
 inline constexpr int kKill = -9;
-void inject(Point point, int error_number);
+void inject(Point point, int error_number, int skip = 0);
 void clear();
 
 }  // namespace fault

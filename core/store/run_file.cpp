@@ -321,6 +321,20 @@ record::CheckpointData read_checkpoint(const H5::Group& group, const std::string
   return checkpoint;
 }
 
+int64_t log_sequence(const H5::H5File& file) {
+  const H5::Group root = file.openGroup("/");
+  return hdf5::has_attribute(root, kLogSequence) ? hdf5::int_attribute(root, kLogSequence) : 0;
+}
+
+void check_log_follows(const RunLog& log, int64_t folded_sequence, const std::string& path) {
+  if (log.exists && log.base_sequence > folded_sequence) {
+    throw RunFileError(RunFileError::Kind::Corrupt, log_path_for(path), "header",
+                       "continues version " + std::to_string(log.base_sequence) + " of the run file, which is at " +
+                           std::to_string(folded_sequence) +
+                           ": the two do not belong together (copied from different moments?)");
+  }
+}
+
 void add_missing_checksums(H5::Group& checkpoints, const std::string& path) {
   for (const auto& label : hdf5::child_names(checkpoints)) {
     H5::Group group = checkpoints.openGroup(label);

@@ -18,7 +18,9 @@ inline constexpr const char* kFormatName = "descentlab-run";
 // 2: each metric series' kind attribute is its shape ("scalar" | "per_layer" | "per_threshold" | "vector"); version 1
 // wrote "scalar" for every series of width 1, so a one-layer per-layer series could not be told from a scalar.
 // 3: adds the kind "per_sparsity" (the live sparsity frontier's series), which a version-2 reader would refuse.
-inline constexpr int64_t kFormatVersion = 3;
+// 4: commits that only add rows go to the run log RUN.h5.log beside the file (root attribute log_sequence: the last
+// record folded in); a version-3 reader would miss the log's rows without a word.
+inline constexpr int64_t kFormatVersion = 4;
 
 // Every problem with a run file: the message names the file and the HDF5 object.
 class RunFileError : public DataError {

@@ -10,6 +10,7 @@
 #include "core/record/events.h"
 #include "core/record/metrics.h"
 #include "core/store/run_file.h"
+#include "core/store/run_log.h"
 
 namespace descentlab::store::format {
 
@@ -17,6 +18,8 @@ inline constexpr const char* kMetrics = "metrics";
 inline constexpr const char* kHistograms = "histograms";
 inline constexpr const char* kSweeps = "sweeps";
 inline constexpr const char* kCheckpoints = "checkpoints";
+// Root attribute: the sequence of the last run-log record this file holds (absent before format 4: none).
+inline constexpr const char* kLogSequence = "log_sequence";
 
 // Opens `path` read-only or read-write after checking, in order: it exists, it is HDF5, HDF5 can open it, it is a
 // DescentLab run file, its format_version is not newer than this build's. Throws RunFileError naming the problem.
@@ -60,6 +63,12 @@ void add_missing_checksums(H5::Group& checkpoints, const std::string& path);
 std::string section_checksum(const std::map<std::string, record::TensorBlob>& tensors);
 std::string checkpoint_checksum(int64_t step, int64_t epoch, const std::string& created, const std::string& extra,
                                 const std::map<std::string, std::string>& section_sums);
+
+// The file's log_sequence (0 when it has none).
+int64_t log_sequence(const H5::H5File& file);
+// A log must continue the run file beside it: its base sequence is at most the file's log_sequence (a larger one
+// means the log belongs to a newer version of the file, or to another run). Throws RunFileError(Corrupt) otherwise.
+void check_log_follows(const RunLog& log, int64_t folded_sequence, const std::string& path);
 
 // Converts an HDF5 library exception to a RunFileError naming the file and object.
 RunFileError to_run_file_error(const H5::Exception& error, RunFileError::Kind kind, const std::string& path,

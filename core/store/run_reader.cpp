@@ -4,11 +4,13 @@
 
 #include "core/store/hdf5_io.h"
 #include "core/store/run_file_format.h"
+#include "core/store/run_log.h"
 
 namespace descentlab::store {
 
 struct RunReader::File {
   H5::H5File handle;
+  RunBatch logged;  // the run log's records after the file's own: rows, snapshots and sweeps not yet folded in
 };
 
 namespace {
@@ -62,24 +64,76 @@ record::SeriesShape series_shape(const H5::Group& group, const std::string& name
 }  // namespace
 
 RunReader::RunReader(const std::string& path) : path_(path), file_(std::make_unique<File>()) {
-  file_->handle = format::open_validated(path, H5F_ACC_RDONLY);
-  header_ = guarded(path_, "/", [&] { return format::read_header(file_->handle, path_); });
-  for (const char* top : {format::kMetrics, format::kHistograms, format::kSweeps, format::kCheckpoints}) {
-    if (!hdf5::link_exists(file_->handle.getId(), top)) {
-      throw RunFileError(Kind::MissingObject, path_, std::string("/") + top, "group missing");
+  for (int attempt = 1;; ++attempt) {
+    file_->handle = format::open_validated(path, H5F_ACC_RDONLY);
+    header_ = guarded(path_, "/", [&] { return format::read_header(file_->handle, path_); });
+    for (const char* top : {format::kMetrics, format::kHistograms, format::kSweeps, format::kCheckpoints}) {
+      if (!hdf5::link_exists(file_->handle.getId(), top)) {
+        throw RunFileError(Kind::MissingObject, path_, std::string("/") + top, "group missing");
+      }
     }
+    const int64_t folded = guarded(path_, "/", [&] { return format::log_sequence(file_->handle); });
+    RunLog log = read_run_log(path_, folded);
+    // A writer folded the log into a new version of the file after it was opened: the file read is older than the
+    // log beside it now. Read both again (a fold takes a moment; a few tries suffice).
+    if (log.exists && log.base_sequence > folded && attempt < 20) continue;
+    format::check_log_follows(log, folded, path_);
+    for (auto& record : log.records) file_->logged.merge_newer(std::move(record.batch));
+    break;
   }
 }
+
+namespace {
+
+template <typename Map>
+std::vector<std::string> with_logged(std::vector<std::string> names, const Map& logged) {
+  for (const auto& entry : logged) names.push_back(entry.first);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+bool in_file(const H5::H5File& file, const char* top, const std::string& name) {
+  return hdf5::link_exists(file.getId(), top) && hdf5::link_exists(file.openGroup(top).getId(), name);
+}
+
+}  // namespace
 
 RunReader::~RunReader() = default;
 RunReader::RunReader(RunReader&&) noexcept = default;
 RunReader& RunReader::operator=(RunReader&&) noexcept = default;
 
 std::vector<std::string> RunReader::metric_names() const {
-  return guarded(path_, "/metrics", [&] { return hdf5::child_names(file_->handle.openGroup(format::kMetrics)); });
+  return with_logged(
+      guarded(path_, "/metrics", [&] { return hdf5::child_names(file_->handle.openGroup(format::kMetrics)); }),
+      file_->logged.metrics);
 }
 
 MetricSeries RunReader::metric(const std::string& name) const {
+  const std::string object = "/metrics/" + name;
+  const auto logged = file_->logged.metrics.find(name);
+  MetricSeries series;
+  if (logged != file_->logged.metrics.end() &&
+      !guarded(path_, object, [&] { return in_file(file_->handle, format::kMetrics, name); })) {
+    series.name = name;
+    series.shape = logged->second.shape;
+    series.width = logged->second.width;
+  } else {
+    series = metric_in_file(name);
+  }
+  if (logged != file_->logged.metrics.end()) {
+    const auto& rows = logged->second;
+    expect(
+        rows.width == series.width, path_, object,
+        "the run log's rows have width " + std::to_string(rows.width) + ", the file's " + std::to_string(series.width));
+    series.steps.insert(series.steps.end(), rows.steps.begin(), rows.steps.end());
+    series.wall_times.insert(series.wall_times.end(), rows.wall_times.begin(), rows.wall_times.end());
+    series.values.insert(series.values.end(), rows.values.begin(), rows.values.end());
+  }
+  return series;
+}
+
+MetricSeries RunReader::metric_in_file(const std::string& name) const {
   const std::string object = "/metrics/" + name;
   return guarded(path_, object, [&] {
     const H5::Group group = open_child_group(file_->handle, path_, format::kMetrics, name);
@@ -101,10 +155,32 @@ MetricSeries RunReader::metric(const std::string& name) const {
 }
 
 std::vector<std::string> RunReader::histogram_names() const {
-  return guarded(path_, "/histograms", [&] { return hdf5::child_names(file_->handle.openGroup(format::kHistograms)); });
+  return with_logged(
+      guarded(path_, "/histograms", [&] { return hdf5::child_names(file_->handle.openGroup(format::kHistograms)); }),
+      file_->logged.histograms);
 }
 
 HistogramSeries RunReader::histogram(const std::string& name) const {
+  const std::string object = "/histograms/" + name;
+  const auto logged = file_->logged.histograms.find(name);
+  HistogramSeries series;
+  if (logged != file_->logged.histograms.end() &&
+      !guarded(path_, object, [&] { return in_file(file_->handle, format::kHistograms, name); })) {
+    series.name = name;
+    series.bin_edges = logged->second.edges;
+  } else {
+    series = histogram_in_file(name);
+  }
+  if (logged != file_->logged.histograms.end()) {
+    const auto& snapshots = logged->second;
+    expect(snapshots.edges == series.bin_edges, path_, object, "the run log's snapshots have other bin edges");
+    series.steps.insert(series.steps.end(), snapshots.steps.begin(), snapshots.steps.end());
+    series.counts.insert(series.counts.end(), snapshots.counts.begin(), snapshots.counts.end());
+  }
+  return series;
+}
+
+HistogramSeries RunReader::histogram_in_file(const std::string& name) const {
   const std::string object = "/histograms/" + name;
   return guarded(path_, object, [&] {
     const H5::Group group = open_child_group(file_->handle, path_, format::kHistograms, name);
@@ -124,10 +200,14 @@ HistogramSeries RunReader::histogram(const std::string& name) const {
 }
 
 std::vector<std::string> RunReader::sweep_names() const {
-  return guarded(path_, "/sweeps", [&] { return hdf5::child_names(file_->handle.openGroup(format::kSweeps)); });
+  return with_logged(
+      guarded(path_, "/sweeps", [&] { return hdf5::child_names(file_->handle.openGroup(format::kSweeps)); }),
+      file_->logged.sweeps);
 }
 
 record::SweepResult RunReader::sweep(const std::string& name) const {
+  const auto logged = file_->logged.sweeps.find(name);
+  if (logged != file_->logged.sweeps.end()) return logged->second;  // the newest version of it
   const std::string object = "/sweeps/" + name;
   return guarded(path_, object, [&] {
     const H5::Group group = open_child_group(file_->handle, path_, format::kSweeps, name);

@@ -2,7 +2,10 @@
 // RunReader: reads a run file (written by RunWriter) for the GUI, the CLI and the tests. Opening validates the file
 // (exists, HDF5, a DescentLab run file, a format version this build reads) and every read checks shapes, so a
 // damaged or foreign file gives a RunFileError naming the file and object instead of a crash.
-// The writer replaces the file by rename, so an open reader keeps a consistent snapshot; reopen to see more.
+// A run file's rows not yet folded in are in its run log (RUN.h5.log, core/store/run_log.h): the reader reads the
+// log once when it opens and shows its rows after the file's own, so it sees every commit up to that moment. The
+// writer replaces the file by rename and appends whole records to the log, so an open reader keeps a consistent
+// snapshot; reopen to see more.
 
 #include <memory>
 #include <string>
@@ -38,6 +41,8 @@ class RunReader {
 
  private:
   struct File;
+  MetricSeries metric_in_file(const std::string& name) const;
+  HistogramSeries histogram_in_file(const std::string& name) const;
   std::string path_;
   RunHeader header_;
   std::unique_ptr<File> file_;

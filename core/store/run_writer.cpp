@@ -16,55 +16,12 @@
 #include "core/store/durable_file.h"
 #include "core/store/hdf5_io.h"
 #include "core/store/run_file_format.h"
+#include "core/store/run_log.h"
+#include "core/store/run_reader.h"
 #include "core/util/number_text.h"
 
 namespace descentlab::store {
 namespace fs = std::filesystem;
-
-struct RunWriter::Pending {
-  struct Rows {
-    record::SeriesShape shape = record::SeriesShape::Scalar;
-    int64_t width = 1;
-    std::vector<int64_t> steps;
-    std::vector<double> wall_times;
-    std::vector<double> values;
-  };
-  struct Snapshots {
-    std::vector<double> edges;
-    std::vector<int64_t> steps;
-    std::vector<int64_t> counts;
-  };
-  std::map<std::string, Rows> metrics;
-  std::map<std::string, Snapshots> histograms;
-  std::map<std::string, record::SweepResult> sweeps;
-  std::map<std::string, record::CheckpointData> checkpoints;
-  std::optional<int64_t> truncate_after;
-
-  bool empty() const {
-    return metrics.empty() && histograms.empty() && sweeps.empty() && checkpoints.empty() && !truncate_after;
-  }
-
-  // `this` is an older batch whose commit failed; `newer` arrived since. Keeps the order of events.
-  void merge_newer(Pending&& newer) {
-    for (auto& [name, rows] : newer.metrics) {
-      auto& into = metrics[name];
-      into.shape = rows.shape;
-      into.width = rows.width;
-      into.steps.insert(into.steps.end(), rows.steps.begin(), rows.steps.end());
-      into.wall_times.insert(into.wall_times.end(), rows.wall_times.begin(), rows.wall_times.end());
-      into.values.insert(into.values.end(), rows.values.begin(), rows.values.end());
-    }
-    for (auto& [name, snapshots] : newer.histograms) {
-      auto& into = histograms[name];
-      into.edges = snapshots.edges;
-      into.steps.insert(into.steps.end(), snapshots.steps.begin(), snapshots.steps.end());
-      into.counts.insert(into.counts.end(), snapshots.counts.begin(), snapshots.counts.end());
-    }
-    for (auto& [name, sweep] : newer.sweeps) sweeps[name] = std::move(sweep);
-    for (auto& [label, checkpoint] : newer.checkpoints) checkpoints[label] = std::move(checkpoint);
-    if (newer.truncate_after) truncate_after = newer.truncate_after;
-  }
-};
 
 namespace {
 
@@ -153,16 +110,64 @@ void truncate_series(H5::H5File& file, int64_t last_step) {
   }
 }
 
-// Removes "RUN.h5.tmp-<pid>" files left by writers that were killed mid-commit. Called with the run file's lock
-// held, so no other writer is committing: every such file is abandoned.
+// Removes "RUN.h5.tmp-<pid>" and "RUN.h5.log.tmp-<pid>" files left by writers that were killed mid-commit. Called
+// with the run file's lock held, so no other writer is committing: every such file is abandoned.
 void remove_abandoned_temporaries(const std::string& path) {
   const fs::path run(path);
   const std::string prefix = run.filename().string() + ".tmp-";
+  const std::string log_prefix = fs::path(log_path_for(path)).filename().string() + ".tmp-";
   std::error_code status;
   for (const auto& entry : fs::directory_iterator(parent_folder(path), status)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) == 0) fs::remove(entry.path(), status);
+    if (name.rfind(prefix, 0) == 0 || name.rfind(log_prefix, 0) == 0) fs::remove(entry.path(), status);
   }
+}
+
+std::string temporary_for(const std::string& path) {
+  return path + ".tmp-" + std::to_string(::getpid());
+}
+
+// The rows, snapshots and sweeps of the log's records after the run file's own, in order. `*missing` says so when
+// the log no longer holds every record this writer committed (deleted or replaced by another program).
+RunBatch logged_since_fold(const std::string& path, int64_t folded_sequence, int64_t last_committed,
+                           std::string* missing) {
+  RunLog log = read_run_log(path, folded_sequence);
+  format::check_log_follows(log, folded_sequence, path);
+  if (log.last_sequence < last_committed) {
+    *missing = log_path_for(path) + " lost the records " +
+               std::to_string(std::max(log.last_sequence, folded_sequence) + 1) + " to " +
+               std::to_string(last_committed) +
+               " committed to it (deleted or replaced by another program?); "
+               "their rows are missing from the run file";
+  }
+  RunBatch logged;
+  for (auto& record : log.records) logged.merge_newer(std::move(record.batch));
+  return logged;
+}
+
+// Appends a batch's rows and snapshots to the file's series and stores its sweeps (replacing those of the name).
+void add_rows(H5::H5File& file, const RunBatch& part) {
+  H5::Group metrics = file.openGroup(format::kMetrics);
+  H5::Group histograms = file.openGroup(format::kHistograms);
+  H5::Group sweeps = file.openGroup(format::kSweeps);
+  for (const auto& [name, rows] : part.metrics) {
+    if (!rows.steps.empty()) {
+      format::write_metric_rows(metrics, name, rows.shape, rows.width, rows.steps, rows.wall_times, rows.values);
+    }
+  }
+  for (const auto& [name, snapshots] : part.histograms) {
+    if (!snapshots.steps.empty()) {
+      format::write_histogram_rows(histograms, name, snapshots.edges, snapshots.steps, snapshots.counts);
+    }
+  }
+  for (const auto& [name, sweep] : part.sweeps) format::write_sweep(sweeps, sweep);
+}
+
+size_t bytes_of_rows(const RunBatch& part) {
+  size_t bytes = 0;
+  for (const auto& [name, rows] : part.metrics) bytes += (rows.values.size() + 2 * rows.steps.size()) * 8;
+  for (const auto& [name, snapshots] : part.histograms) bytes += (snapshots.counts.size() + 1) * 8;
+  return bytes;
 }
 
 // What a second writer is told the lock's holder is doing: this program's name and the writer's purpose.
@@ -189,6 +194,9 @@ std::unique_ptr<RunWriter> RunWriter::create(const std::string& path, const RunH
                        "a file already exists here; choose another name or allow overwriting");
   }
   remove_abandoned_temporaries(path);
+  // An overwritten run's log goes before the new file exists: it must never be read as the new run's.
+  std::error_code removed;
+  fs::remove(log_path_for(path), removed);
   std::unique_ptr<RunWriter> writer(new RunWriter(path, options));
   writer->lock_ = std::move(lock);
   writer->header_ = header;
@@ -225,8 +233,30 @@ std::unique_ptr<RunWriter> RunWriter::open(const std::string& path, const RunWri
       writer->stored_checkpoints_.insert(label);
     }
     for (const auto& name : hdf5::child_names(file.openGroup(format::kSweeps))) writer->stored_sweeps_.insert(name);
+    writer->folded_sequence_ = format::log_sequence(file);
   } catch (const H5::Exception& error) {
     throw format::to_run_file_error(error, RunFileError::Kind::Corrupt, path, "");
+  }
+  // The log's records count as the file's: their series' widths and edges bind the rows to come.
+  const RunLog log = read_run_log(path, writer->folded_sequence_);
+  format::check_log_follows(log, writer->folded_sequence_, path);
+  for (const auto& record : log.records) {
+    for (const auto& [name, rows] : record.batch.metrics) writer->metric_widths_[name] = rows.width;
+    for (const auto& [name, snapshots] : record.batch.histograms) writer->histogram_edges_[name] = snapshots.edges;
+  }
+  writer->sequence_ = std::max(writer->folded_sequence_, log.last_sequence);
+  writer->main_bytes_ = static_cast<size_t>(fs::file_size(path));
+  if (log.exists) {
+    // A record cut short at the end (its writer died mid-commit) is cut off, so the next record follows the last
+    // whole one.
+    writer->log_length_ = log.valid_length;
+    writer->open_log();
+    if (writer->log_descriptor_ >= 0 && log.file_length != log.valid_length &&
+        (::ftruncate(writer->log_descriptor_, static_cast<off_t>(log.valid_length)) != 0 ||
+         ::fsync(writer->log_descriptor_) != 0)) {
+      ::close(writer->log_descriptor_);
+      writer->log_descriptor_ = -1;  // the first commit folds and starts a new log
+    }
   }
   writer->file_exists_ = true;
   writer->ready_ = true;
@@ -241,14 +271,24 @@ RunWriter::~RunWriter() {
   }
   wake_.notify_all();
   if (flusher_.joinable()) flusher_.join();
-  if (!ready_) return;  // create() or open() failed: never touch the file
-  try {
-    commit();
-  } catch (const std::exception& error) {
-    std::cerr << "descentlab: the rows recorded since the last commit are lost (the file keeps everything committed "
-                 "before): "
-              << error.what() << "\n";
+  if (ready_) {  // create() or open() failed: never touch the file
+    try {
+      commit(/*fold_log=*/true);  // a finished run is one file that h5py reads whole
+      if (sequence_ == folded_sequence_) {
+        // Every record is in the run file: the log goes, so a closed run is one file (if the removal is lost in a
+        // crash, the log left holds only folded records, which readers skip).
+        if (log_descriptor_ >= 0) ::close(log_descriptor_);
+        log_descriptor_ = -1;
+        std::error_code removed;
+        fs::remove(log_path_for(path_), removed);
+      }
+    } catch (const std::exception& error) {
+      std::cerr << "descentlab: the rows recorded since the last commit are lost (the file keeps everything "
+                   "committed before): "
+                << error.what() << "\n";
+    }
   }
+  if (log_descriptor_ >= 0) ::close(log_descriptor_);
 }
 
 void RunWriter::start_flusher() {
@@ -421,7 +461,20 @@ void RunWriter::restore_and_throw(std::unique_ptr<Pending>& batch, const std::st
   throw RunFileError(RunFileError::Kind::WriteFailed, path_, "", message);
 }
 
-void RunWriter::commit() {
+void RunWriter::open_log() {
+  if (log_descriptor_ >= 0) ::close(log_descriptor_);
+  log_descriptor_ = ::open(log_path_for(path_).c_str(), O_RDWR | O_CLOEXEC);
+}
+
+bool RunWriter::needs_fold(const Pending& batch) const {
+  // The log is folded once it outgrows the run file (and 16 MB): each fold then rewrites at most about as much as
+  // the log has added since the last, so the cost of a row stays bounded however long the run.
+  const unsigned long long log_limit = std::max<unsigned long long>(16ull << 20, main_bytes_);
+  return !file_exists_ || upgrade_format_ || log_descriptor_ < 0 || !batch.checkpoints.empty() ||
+         batch.truncate_after.has_value() || log_length_ > log_limit;
+}
+
+void RunWriter::commit(bool fold_log) {
   std::lock_guard<std::mutex> commit_lock(commit_mutex_);
   std::unique_ptr<Pending> batch;
   {
@@ -429,36 +482,89 @@ void RunWriter::commit() {
     batch = std::move(pending_);
     pending_ = std::make_unique<Pending>();
   }
-  if (batch->empty() && file_exists_) return;
+  const bool fold_now = needs_fold(*batch) || (fold_log && sequence_ > folded_sequence_);
+  if (batch->empty() && file_exists_ && !fold_now) return;
 
-  const std::string temporary = path_ + ".tmp-" + std::to_string(::getpid());
   std::string warning;
   try {
-    const std::vector<char> image = build_version(*batch);
-    warning = replace_file_durably(path_, temporary, image.data(), image.size());
+    if (fold_now) {
+      warning = fold(*batch);
+    } else {
+      append_to_log(*batch);
+    }
   } catch (const RunFileError& error) {
-    // replace_file_durably's messages begin with the file's name already; keep only the reason.
+    // The durable steps' messages begin with the file's name already; keep only the reason.
     const std::string prefix = path_ + ": ";
     const std::string what = error.what();
-    restore_and_throw(batch, temporary, what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what);
+    restore_and_throw(batch, temporary_for(path_), what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what);
   } catch (const H5::Exception& error) {
-    restore_and_throw(batch, temporary, "HDF5 error while building the new version: " + error.getDetailMsg());
+    restore_and_throw(batch, temporary_for(path_),
+                      "HDF5 error while building the new version: " + error.getDetailMsg());
   } catch (const std::exception& error) {
-    restore_and_throw(batch, temporary, error.what());
+    restore_and_throw(batch, temporary_for(path_), error.what());
   }
-  file_exists_ = true;
-  upgrade_format_ = false;
-  for (const auto& entry : batch->checkpoints) stored_checkpoints_.insert(entry.first);
   for (const auto& entry : batch->sweeps) stored_sweeps_.insert(entry.first);
   ++commits_;
   std::lock_guard<std::mutex> lock(data_mutex_);
   last_error_ = warning;
 }
 
-std::vector<char> RunWriter::build_version(const Pending& batch) {
+void RunWriter::append_to_log(const Pending& batch) {
+  if (batch.metrics.empty() && batch.histograms.empty() && batch.sweeps.empty()) return;
+  const std::vector<char> record = encode_log_record(sequence_ + 1, batch);
+  bool cut_back = true;
+  try {
+    append_durably(log_descriptor_, log_length_, record.data(), record.size(), path_, log_path_for(path_), &cut_back);
+  } catch (const RunFileError&) {
+    // Bytes of the failed record may be left past log_length_: the next commit folds and starts a new log, so no
+    // later record can end up between them and a reader.
+    if (!cut_back) {
+      ::close(log_descriptor_);
+      log_descriptor_ = -1;
+    }
+    throw;
+  }
+  log_length_ += record.size();
+  ++sequence_;
+}
+
+std::string RunWriter::fold(const Pending& batch) {
+  std::string missing;
+  const RunBatch logged = file_exists_ ? logged_since_fold(path_, folded_sequence_, sequence_, &missing) : RunBatch{};
+  const int64_t sequence = sequence_ + 1;
+  std::string warning;
+  {
+    const std::vector<char> image = build_version(logged, batch, sequence);
+    warning = replace_file_durably(path_, temporary_for(path_), image.data(), image.size());
+    main_bytes_ = image.size();
+  }
+  // Committed: the run file holds every record up to `sequence`.
+  file_exists_ = true;
+  upgrade_format_ = false;
+  folded_sequence_ = sequence_ = sequence;
+  for (const auto& entry : batch.checkpoints) stored_checkpoints_.insert(entry.first);
+  // A new, empty log. If this fails the old one stays: its records are all folded (readers skip them), and new
+  // records follow them with higher sequences.
+  const std::string log = log_path_for(path_);
+  const std::vector<char> header = encode_log_header(sequence);
+  try {
+    const std::string log_warning = replace_file_durably(log, temporary_for(log), header.data(), header.size());
+    if (warning.empty()) warning = log_warning;
+    log_length_ = header.size();
+    open_log();
+  } catch (const RunFileError& error) {
+    if (warning.empty()) warning = std::string("committed, but a new log could not be started: ") + error.what();
+  }
+  return missing.empty() ? warning : missing;
+}
+
+std::vector<char> RunWriter::build_version(const Pending& logged, const Pending& batch, int64_t sequence) {
   bool rebuild = false;
   for (const auto& entry : batch.checkpoints) rebuild = rebuild || stored_checkpoints_.count(entry.first) > 0;
   for (const auto& entry : batch.sweeps) rebuild = rebuild || stored_sweeps_.count(entry.first) > 0;
+  for (const auto& entry : logged.sweeps) rebuild = rebuild || stored_sweeps_.count(entry.first) > 0;
+  std::map<std::string, record::SweepResult> replaced_sweeps = logged.sweeps;
+  for (const auto& entry : batch.sweeps) replaced_sweeps[entry.first] = entry.second;
   // Roughly what this commit adds: its tensors and rows (HDF5's own overhead is small beside them).
   size_t added_bytes = 0;
   for (const auto& [label, checkpoint] : batch.checkpoints) {
@@ -466,8 +572,7 @@ std::vector<char> RunWriter::build_version(const Pending& batch) {
       for (const auto& tensor : section.second) added_bytes += tensor.second.bytes.size();
     }
   }
-  for (const auto& [name, rows] : batch.metrics) added_bytes += (rows.values.size() + 2 * rows.steps.size()) * 8;
-  for (const auto& [name, snapshots] : batch.histograms) added_bytes += (snapshots.counts.size() + 1) * 8;
+  added_bytes += bytes_of_rows(logged) + bytes_of_rows(batch);
   H5::H5File file;
   if (!file_exists_) {
     file =
@@ -480,35 +585,25 @@ std::vector<char> RunWriter::build_version(const Pending& batch) {
       const H5::H5File from(path_, H5F_ACC_RDONLY);
       file = H5::H5File(memory_name("rebuilt"), H5F_ACC_TRUNC, H5::FileCreatPropList::DEFAULT,
                         in_memory(nullptr, static_cast<size_t>(fs::file_size(path_)) + added_bytes));
-      rebuild_without(from, file, path_, header_, batch.checkpoints, batch.sweeps);
+      rebuild_without(from, file, path_, header_, batch.checkpoints, replaced_sweeps);
     } else {
       const std::vector<char> committed = read_whole_file(path_);
       file = H5::H5File(memory_name("next"), H5F_ACC_RDWR, H5::FileCreatPropList::DEFAULT,
                         in_memory(&committed, added_bytes));
     }
   }
-  if (batch.truncate_after) truncate_series(file, *batch.truncate_after);
+  H5::Group root = file.openGroup("/");
   if (upgrade_format_) {
-    H5::Group root = file.openGroup("/");
     hdf5::set_int_attribute(root, "format_version", kFormatVersion);
     // Checkpoints from before checksums existed get them: a file of this version must carry them throughout.
     H5::Group kept = file.openGroup(format::kCheckpoints);
     format::add_missing_checksums(kept, path_);
   }
-  H5::Group metrics = file.openGroup(format::kMetrics);
-  for (const auto& [name, rows] : batch.metrics) {
-    if (!rows.steps.empty()) {
-      format::write_metric_rows(metrics, name, rows.shape, rows.width, rows.steps, rows.wall_times, rows.values);
-    }
-  }
-  H5::Group histograms = file.openGroup(format::kHistograms);
-  for (const auto& [name, snapshots] : batch.histograms) {
-    if (!snapshots.steps.empty()) {
-      format::write_histogram_rows(histograms, name, snapshots.edges, snapshots.steps, snapshots.counts);
-    }
-  }
-  H5::Group sweeps = file.openGroup(format::kSweeps);
-  for (const auto& [name, sweep] : batch.sweeps) format::write_sweep(sweeps, sweep);
+  hdf5::set_int_attribute(root, format::kLogSequence, sequence);
+  // The log's records were committed before the batch (and before the cut it may carry).
+  add_rows(file, logged);
+  if (batch.truncate_after) truncate_series(file, *batch.truncate_after);
+  add_rows(file, batch);
   H5::Group checkpoints = file.openGroup(format::kCheckpoints);
   for (const auto& [label, checkpoint] : batch.checkpoints) {
     format::write_checkpoint(checkpoints, label, checkpoint, path_);
@@ -516,6 +611,46 @@ std::vector<char> RunWriter::build_version(const Pending& batch) {
   std::vector<char> image = image_of(file);
   file.close();
   return image;
+}
+
+PackResult pack_run(const std::string& source, const std::string& target) {
+  std::error_code status;
+  if (fs::weakly_canonical(source, status) == fs::weakly_canonical(target, status)) {
+    throw RunFileError(RunFileError::Kind::InvalidArgument, target, "", "is the run being packed; choose another name");
+  }
+  const RunReader validated(source);  // names what is wrong with the source before anything is written
+  (void)validated;
+  for (int attempt = 1;; ++attempt) {
+    const std::vector<char> committed = read_whole_file(source);
+    try {
+      H5::H5File file(memory_name("packed"), H5F_ACC_RDWR, H5::FileCreatPropList::DEFAULT,
+                      in_memory(&committed, size_t{1} << 20));
+      const int64_t folded = format::log_sequence(file);
+      RunLog log = read_run_log(source, folded);
+      // A writer folded after the file was read: read both again (as RunReader does).
+      if (log.exists && log.base_sequence > folded && attempt < 20) continue;
+      format::check_log_follows(log, folded, source);
+      RunBatch logged;
+      for (auto& record : log.records) logged.merge_newer(std::move(record.batch));
+      add_rows(file, logged);
+      H5::Group root = file.openGroup("/");
+      hdf5::set_int_attribute(root, format::kLogSequence, std::max(folded, log.last_sequence));
+      const std::vector<char> image = image_of(file);
+      // A log beside the target belongs to whatever was there before: it must not be read as the packed run's.
+      fs::remove(log_path_for(target), status);
+      if (status) {
+        throw RunFileError(RunFileError::Kind::WriteFailed, log_path_for(target), "",
+                           "cannot remove it (it would be read as part of " + target + "): " + status.message());
+      }
+      PackResult result;
+      result.warning = replace_file_durably(target, temporary_for(target), image.data(), image.size());
+      result.bytes = image.size();
+      result.log_records = log.records.size();
+      return result;
+    } catch (const H5::Exception& error) {
+      throw format::to_run_file_error(error, RunFileError::Kind::Corrupt, source, "");
+    }
+  }
 }
 
 }  // namespace descentlab::store

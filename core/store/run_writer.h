@@ -1,15 +1,22 @@
 #pragma once
 // RunWriter: the metric sink that keeps a run in its HDF5 run file.
 //
-// Crash safety: the run file on disk is never modified in place. Each commit builds the complete new version in
-// memory, writes it to "RUN.h5.tmp-<pid>" checking every write, fsync and close, and only then renames it over
-// RUN.h5 and syncs the folder; so a process killed at any moment, or a disk that fills up, leaves the last committed
-// version intact and openable (core/store/durable_file.h). One writer at a time: create() and open() take the run
-// file's lock (core/store/run_lock.h) and refuse, naming the holder, when another writer has it. Metric events are
-// buffered in memory (cheap, under a mutex held only to move data) and a background thread commits them every
-// `flush_interval_seconds`; checkpoints and sweeps are committed by the same thread, or at once by flush(). Replacing a
-// checkpoint label or a sweep rebuilds the file without the old copy, so a run that saves "latest" every epoch does not
-// grow without bound.
+// Crash safety: the run file on disk is never modified in place, and every commit is one durable step.
+//  - A commit of metric rows, histogram snapshots and sweeps appends one CRC'd record to the run log RUN.h5.log
+//    (core/store/run_log.h) and fsyncs it: it costs what it adds, whatever the run file holds.
+//  - A commit with checkpoints (or a cut of the series, a format upgrade, a log grown past the run file's size, and
+//    the writer's end) folds: it builds the run file's new version in memory with the log's records and the batch,
+//    writes it to "RUN.h5.tmp-<pid>" checking every write, fsync and close, renames it over RUN.h5, syncs the
+//    folder, and then starts a new log. The run file's root attribute log_sequence names the last record it holds,
+//    so a reader or writer skips the records already folded in: a crash between the two steps loses nothing and
+//    counts nothing twice.
+// So a process killed at any moment, or a disk that fills up, leaves the last committed version intact and
+// openable (core/store/durable_file.h). One writer at a time: create() and open() take the run file's lock
+// (core/store/run_lock.h) and refuse, naming the holder, when another writer has it. Metric events are buffered in
+// memory (cheap, under a mutex held only to move data) and a background thread commits them every
+// `flush_interval_seconds`; checkpoints and sweeps are committed by the same thread, or at once by flush(). Replacing
+// a checkpoint label or a sweep rebuilds the file without the old copy, so a run that saves "latest" every epoch
+// does not grow without bound.
 
 #include <atomic>
 #include <condition_variable>
@@ -22,6 +29,7 @@
 #include <vector>
 
 #include "core/record/events.h"
+#include "core/store/run_batch.h"
 #include "core/store/run_file.h"
 #include "core/store/run_lock.h"
 
@@ -71,15 +79,20 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   int64_t commits() const { return commits_.load(); }
 
  private:
-  struct Pending;
+  using Pending = RunBatch;
   RunWriter(std::string path, const RunWriterOptions& options);
   void start_flusher();
   // Validates the checkpoint and puts it under every label into pending_ (labels not empty).
   void append(const std::string& name, record::SeriesShape shape, int64_t step, double wall_time,
               const std::vector<double>& values);
   void queue_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint);
-  void commit();                                          // serialised by commit_mutex_
-  std::vector<char> build_version(const Pending& batch);  // the new file's bytes, built in memory
+  void commit(bool fold_log = false);  // serialised by commit_mutex_; fold_log folds even an empty batch
+  bool needs_fold(const Pending& batch) const;
+  std::string fold(const Pending& batch);    // returns a warning ("" when all went well)
+  void append_to_log(const Pending& batch);  // one record, fsynced
+  void open_log();                           // opens RUN.h5.log for appending at log_length_
+  // The new file's bytes, built in memory: the committed file, then the log's records, then the batch.
+  std::vector<char> build_version(const Pending& logged, const Pending& batch, int64_t sequence);
   [[noreturn]] void restore_and_throw(std::unique_ptr<Pending>& batch, const std::string& temporary,
                                       const std::string& message);
   void flusher_loop();
@@ -102,11 +115,26 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   std::set<std::string> stored_checkpoints_;
   std::set<std::string> stored_sweeps_;
   std::atomic<int64_t> commits_{0};
+  size_t main_bytes_ = 0;              // the run file's size at the last fold
+  int64_t folded_sequence_ = 0;        // the run file's log_sequence: the last log record it holds
+  int64_t sequence_ = 0;               // the last record committed, in the run file or the log
+  int log_descriptor_ = -1;            // RUN.h5.log, open for appending; -1: the next commit folds
+  unsigned long long log_length_ = 0;  // where the next record goes
 
   std::mutex wake_mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
   std::thread flusher_;
 };
+
+// Writes the run `source` as a reader sees it now (the run file and the records of the log beside it) to `target` as
+// one run file with every record folded in: the form to share or archive, which h5py reads whole. Works while a
+// writer is adding to `source`. Written to a temporary name and renamed; throws RunFileError naming the file.
+struct PackResult {
+  size_t bytes = 0;        // the packed file's size
+  size_t log_records = 0;  // records of the log folded in
+  std::string warning;     // "" when all went well (else, e.g., the folder sync failed after the rename)
+};
+PackResult pack_run(const std::string& source, const std::string& target);
 
 }  // namespace descentlab::store

@@ -11,7 +11,8 @@ import numpy as np
 def main(path):
     with h5py.File(path, "r") as run:
         assert run.attrs["format"] == "descentlab-run", run.attrs["format"]
-        assert int(run.attrs["format_version"]) == 3
+        assert int(run.attrs["format_version"]) == 4
+        assert int(run.attrs["log_sequence"]) > 0  # the last run-log record folded in
         config = json.loads(run.attrs["config"])
         assert config["preset"] == "test" and config["layers"] == 3, config
         assert set(run.keys()) == {"metrics", "histograms", "sweeps", "checkpoints"}, set(run.keys())

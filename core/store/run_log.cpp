@@ -1,0 +1,299 @@
+#include "core/store/run_log.h"
+
+#include <zlib.h>
+
+#include <cstring>
+#include <filesystem>
+#include <limits>
+
+#include "core/store/durable_file.h"
+#include "core/store/run_file.h"
+
+namespace descentlab::store {
+namespace {
+
+constexpr char kMagic[8] = {'D', 'L', 'R', 'U', 'N', 'L', 'O', 'G'};
+constexpr uint32_t kLogVersion = 1;
+constexpr uint32_t kRecordMarker = 0x52474F4C;  // "LOGR" little-endian
+constexpr uint32_t kBatchRecord = 1;
+constexpr size_t kRecordHeaderBytes = 4 + 4 + 8 + 8 + 4;  // marker, type, sequence, length, their CRC
+
+uint32_t crc_of(const char* data, size_t size) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (size > 0) {  // zlib takes uInt lengths
+    const auto piece = static_cast<uInt>(std::min<size_t>(size, std::numeric_limits<uInt>::max()));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(data), piece);
+    data += piece;
+    size -= piece;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+class Bytes {
+ public:
+  template <typename T>
+  void put(T value) {
+    const auto* raw = reinterpret_cast<const char*>(&value);
+    out_.insert(out_.end(), raw, raw + sizeof(T));
+  }
+  void put_text(const std::string& text) {
+    put<uint64_t>(text.size());
+    out_.insert(out_.end(), text.begin(), text.end());
+  }
+  template <typename T>
+  void put_array(const std::vector<T>& values) {
+    put<uint64_t>(values.size());
+    const auto* raw = reinterpret_cast<const char*>(values.data());
+    out_.insert(out_.end(), raw, raw + values.size() * sizeof(T));
+  }
+  std::vector<char>& data() { return out_; }
+
+ private:
+  std::vector<char> out_;
+};
+
+// Reads a payload whose CRC matched; a count that does not fit what is left means a bug or a forged file.
+class Reader {
+ public:
+  Reader(const char* data, size_t size, const std::string& log, uint64_t offset)
+      : data_(data), size_(size), log_(log), offset_(offset) {}
+  template <typename T>
+  T get() {
+    need(sizeof(T), 1);
+    T value;
+    std::memcpy(&value, data_ + at_, sizeof(T));
+    at_ += sizeof(T);
+    return value;
+  }
+  std::string get_text() {
+    const auto size = get<uint64_t>();
+    need(size, 1);
+    std::string text(data_ + at_, static_cast<size_t>(size));
+    at_ += static_cast<size_t>(size);
+    return text;
+  }
+  template <typename T>
+  std::vector<T> get_array() {
+    const auto count = get<uint64_t>();
+    need(count, sizeof(T));
+    std::vector<T> values(static_cast<size_t>(count));
+    std::memcpy(values.data(), data_ + at_, values.size() * sizeof(T));
+    at_ += values.size() * sizeof(T);
+    return values;
+  }
+  bool done() const { return at_ == size_; }
+  [[noreturn]] void malformed(const std::string& what) const {
+    throw RunFileError(RunFileError::Kind::Corrupt, log_, "record at byte " + std::to_string(offset_),
+                       "malformed (" + what + ") although its CRC matches: written by another program?");
+  }
+
+ private:
+  void need(uint64_t count, size_t element) const {
+    if (count > (size_ - at_) / element) malformed("a length runs past the record's end");
+  }
+  const char* data_;
+  size_t size_;
+  size_t at_ = 0;
+  const std::string& log_;
+  uint64_t offset_;
+};
+
+RunBatch decode_batch(Reader& in) {
+  RunBatch batch;
+  const auto metrics = in.get<uint32_t>();
+  for (uint32_t i = 0; i < metrics; ++i) {
+    const std::string name = in.get_text();
+    auto& rows = batch.metrics[name];
+    const auto shape = in.get<int32_t>();
+    if (shape < 0 || shape > static_cast<int32_t>(record::SeriesShape::Vector)) in.malformed("series shape");
+    rows.shape = static_cast<record::SeriesShape>(shape);
+    rows.width = in.get<int64_t>();
+    rows.steps = in.get_array<int64_t>();
+    rows.wall_times = in.get_array<double>();
+    rows.values = in.get_array<double>();
+    if (rows.width < 1 || rows.wall_times.size() != rows.steps.size() ||
+        rows.values.size() != rows.steps.size() * static_cast<size_t>(rows.width)) {
+      in.malformed("rows of " + name);
+    }
+  }
+  const auto histograms = in.get<uint32_t>();
+  for (uint32_t i = 0; i < histograms; ++i) {
+    const std::string name = in.get_text();
+    auto& snapshots = batch.histograms[name];
+    snapshots.edges = in.get_array<double>();
+    snapshots.steps = in.get_array<int64_t>();
+    snapshots.counts = in.get_array<int64_t>();
+    if (snapshots.edges.size() < 2 ||
+        snapshots.counts.size() != snapshots.steps.size() * (snapshots.edges.size() - 1)) {
+      in.malformed("snapshots of " + name);
+    }
+  }
+  const auto sweeps = in.get<uint32_t>();
+  for (uint32_t i = 0; i < sweeps; ++i) {
+    record::SweepResult sweep;
+    sweep.name = in.get_text();
+    sweep.noise = in.get_text();
+    sweep.metric_name = in.get_text();
+    sweep.layers = in.get<int64_t>();
+    sweep.gamma = in.get_array<double>();
+    sweep.seeds = in.get_array<int64_t>();
+    sweep.metric = in.get_array<double>();
+    sweep.layer_loss = in.get_array<double>();
+    const size_t cells = sweep.gamma.size() * sweep.seeds.size();
+    if (sweep.layers < 0 || sweep.metric.size() != cells ||
+        sweep.layer_loss.size() != cells * static_cast<size_t>(sweep.layers)) {
+      in.malformed("sweep " + sweep.name);
+    }
+    batch.sweeps[sweep.name] = std::move(sweep);
+  }
+  if (!in.done()) in.malformed("bytes after the last field");
+  return batch;
+}
+
+bool all_zero(const std::vector<char>& bytes, size_t from) {
+  for (size_t i = from; i < bytes.size(); ++i) {
+    if (bytes[i] != 0) return false;
+  }
+  return true;
+}
+
+template <typename T>
+T load(const std::vector<char>& bytes, size_t at) {
+  T value;
+  std::memcpy(&value, bytes.data() + at, sizeof(T));
+  return value;
+}
+
+}  // namespace
+
+std::string log_path_for(const std::string& run_path) {
+  return run_path + ".log";
+}
+
+std::vector<char> encode_log_header(int64_t base_sequence) {
+  Bytes out;
+  out.data().insert(out.data().end(), kMagic, kMagic + sizeof kMagic);
+  out.put<uint32_t>(kLogVersion);
+  out.put<uint32_t>(0);
+  out.put<int64_t>(base_sequence);
+  out.put<uint32_t>(crc_of(out.data().data(), out.data().size()));
+  out.put<uint32_t>(0);
+  return std::move(out.data());
+}
+
+std::vector<char> encode_log_record(int64_t sequence, const RunBatch& batch) {
+  Bytes payload;
+  payload.put<uint32_t>(static_cast<uint32_t>(batch.metrics.size()));
+  for (const auto& [name, rows] : batch.metrics) {
+    payload.put_text(name);
+    payload.put<int32_t>(static_cast<int32_t>(rows.shape));
+    payload.put<int64_t>(rows.width);
+    payload.put_array(rows.steps);
+    payload.put_array(rows.wall_times);
+    payload.put_array(rows.values);
+  }
+  payload.put<uint32_t>(static_cast<uint32_t>(batch.histograms.size()));
+  for (const auto& [name, snapshots] : batch.histograms) {
+    payload.put_text(name);
+    payload.put_array(snapshots.edges);
+    payload.put_array(snapshots.steps);
+    payload.put_array(snapshots.counts);
+  }
+  payload.put<uint32_t>(static_cast<uint32_t>(batch.sweeps.size()));
+  for (const auto& [name, sweep] : batch.sweeps) {
+    payload.put_text(name);
+    payload.put_text(sweep.noise);
+    payload.put_text(sweep.metric_name);
+    payload.put<int64_t>(sweep.layers);
+    payload.put_array(sweep.gamma);
+    payload.put_array(sweep.seeds);
+    payload.put_array(sweep.metric);
+    payload.put_array(sweep.layer_loss);
+  }
+  Bytes record;
+  record.put<uint32_t>(kRecordMarker);
+  record.put<uint32_t>(kBatchRecord);
+  record.put<int64_t>(sequence);
+  record.put<uint64_t>(payload.data().size());
+  record.put<uint32_t>(crc_of(record.data().data() + 4, 20));
+  auto& out = record.data();
+  out.insert(out.end(), payload.data().begin(), payload.data().end());
+  out.reserve(out.size() + 4);
+  const uint32_t crc = crc_of(out.data() + 4, out.size() - 4);
+  record.put<uint32_t>(crc);
+  return std::move(out);
+}
+
+RunLog read_run_log(const std::string& run_path, int64_t after_sequence) {
+  const std::string path = log_path_for(run_path);
+  RunLog log;
+  std::error_code status;
+  if (!std::filesystem::exists(path, status)) return log;
+  std::vector<char> bytes;
+  try {
+    bytes = read_whole_file(path);
+  } catch (const RunFileError& error) {
+    if (error.kind() == RunFileError::Kind::NotFound) return log;  // folded and replaced meanwhile
+    throw RunFileError(RunFileError::Kind::Corrupt, path, "", std::string("cannot read it: ") + error.what());
+  }
+  log.exists = true;
+  log.file_length = bytes.size();
+  const auto corrupt = [&](const std::string& object, const std::string& message) {
+    return RunFileError(RunFileError::Kind::Corrupt, path, object,
+                        message + "; the run file beside it holds everything up to its last checkpoint");
+  };
+  if (bytes.size() < kLogHeaderBytes) {
+    if (all_zero(bytes, 0) || bytes.empty()) return log;  // a new log whose header was being written
+    throw corrupt("header", "cut short (" + std::to_string(bytes.size()) + " bytes)");
+  }
+  if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 || load<uint32_t>(bytes, 24) != crc_of(bytes.data(), 24)) {
+    throw corrupt("header", "not a DescentLab run log, or its header is damaged");
+  }
+  const auto version = load<uint32_t>(bytes, 8);
+  if (version != kLogVersion) {
+    throw RunFileError(RunFileError::Kind::NewerVersion, path, "header",
+                       "log version " + std::to_string(version) + " is not one this DescentLab reads; update it");
+  }
+  log.base_sequence = load<int64_t>(bytes, 16);
+  log.last_sequence = log.base_sequence;
+  size_t at = kLogHeaderBytes;
+  log.valid_length = at;
+  while (at < bytes.size()) {
+    const std::string where = "record at byte " + std::to_string(at);
+    const size_t left = bytes.size() - at;
+    if (left < kRecordHeaderBytes) break;  // a header cut short: the last commit, not yet whole
+    if (load<uint32_t>(bytes, at) != kRecordMarker) {
+      if (all_zero(bytes, at)) break;  // space the file system extended with zeros before the data landed
+      throw corrupt(where, "damaged (no record marker)");
+    }
+    const auto type = load<uint32_t>(bytes, at + 4);
+    const auto sequence = load<int64_t>(bytes, at + 8);
+    const auto length = load<uint64_t>(bytes, at + 16);
+    // A damaged length must not pass for a record cut short (that would drop the records after it unseen).
+    if (load<uint32_t>(bytes, at + 24) != crc_of(bytes.data() + at + 4, 20)) {
+      throw corrupt(where, "damaged (its header's CRC does not match)");
+    }
+    if (length > left - kRecordHeaderBytes || left - kRecordHeaderBytes - length < 4) break;  // cut short
+    const size_t end = at + kRecordHeaderBytes + static_cast<size_t>(length) + 4;
+    const uint32_t stored = load<uint32_t>(bytes, end - 4);
+    if (stored != crc_of(bytes.data() + at + 4, end - 4 - (at + 4))) {
+      if (end == bytes.size()) break;  // the last record, not wholly on disk: a commit that never returned
+      throw corrupt(where, "damaged (CRC mismatch)");
+    }
+    if (type != kBatchRecord) throw corrupt(where, "unknown record type " + std::to_string(type));
+    if (sequence <= log.last_sequence) {
+      throw corrupt(where,
+                    "sequence " + std::to_string(sequence) + " does not follow " + std::to_string(log.last_sequence));
+    }
+    if (sequence > after_sequence) {
+      Reader in(bytes.data() + at + kRecordHeaderBytes, static_cast<size_t>(length), path, at);
+      log.records.push_back({sequence, decode_batch(in)});
+    }
+    log.last_sequence = sequence;
+    at = end;
+    log.valid_length = at;
+  }
+  return log;
+}
+
+}  // namespace descentlab::store

@@ -1,0 +1,425 @@
+// The run log (issue 34): a metric, histogram or sweep commit appends one CRC'd record to RUN.h5.log and leaves the
+// run file alone; checkpoints and the writer's end fold the log in. Each test asserts what docs/run-file.md's "What
+// survives what" table promises at the log's commit points: nothing committed is lost or counted twice, a reader
+// always sees a whole version, damage is refused naming the log and the record's byte offset.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "core/store/durable_file.h"
+#include "core/store/run_log.h"
+#include "core/store/run_reader.h"
+#include "core/store/run_writer.h"
+#include "run_file_samples.h"
+#include "test_support.h"
+
+namespace descentlab::store {
+namespace {
+
+namespace fs = std::filesystem;
+using descentlab::testing::manual_flush;
+using descentlab::testing::read_bytes;
+using descentlab::testing::sample_checkpoint;
+using descentlab::testing::sample_header;
+using descentlab::testing::sample_histogram;
+using descentlab::testing::sample_sweep;
+using descentlab::testing::ScratchFolder;
+using descentlab::testing::write_bytes;
+
+struct ClearFaults {
+  ~ClearFaults() { fault::clear(); }
+};
+
+std::vector<int64_t> steps_of(const std::string& path) {
+  return RunReader(path).metric("loss").steps;
+}
+
+std::vector<int64_t> one_to(int64_t last) {
+  std::vector<int64_t> steps;
+  for (int64_t step = 1; step <= last; ++step) steps.push_back(step);
+  return steps;
+}
+
+// A run with loss rows 1..3 and "latest" at step 3 folded into the run file, then rows 4 and 5 in two log records.
+std::unique_ptr<RunWriter> run_with_log(const std::string& path) {
+  auto writer = RunWriter::create(path, sample_header(), manual_flush());
+  for (int64_t step = 1; step <= 3; ++step) writer->scalar("loss", step, 0.0, 1.0 / static_cast<double>(step));
+  writer->save_checkpoint("latest", sample_checkpoint(3));
+  for (int64_t step = 4; step <= 5; ++step) {
+    writer->scalar("loss", step, 0.0, 1.0 / static_cast<double>(step));
+    writer->flush();
+  }
+  return writer;
+}
+
+int in_child(const std::function<int()>& body) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    int code = 99;
+    try {
+      code = body();
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "child: %s\n", error.what());
+      code = 98;
+    }
+    std::fflush(nullptr);
+    std::exit(code);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return status;
+}
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const RunFileError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(RunLog, RowCommitsAppendToTheLogAndLeaveTheRunFileAlone) {
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  auto writer = RunWriter::create(path, sample_header(), manual_flush());
+  writer->scalar("loss", 1, 0.0, 1.0);
+  writer->save_checkpoint("latest", sample_checkpoint(1, 64 * 1024));
+  const std::string file_before = read_bytes(path);
+  const auto log_before = fs::file_size(log_path_for(path));
+  writer->scalar("loss", 2, 0.5, 0.5);
+  writer->vector("lambda", 2, 0.5, {0.1, 0.2});
+  writer->histogram(sample_histogram(2));
+  writer->sweep(sample_sweep());
+  writer->flush();
+  EXPECT_EQ(read_bytes(path), file_before) << "a row commit rewrote the run file";
+  const auto added = fs::file_size(log_path_for(path)) - log_before;
+  EXPECT_GT(added, 0u);
+  EXPECT_LT(added, 1024u) << "a commit of a few rows must cost a few rows";
+  {
+    const RunReader reader(path);  // sees the file's rows and the log's, in order
+    EXPECT_EQ(reader.metric("loss").steps, (std::vector<int64_t>{1, 2}));
+    EXPECT_EQ(reader.metric("lambda").values, (std::vector<double>{0.1, 0.2}));
+    EXPECT_EQ(reader.histogram("global").counts, sample_histogram(2).counts);
+    EXPECT_EQ(reader.sweep("gaussian").metric, sample_sweep().metric);
+    EXPECT_EQ(reader.sweep_names(), (std::vector<std::string>{"gaussian"}));
+  }
+  writer.reset();  // the end folds the log in and removes it: a closed run is one file
+  EXPECT_FALSE(fs::exists(log_path_for(path)));
+  const RunReader reader(path);
+  EXPECT_EQ(reader.metric("loss").steps, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(reader.metric("lambda").rows(), 1u);
+  EXPECT_EQ(reader.sweep("gaussian").layer_loss, sample_sweep().layer_loss);
+}
+
+TEST(RunLog, ACheckpointFoldsTheLogInAndEachRowIsCountedOnce) {
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  auto writer = run_with_log(path);
+  EXPECT_EQ(steps_of(path), one_to(5));
+  writer->scalar("loss", 6, 0.0, 0.1);
+  writer->save_checkpoint("latest", sample_checkpoint(6));
+  EXPECT_EQ(fs::file_size(log_path_for(path)), kLogHeaderBytes) << "the fold starts a new, empty log";
+  EXPECT_EQ(steps_of(path), one_to(6));
+  writer->scalar("loss", 7, 0.0, 0.1);
+  writer->flush();
+  writer.reset();
+  EXPECT_EQ(steps_of(path), one_to(7));
+  // A resumed writer continues the log's sequence.
+  auto resumed = RunWriter::open(path, manual_flush());
+  resumed->scalar("loss", 8, 0.0, 0.1);
+  resumed->flush();
+  EXPECT_EQ(steps_of(path), one_to(8));
+}
+
+TEST(RunLog, AResumeCutsRowsThatOnlyTheLogHeld) {
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  // A writer killed after rows 4 and 5 were logged, with its checkpoint at 3.
+  const int status = in_child([&] {
+    auto writer = run_with_log(path);
+    ::raise(SIGKILL);
+    return 0;
+  });
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(steps_of(path), one_to(5));
+  auto resumed = RunWriter::open(path, manual_flush());
+  resumed->truncate_after(3);
+  EXPECT_EQ(steps_of(path), one_to(3));
+  resumed->scalar("loss", 4, 0.0, 0.3);
+  resumed->flush();
+  EXPECT_EQ(steps_of(path), one_to(4));
+}
+
+TEST(RunLog, AFailedAppendLeavesThePreviousStateAndLosesNothing) {
+  ClearFaults clear_at_end;
+  const struct {
+    fault::Point point;
+    int error_number;
+    const char* must_say;
+  } cases[] = {{fault::Point::Write, ENOSPC, "the disk is full"},
+               {fault::Point::Write, EDQUOT, "the disk is full"},
+               {fault::Point::Write, EIO, "append to"},
+               {fault::Point::Fsync, ENOSPC, "the disk is full"},
+               {fault::Point::Fsync, EIO, "sync"},
+               {fault::Point::Fsync, EDQUOT, "the disk is full"}};
+  for (const auto& fault_case : cases) {
+    SCOPED_TRACE(std::string("point ") + std::to_string(static_cast<int>(fault_case.point)) + ", errno " +
+                 std::to_string(fault_case.error_number));
+    ScratchFolder folder;
+    const std::string path = (folder / "run.h5").string();
+    auto writer = run_with_log(path);
+    const std::string file_before = read_bytes(path);
+    const std::string log_before = read_bytes(log_path_for(path));
+    writer->scalar("loss", 6, 0.0, 0.1);
+    fault::inject(fault_case.point, fault_case.error_number);
+    const std::string error = error_of([&] { writer->flush(); });
+    EXPECT_NE(error.find(fault_case.must_say), std::string::npos) << error;
+    EXPECT_NE(error.find(path), std::string::npos) << error;
+    EXPECT_EQ(read_bytes(path), file_before);
+    EXPECT_EQ(read_bytes(log_path_for(path)), log_before) << "the failed record was not cut off";
+    EXPECT_EQ(steps_of(path), one_to(5));
+    writer->scalar("loss", 7, 0.0, 0.1);
+    writer->flush();  // the fault is gone: both rows land, once
+    EXPECT_EQ(steps_of(path), one_to(7));
+    writer.reset();
+    EXPECT_EQ(steps_of(path), one_to(7));
+  }
+}
+
+TEST(RunLog, AWriterKilledAtEachLogPointLosesNothingCommitted) {
+  // The append (write, fsync) and each step of the fold's new log (write, fsync, close, rename, folder sync).
+  const struct {
+    fault::Point point;
+    int skip;          // calls at that point to let pass
+    bool checkpoint;   // the commit is a fold
+    int64_t expected;  // rows the next reader sees
+  } cases[] = {{fault::Point::Write, 0, false, 5},    {fault::Point::Fsync, 0, false, 6},
+               {fault::Point::Write, 1, true, 6},     {fault::Point::Fsync, 1, true, 6},
+               {fault::Point::Close, 1, true, 6},     {fault::Point::Rename, 1, true, 6},
+               {fault::Point::SyncFolder, 1, true, 6}};
+  for (const auto& kill : cases) {
+    SCOPED_TRACE(std::string("point ") + std::to_string(static_cast<int>(kill.point)) + " after " +
+                 std::to_string(kill.skip));
+    ScratchFolder folder;
+    const std::string path = (folder / "run.h5").string();
+    const int status = in_child([&] {
+      auto writer = run_with_log(path);
+      writer->scalar("loss", 6, 0.0, 0.1);
+      fault::inject(kill.point, fault::kKill, kill.skip);
+      if (kill.checkpoint) {
+        writer->save_checkpoint("latest", sample_checkpoint(6));
+      } else {
+        writer->flush();
+      }
+      return 20;  // not reached
+    });
+    ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    EXPECT_EQ(steps_of(path), one_to(kill.expected));
+    if (kill.checkpoint) {
+      EXPECT_EQ(RunReader(path).checkpoint("latest").step, 6);
+    }
+    auto next = RunWriter::open(path, manual_flush());  // takes over, cuts what is half-written, goes on
+    next->scalar("loss", kill.expected + 1, 0.0, 0.1);
+    next->flush();
+    EXPECT_EQ(steps_of(path), one_to(kill.expected + 1));
+    next.reset();
+    EXPECT_EQ(steps_of(path), one_to(kill.expected + 1));
+    for (const auto& entry : fs::directory_iterator(folder.path())) {
+      EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << entry.path();
+    }
+  }
+}
+
+TEST(RunLog, ARecordCutShortAtTheEndIsNotYetCommittedAndIsCutOnOpen) {
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  const std::string log = log_path_for(path);
+  {
+    const int status = in_child([&] {
+      auto writer = run_with_log(path);
+      ::raise(SIGKILL);
+      return 0;
+    });
+    ASSERT_TRUE(WIFSIGNALED(status));
+  }
+  const std::string whole = read_bytes(log);
+  // Half of a copy of the last record, as a writer killed mid-append leaves it; and a tail the file system
+  // extended with zeros.
+  const size_t record = (whole.size() - kLogHeaderBytes) / 2;
+  for (const std::string& tail : {whole.substr(whole.size() - record, record / 2), std::string(record, '\0')}) {
+    write_bytes(log, whole + tail);
+    EXPECT_EQ(steps_of(path), one_to(5));
+    const int status = in_child([&] {
+      auto writer = RunWriter::open(path, manual_flush());
+      if (fs::file_size(log) != whole.size()) return 21;  // the torn tail was not cut
+      writer->scalar("loss", 6, 0.0, 0.1);
+      writer->flush();
+      ::raise(SIGKILL);  // dies with its log unfolded
+      return 0;
+    });
+    ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    EXPECT_EQ(steps_of(path), one_to(6));
+    write_bytes(log, whole);
+  }
+}
+
+TEST(RunLog, DamagedRecordsAreRefusedNamingTheLogAndTheRecord) {
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  const std::string log = log_path_for(path);
+  const int status = in_child([&] {
+    auto writer = run_with_log(path);
+    ::raise(SIGKILL);
+    return 0;
+  });
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const std::string whole = read_bytes(log);
+  const size_t record = (whole.size() - kLogHeaderBytes) / 2;
+  const struct {
+    size_t offset;
+    std::string names;
+  } damages[] = {
+      {kLogHeaderBytes + 40, "record at byte 32"},  // the first record's payload
+      {kLogHeaderBytes + 17, "record at byte 32"},  // its length
+      {kLogHeaderBytes + record + 2, "record at byte " + std::to_string(kLogHeaderBytes + record)},  // a marker
+      {3, "header"},
+  };
+  for (const auto& damage : damages) {
+    SCOPED_TRACE(damage.offset);
+    std::string bytes = whole;
+    bytes[damage.offset] = static_cast<char>(bytes[damage.offset] ^ 0x5a);
+    write_bytes(log, bytes);
+    for (const std::string& error :
+         {error_of([&] { RunReader reader(path); }), error_of([&] { RunWriter::open(path, manual_flush()); })}) {
+      EXPECT_NE(error.find(log), std::string::npos) << error;
+      EXPECT_NE(error.find(damage.names), std::string::npos) << error;
+    }
+    EXPECT_EQ(read_bytes(log), bytes) << "a refused open changed the log";
+  }
+}
+
+TEST(RunLog, ALogThatDoesNotContinueTheRunFileIsRefused) {
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  run_with_log(path).reset();
+  const std::string folded = read_bytes(path);
+  {
+    auto writer = RunWriter::open(path, manual_flush());
+    writer->save_checkpoint("latest", sample_checkpoint(9));  // a fold: a newer version with a new log
+    writer->scalar("loss", 6, 0.0, 0.1);
+    writer->flush();
+    const std::string newer_log = read_bytes(log_path_for(path));
+    writer.reset();
+    write_bytes(path, folded);  // an older copy of the run file beside a newer log
+    write_bytes(log_path_for(path), newer_log);
+  }
+  const std::string error = error_of([&] { RunReader reader(path); });
+  EXPECT_NE(error.find("do not belong together"), std::string::npos) << error;
+  EXPECT_NE(error_of([&] { RunWriter::open(path, manual_flush()); }).find("do not belong together"), std::string::npos);
+}
+
+TEST(RunLog, AnOverwrittenRunDoesNotInheritTheOldLog) {
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  const int status = in_child([&] {
+    auto writer = run_with_log(path);
+    ::raise(SIGKILL);
+    return 0;
+  });
+  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_TRUE(fs::exists(log_path_for(path)));
+  RunWriterOptions options = manual_flush();
+  options.overwrite = true;
+  auto writer = RunWriter::create(path, sample_header(), options);
+  writer->scalar("loss", 1, 0.0, 1.0);
+  writer->flush();
+  EXPECT_EQ(steps_of(path), one_to(1));
+}
+
+// A reader opening again and again while the writer appends and folds: every version it sees is whole (rows 1..n
+// without a gap or a repeat) and no older than the one before.
+TEST(RunLog, ReadersRacingAppendsAndFoldsSeeWholeVersions) {
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  auto writer = RunWriter::create(path, sample_header(), manual_flush());
+  writer->scalar("loss", 1, 0.0, 1.0);
+  writer->flush();
+  std::atomic<bool> done{false};
+  std::atomic<int> reads{0};
+  std::string failure;
+  std::thread reader([&] {
+    size_t seen = 0;
+    while (!done.load() && failure.empty()) {
+      try {
+        const auto steps = steps_of(path);
+        if (steps != one_to(static_cast<int64_t>(steps.size())) || steps.size() < seen) {
+          failure = "saw " + std::to_string(steps.size()) + " rows, not 1..n after " + std::to_string(seen);
+        }
+        seen = steps.size();
+        ++reads;
+      } catch (const std::exception& error) {
+        failure = error.what();
+      }
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  int64_t step = 1;
+  while (step < 400 && (reads.load() < 50 || step < 60) && std::chrono::steady_clock::now() < deadline) {
+    ++step;
+    writer->scalar("loss", step, 0.0, 1.0);
+    if (step % 7 == 0) {
+      writer->save_checkpoint("latest", sample_checkpoint(step));
+    } else {
+      writer->flush();
+    }
+  }
+  done = true;
+  reader.join();
+  EXPECT_EQ(failure, "");
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ(steps_of(path), one_to(step));
+}
+
+TEST(RunLog, PackWritesOneFileWithEveryRecordWhileTheWriterGoesOn) {
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  const std::string packed = (folder / "shared.h5").string();
+  auto writer = run_with_log(path);
+  writer->histogram(sample_histogram(5));
+  writer->sweep(sample_sweep());
+  writer->flush();
+  write_bytes(log_path_for(packed), "a stale log of an earlier file of this name");
+  const PackResult result = pack_run(path, packed);
+  EXPECT_EQ(result.log_records, 3u);
+  EXPECT_EQ(result.bytes, fs::file_size(packed));
+  EXPECT_FALSE(fs::exists(log_path_for(packed)));
+  {
+    const RunReader reader(packed);
+    EXPECT_EQ(reader.metric("loss").steps, one_to(5));
+    EXPECT_EQ(reader.histogram("global").steps, (std::vector<int64_t>{5}));
+    EXPECT_EQ(reader.sweep("gaussian").metric, sample_sweep().metric);
+    EXPECT_EQ(reader.checkpoint("latest").step, 3);
+  }
+  writer->scalar("loss", 6, 0.0, 0.1);
+  writer->flush();
+  EXPECT_EQ(steps_of(path), one_to(6));
+  EXPECT_EQ(steps_of(packed), one_to(5)) << "the packed copy is its own file";
+  EXPECT_NE(error_of([&] { pack_run(path, path); }).find("is the run being packed"), std::string::npos);
+  EXPECT_NE(error_of([&] { pack_run((folder / "none.h5").string(), packed); }).find("none.h5"), std::string::npos);
+  EXPECT_EQ(steps_of(packed), one_to(5)) << "a refused pack changed its target";
+}
+
+}  // namespace
+}  // namespace descentlab::store
