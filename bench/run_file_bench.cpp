@@ -1,6 +1,9 @@
 // Run-file benchmark: checkpoint save and load time and file size against torch::save / torch::load of the same
 // model, and metric appends per second, all measured in this one process.
 // Usage: descentlab_bench_run_file [--repeats N] [--folder DIR]     (results go to docs/benchmarks.md)
+//        descentlab_bench_run_file --commit-scale 1,10,100,500 [--repeats N] [--folder DIR]
+//          a metric interval's commit (the run log) against a fold of the same rows (what every commit cost before
+//          the run log), on run files holding a checkpoint of each size in MB, with the extra peak memory of each
 
 #include <torch/torch.h>
 
@@ -8,6 +11,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -139,17 +144,130 @@ void metric_appends(const std::string& folder) {
   fs::remove(path);
 }
 
+// Resident and peak resident memory of this process in bytes (/proc/self/status VmRSS, VmHWM).
+std::pair<long long, long long> resident_and_peak() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  long long rss = 0, peak = 0;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) rss = std::stoll(line.substr(6)) * 1024;
+    if (line.rfind("VmHWM:", 0) == 0) peak = std::stoll(line.substr(6)) * 1024;
+  }
+  return {rss, peak};
+}
+
+// Resets the peak (VmHWM) to the current resident size; false where the kernel does not allow it.
+bool reset_peak() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
+}
+
+// Seconds and extra peak bytes of `action` (median seconds; the largest extra peak over the repeats).
+template <typename Action>
+std::pair<double, long long> timed_with_memory(int repeats, Action action) {
+  std::vector<double> times;
+  long long extra = 0;
+  for (int i = 0; i < repeats; ++i) {
+    reset_peak();
+    const long long before = resident_and_peak().first;
+    const auto start = Clock::now();
+    action();
+    times.push_back(seconds_since(start));
+    extra = std::max(extra, resident_and_peak().second - before);
+  }
+  std::sort(times.begin(), times.end());
+  return {times[times.size() / 2], extra};
+}
+
+// One metric interval of a training run: 20 series (8 of them per-layer vectors of 12) over 10 steps.
+void queue_metric_interval(store::RunWriter& writer, int64_t first_step) {
+  for (int64_t step = first_step; step < first_step + 10; ++step) {
+    for (int s = 0; s < 12; ++s) writer.scalar("scalar_" + std::to_string(s), step, 0.0, 1.0);
+    for (int s = 0; s < 8; ++s) writer.vector("vector_" + std::to_string(s), step, 0.0, std::vector<double>(12, 0.5));
+  }
+}
+
+void commit_scale(const std::string& folder, const std::vector<int>& megabytes, int repeats) {
+  std::printf(
+      "Commit cost against the checkpoints a run file holds (median of %d; extra peak memory over the "
+      "resident size before the commit):\n\n",
+      repeats);
+  std::printf(
+      "| checkpoint | metric interval: run log | same rows folded (every commit before) | ratio | "
+      "checkpoint save | torch::save | ratio |\n|---|---|---|---|---|---|---|\n");
+  for (const int size : megabytes) {
+    const std::string run_path = folder + "/bench-scale.h5";
+    const std::string torch_path = folder + "/bench-scale.pt";
+    const int64_t elements = static_cast<int64_t>(size) * 1024 * 1024 / 4;
+    torch::manual_seed(0);
+    const torch::Tensor weights = torch::randn({elements});
+    record::CheckpointData checkpoint;
+    checkpoint.step = 1;
+    record::TensorBlob blob;
+    blob.dtype = "float32";
+    blob.shape = {elements};
+    blob.bytes.assign(static_cast<const char*>(weights.data_ptr()),
+                      static_cast<const char*>(weights.data_ptr()) + elements * 4);
+    checkpoint.sections["model"]["weights"] = std::move(blob);
+
+    store::RunWriterOptions options;
+    options.flush_interval_seconds = 0;
+    options.overwrite = true;
+    auto writer = store::RunWriter::create(run_path, {}, options);
+    int64_t step = 0;
+    const auto [save, save_memory] = timed_with_memory(
+        std::max(1, repeats / 2), [&] { writer->save_checkpoint("latest", record::CheckpointData(checkpoint)); });
+    const double torch_save = median_seconds(std::max(1, repeats / 2), [&] { torch::save(weights, torch_path); });
+    const auto [logged, logged_memory] = timed_with_memory(repeats, [&] {
+      queue_metric_interval(*writer, step);
+      step += 10;
+      writer->flush();
+    });
+    record::CheckpointData tiny;
+    tiny.step = step;
+    tiny.sections["model"]["w"] = checkpoint.sections["model"]["weights"];
+    tiny.sections["model"]["w"].shape = {1};
+    tiny.sections["model"]["w"].bytes.resize(4);
+    const auto [folded, folded_memory] = timed_with_memory(std::max(1, repeats / 2), [&] {
+      queue_metric_interval(*writer, step);
+      step += 10;
+      writer->save_checkpoint("tiny", record::CheckpointData(tiny));  // a fold: the whole file rewritten
+    });
+    std::printf(
+        "| %d MB (file %.0f MB) | %.1f ms, +%.1f MB | %.0f ms, +%.0f MB | %.0fx | %.0f ms, +%.0f MB | %.0f ms | "
+        "%.1f |\n",
+        size, static_cast<double>(fs::file_size(run_path)) / 1e6, 1e3 * logged,
+        static_cast<double>(logged_memory) / 1e6, 1e3 * folded, static_cast<double>(folded_memory) / 1e6,
+        folded / logged, 1e3 * save, static_cast<double>(save_memory) / 1e6, 1e3 * torch_save, save / torch_save);
+    std::fflush(stdout);
+    writer.reset();
+    fs::remove(run_path);
+    fs::remove(torch_path);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int repeats = 5;
   std::string folder = fs::temp_directory_path().string();
+  std::vector<int> scale;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--repeats") repeats = std::stoi(argv[i + 1]);
     if (flag == "--folder") folder = argv[i + 1];
+    if (flag == "--commit-scale") {
+      std::stringstream list(argv[i + 1]);
+      for (std::string item; std::getline(list, item, ',');) scale.push_back(std::stoi(item));
+    }
   }
   descentlab::configure_process(1);
+  if (!scale.empty()) {
+    commit_scale(folder, scale, repeats);
+    return 0;
+  }
   std::printf("Checkpoint save/load (median of %d), run file vs torch::save/torch::load, same model:\n\n", repeats);
   std::printf("| model | what | run file | torch | ratio run/torch |\n|---|---|---|---|---|\n");
   compare_checkpoints(folder, "small: 4 x Linear(256)", 256, 4, repeats);

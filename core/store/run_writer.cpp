@@ -482,8 +482,10 @@ void RunWriter::commit(bool fold_log) {
     batch = std::move(pending_);
     pending_ = std::make_unique<Pending>();
   }
-  const bool fold_now = needs_fold(*batch) || (fold_log && sequence_ > folded_sequence_);
-  if (batch->empty() && file_exists_ && !fold_now) return;
+  const bool unfolded = fold_log && sequence_ > folded_sequence_;
+  // Nothing to commit leaves the file as it is (a cancelled sweep writes nothing, not even a format upgrade).
+  if (batch->empty() && file_exists_ && !unfolded) return;
+  const bool fold_now = unfolded || needs_fold(*batch);
 
   std::string warning;
   try {
