@@ -323,6 +323,12 @@ def summarize_tour(spec, runs_dir):
 
 def tour_section(spec, result):
     lines = ["## %s: %s" % (spec["name"], spec["title"]), "", "**Caption.** " + spec["caption"], ""]
+    shots = ["[%s](screenshots/tours/%s-%s.png)" % (size.replace("x", "×"), spec["name"], size)
+             for size in ("1024x700", "1280x800", "1920x1080")
+             if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "screenshots", "tours",
+                                          "%s-%s.png" % (spec["name"], size)))]
+    if shots:
+        lines += ["**In the window** as the tour leaves it (seed 0, no hand on the plots): " + ", ".join(shots) + ".", ""]
     lines.append("**Runs** (views: %s):" % ", ".join(spec["views"]))
     lines.append("")
     for run in spec["runs"]:
@@ -371,7 +377,13 @@ def main():
            "\"Reproducibility of runs side by side\"), so seed 0's runs in the window are these runs, bit for bit, on "
            "the CPU. (Before session 11 they shared one generator: seed 0 of cheap-way-out gave f_0 = 1.85 nats "
            "without stop-gradient from the CLI and 1.1 nats in the window.) To reproduce a number, run "
-           "`bash scripts/tours.sh run TOUR`.", ""]
+           "`bash scripts/tours.sh run TOUR`.", "",
+           "Each tour's section links screenshots of the window as the tour leaves it, taken by "
+           "`SIZES=\"1024x700 1280x800 1920x1080\" bash scripts/tour-shots.sh OUT` (a fresh screen and fresh "
+           "settings per tour and size, the runs trained to their end; `docs/screenshots/tours/TOUR-SIZE.png`, "
+           "reduced to 256 colours). The playground's tour: "
+           "[1280×800](screenshots/tours/implicit-bias-1280x800.png), "
+           "[1920×1080](screenshots/tours/implicit-bias-1920x1080.png).", ""]
     for spec in specs:
         result = summarize_tour(spec, runs_dir)
         if not result["seeds"] and os.path.exists(os.path.join(results_dir, spec["name"] + ".md")):

@@ -152,6 +152,8 @@ class MainWindow : public QMainWindow {
   // A tour's views (ids as in tours' "views") in front, the others behind them as tabs, and the first view the
   // larger share of the height it shares with another of the tour's views.
   void arrangeForTour(const QStringList& views);
+  // The tour's first view 60 % of the height it shares with the view in front above or below it.
+  void giveTourViewItsShare(QDockWidget* anchor);
   // The saved layout when it is of this version and still fits; false (nothing applied) otherwise.
   bool restoreSavedLayout();
   // Hides the layerwise views while only sparse runs are open, and shows them again when a layerwise run opens.

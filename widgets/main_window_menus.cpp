@@ -191,19 +191,35 @@ void MainWindow::arrangeForTour(const QStringList& views) {
   QDockWidget* anchor = *docked;
   QTimer::singleShot(0, this, [self, anchor] {
     if (!self || !anchor->isVisible()) return;
-    const QRect first = anchor->geometry();
-    for (auto* dock : self->findChildren<QDockWidget*>()) {
-      const QRect other = dock->geometry();
-      if (dock == anchor || !dock->isVisible() || dock->isFloating() || dock->visibleRegion().isEmpty() ||
-          self->dockWidgetArea(dock) != self->dockWidgetArea(anchor) || other.top() == first.top() ||
-          other.right() < first.left() || other.left() > first.right()) {
-        continue;
+    // On a short screen the runs table gives the views what its tour's runs do not need (at 1024x700 the per-layer
+    // plot was squeezed below its minimum, its axis title under the hint line): its header and three rows.
+    if (self->height() < 800 && !self->runsDock_->isFloating() && self->runsDock_->isVisible()) {
+      const int rows = self->runTable_->horizontalHeader()->sizeHint().height() +
+                       3 * self->runTable_->verticalHeader()->defaultSectionSize();
+      const int chrome = self->runsDock_->height() - self->runTable_->height();
+      if (self->runsDock_->height() > rows + chrome) {
+        self->resizeDocks({self->runsDock_}, {rows + chrome}, Qt::Vertical);
       }
-      const int column = first.height() + other.height();
-      self->resizeDocks({anchor, dock}, {column * 60 / 100, column * 40 / 100}, Qt::Vertical);
-      return;
     }
+    QTimer::singleShot(0, self, [self, anchor] {
+      if (self && anchor->isVisible()) self->giveTourViewItsShare(anchor);
+    });
   });
+}
+
+void MainWindow::giveTourViewItsShare(QDockWidget* anchor) {
+  const QRect first = anchor->geometry();
+  for (auto* dock : findChildren<QDockWidget*>()) {
+    const QRect other = dock->geometry();
+    if (dock == anchor || !dock->isVisible() || dock->isFloating() || dock->visibleRegion().isEmpty() ||
+        dockWidgetArea(dock) != dockWidgetArea(anchor) || other.top() == first.top() ||
+        other.right() < first.left() || other.left() > first.right()) {
+      continue;
+    }
+    const int column = first.height() + other.height();
+    resizeDocks({anchor, dock}, {column * 60 / 100, column * 40 / 100}, Qt::Vertical);
+    return;
+  }
 }
 
 QString MainWindow::tourCaption() const {
