@@ -391,6 +391,15 @@ PY
     expect_in '"nan" is not a sparsity' "$scratch/out"
     expect_status 2 "$cli" inspect "$scratch/none.h5"
     expect_in "$scratch/none.h5: no such run file" "$scratch/out"
+    # Issue 38 item 5: what was given is named, with the valid commands; an empty path is not "no --resume".
+    expect_status 2 "$cli" frobnicate
+    expect_in "'frobnicate' is not a command; the commands are data, inspect, pack, train" "$scratch/out"
+    expect_status 2 "$cli" --threads 1 frobnicate --json
+    expect_in "'frobnicate' is not a command" "$scratch/out"
+    expect_status 2 "$cli" train --resume ""
+    expect_in "an empty argument was given after '--resume'" "$scratch/out"
+    expect_status 2 "$cli" inspect ""
+    expect_in "an empty argument was given after 'inspect'" "$scratch/out"
     [ ! -e "$scratch/x.h5" ] || fail "a refused command wrote a run file"
     ;;
   config_errors)

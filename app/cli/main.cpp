@@ -1,6 +1,7 @@
 // descentlab-cli: the headless front end of DescentLab. Links only the core engine.
 
 #include <c10/util/Exception.h>
+#include <algorithm>
 
 #include <CLI/CLI.hpp>
 
@@ -84,6 +85,36 @@ Failure classify(const std::exception_ptr& error) {
   }
 }
 
+// What CLI11 would answer vaguely, said with what was given (issue 38): an unknown command ("A subcommand is
+// required") and an empty argument (`--resume ""` read as no --resume, `inspect ""` as ": no such run file").
+// Returns the message, or "" when the command line is for CLI11 to judge.
+std::string vague_command_line(const CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> commands;
+  for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+    commands.push_back(command->get_name());
+  }
+  bool command_seen = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string argument = argv[i];
+    if (argument.empty()) {
+      const std::string after = i > 1 ? std::string(argv[i - 1]) : std::string();
+      return "an empty argument was given" + (after.empty() ? std::string() : " after '" + after + "'") +
+             "; name a file or a value there";
+    }
+    if (command_seen || argument[0] == '-') {
+      if (!command_seen && argument == "--threads") ++i;  // its value
+      continue;
+    }
+    command_seen = true;
+    if (std::find(commands.begin(), commands.end(), argument) == commands.end()) {
+      std::string list;
+      for (const auto& name : commands) list += (list.empty() ? "" : ", ") + name;
+      return "'" + argument + "' is not a command; the commands are " + list + " (descentlab-cli COMMAND --help)";
+    }
+  }
+  return "";
+}
+
 std::string version_text() {
   // --version answers while the options are parsed, before the thread count is applied: apply the default (or
   // $DESCENTLAB_THREADS) first, so "threads:" says what a run would use, not LibTorch's own default (all cores).
@@ -118,6 +149,10 @@ int main(int argc, char** argv) {
   app.parse_complete_callback(
       [&threads]() { descentlab::configure_process(threads > 0 ? threads : descentlab::threads_from_environment(1)); });
 
+  if (const std::string vague = vague_command_line(app, argc, argv); !vague.empty()) {
+    std::cerr << "descentlab-cli: error: " << vague << "\n";
+    return kBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
