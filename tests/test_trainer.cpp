@@ -10,9 +10,13 @@
 #include <thread>
 
 #include "core/store/run_file.h"
+#include "core/store/run_writer.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/trainer.h"
+#include "core/train/training_session.h"
+#include "run_file_samples.h"
 #include "test_sinks.h"
+#include "test_support.h"
 
 namespace descentlab::train {
 namespace {
@@ -324,6 +328,35 @@ TEST(Trainer, ResumeRefusesACheckpointWhoseStepDisagreesWithItsDataOrder) {
   ToyEngine third(toy_config(3));
   third.resume_from(good, "run.h5", "latest");  // the undamaged one resumes
   EXPECT_EQ(third.step(), 4);
+}
+
+// Issue 38 items 3 and 4: a resume of a run another process is writing, before that writer's first checkpoint, was
+// refused as "no checkpoint to resume from" (exit 2) instead of naming the holder (exit 3); and a refused resume
+// left a killed writer's temporary beside the file.
+TEST(TrainingSessionResume, ARunBeingWrittenIsRefusedNamingItsWriterEvenBeforeItsFirstCheckpoint) {
+  descentlab::testing::ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  store::RunWriterOptions options = descentlab::testing::manual_flush();
+  options.purpose = "training";
+  auto writer = store::RunWriter::create(path, descentlab::testing::sample_header(), options);
+  try {
+    TrainingSession::resume(path);
+    ADD_FAILURE() << "a resume of a run being written was not refused";
+  } catch (const store::RunFileError& error) {
+    EXPECT_EQ(error.kind(), store::RunFileError::Kind::Busy) << error.what();
+    EXPECT_NE(std::string(error.what()).find("is being written by"), std::string::npos) << error.what();
+  }
+}
+
+TEST(TrainingSessionResume, ARefusedResumeStillRemovesAKilledWritersTemporary) {
+  descentlab::testing::ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  store::RunWriter::create(path, descentlab::testing::sample_header(), descentlab::testing::manual_flush()).reset();
+  const std::string temporary = path + ".tmp-999999999";
+  descentlab::testing::write_bytes(temporary, "half a commit of a killed writer");
+  EXPECT_THROW(TrainingSession::resume(path), std::exception);  // no checkpoint (and not a preset's config)
+  EXPECT_FALSE(std::filesystem::exists(temporary));
+  EXPECT_FALSE(std::filesystem::exists(store::RunFileLock::lock_path_for(path))) << "the check left its lock file";
 }
 
 }  // namespace

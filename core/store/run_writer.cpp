@@ -207,6 +207,13 @@ std::unique_ptr<RunWriter> RunWriter::create(const std::string& path, const RunH
   return writer;
 }
 
+void RunWriter::take_over_abandoned(const std::string& path, const RunWriterOptions& options) {
+  std::error_code status;
+  if (!fs::exists(path, status)) return;  // the reader says what is missing
+  const auto lock = RunFileLock::acquire(path, lock_purpose(options));
+  remove_abandoned_temporaries(path);
+}
+
 std::unique_ptr<RunWriter> RunWriter::open(const std::string& path, const RunWriterOptions& options) {
   auto lock = RunFileLock::acquire(path, lock_purpose(options));
   // Before validating: a killed writer's temporaries go even when the file itself is then refused.

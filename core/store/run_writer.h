@@ -48,6 +48,10 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
                                            const RunWriterOptions& options = {});
   // Continues an existing run file (resume). Validates it like RunReader does.
   static std::unique_ptr<RunWriter> open(const std::string& path, const RunWriterOptions& options = {});
+  // What open() does first, for a caller that reads the run before it continues it (a resume): takes the lock for a
+  // moment, so a run another process writes is refused naming the holder (RunFileError Busy) before the file's
+  // content is judged, and removes the temporaries of writers that were killed, also when the run is then refused.
+  static void take_over_abandoned(const std::string& path, const RunWriterOptions& options = {});
 
   ~RunWriter() override;  // commits what is pending; never throws (an error is printed to stderr)
   RunWriter(const RunWriter&) = delete;

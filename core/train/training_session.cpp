@@ -238,6 +238,12 @@ std::unique_ptr<TrainingSession> TrainingSession::resume(const std::string& run_
     session->data_parallel_ = data_parallel;
     return session;
   }
+  // A run another process writes is refused naming it before its content is judged (before its first checkpoint
+  // it has none to resume from, which would be the wrong reason), and a killed writer's temporaries go even when
+  // the resume is then refused.
+  store::RunWriterOptions purpose;
+  purpose.purpose = "checking a resume";
+  store::RunWriter::take_over_abandoned(run_path, purpose);
   const store::RunReader reader(run_path);
   auto config = config::stored_config(reader.header().config_json, run_path);
   if (!reader.has_checkpoint("latest")) {
