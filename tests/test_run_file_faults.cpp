@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "core/store/durable_file.h"
@@ -147,12 +148,30 @@ TEST(RunFileFaults, BackgroundCommitsRetryUntilTheDiskHasRoom) {
   const std::string path = (folder / "run.h5").string();
   RunWriterOptions options;
   options.flush_interval_seconds = 0.02;
+  std::mutex notices_mutex;
+  std::vector<std::string> notices;
+  options.notice = [&](const std::string& message) {
+    std::lock_guard<std::mutex> lock(notices_mutex);
+    notices.push_back(message);
+  };
+  const auto notices_now = [&] {
+    std::lock_guard<std::mutex> lock(notices_mutex);
+    return notices;
+  };
   auto writer = RunWriter::create(path, sample_header(), options);
   fault::inject(fault::Point::Write, ENOSPC);
   writer->scalar("loss", 1, 0.0, 1.0);
   ASSERT_TRUE(wait_until([&] { return !writer->last_error().empty(); }, 10.0));
   EXPECT_NE(writer->last_error().find("the disk is full"), std::string::npos);
   ASSERT_TRUE(wait_until([&] { return writer->last_error().empty(); }, 10.0));
+  // Issue 38 item 6: said once when the rows began to be held in memory, with why, and once when they landed.
+  ASSERT_TRUE(wait_until([&] { return notices_now().size() >= 2; }, 10.0));
+  const auto said = notices_now();
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_NE(said[0].find("held in memory"), std::string::npos) << said[0];
+  EXPECT_NE(said[0].find("the disk is full"), std::string::npos) << said[0];
+  EXPECT_NE(said[0].find(path), std::string::npos) << said[0];
+  EXPECT_NE(said[1].find("are committed"), std::string::npos) << said[1];
   writer.reset();
   EXPECT_EQ(RunReader(path).metric("loss").steps, (std::vector<int64_t>{1}));
 }

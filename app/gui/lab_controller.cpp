@@ -257,6 +257,14 @@ void LabController::launch(const QString& runId, std::unique_ptr<train::Training
   session->on_start([this, runId](const train::SessionStart& start) {
     postToGui([this, runId, start] { onStarted(runId, start); });
   });
+  // Rows held in memory while the disk refuses them, and when they land: in the run's log and the message bar.
+  session->on_notice([this, runId](const std::string& message) {
+    postToGui([this, runId, message] {
+      const QString text = QString::fromStdString(message);
+      if (auto* run = window_.model()->run(runId)) run->appendLog(QStringLiteral("%1 %2").arg(timestamp(), text));
+      window_.showInfo(text);
+    });
+  });
   auto* raw = session.get();
   live.session = std::move(session);
   live_[runId] = std::move(live);

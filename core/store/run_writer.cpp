@@ -309,12 +309,30 @@ void RunWriter::flusher_loop() {
     wake_.wait_for(lock, interval);
     if (stopping_) break;
     lock.unlock();
+    // Said once when rows start to be held in memory (a full disk between checkpoints), and once when they land:
+    // a run must not go quiet while its rows cannot be written.
     try {
       commit();
+      if (holding_since_) {
+        notice(path_ + ": the rows held in memory since " + *holding_since_ + " are committed");
+        holding_since_.reset();
+      }
     } catch (const std::exception&) {
       // Recorded in last_error_; the data stays pending and the next commit retries.
+      if (!holding_since_) {
+        holding_since_ = utc_timestamp();
+        notice(path_ + ": the rows recorded since the last commit are held in memory: " + last_error());
+      }
     }
     lock.lock();
+  }
+}
+
+void RunWriter::notice(const std::string& message) const {
+  if (options_.notice) {
+    options_.notice(message);
+  } else {
+    std::cerr << "descentlab: " << message << "\n";
   }
 }
 

@@ -20,9 +20,11 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -39,6 +41,9 @@ struct RunWriterOptions {
   double flush_interval_seconds = 2.0;  // how long metric events may wait in memory; <= 0: only on flush()
   bool overwrite = false;               // create(): replace an existing file instead of refusing
   std::string purpose;                  // a few words a second writer is told ("a robustness sweep")
+  // Told once when background commits start to fail (the rows are held in memory, and why) and once when they land
+  // again; nullptr: printed to stderr.
+  std::function<void(const std::string&)> notice;
 };
 
 class RunWriter : public record::MetricSink, public record::CheckpointStore {
@@ -100,6 +105,7 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   [[noreturn]] void restore_and_throw(std::unique_ptr<Pending>& batch, const std::string& temporary,
                                       const std::string& message);
   void flusher_loop();
+  void notice(const std::string& message) const;
 
   std::string path_;
   RunWriterOptions options_;
@@ -119,11 +125,12 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   std::set<std::string> stored_checkpoints_;
   std::set<std::string> stored_sweeps_;
   std::atomic<int64_t> commits_{0};
-  size_t main_bytes_ = 0;              // the run file's size at the last fold
-  int64_t folded_sequence_ = 0;        // the run file's log_sequence: the last log record it holds
-  int64_t sequence_ = 0;               // the last record committed, in the run file or the log
-  int log_descriptor_ = -1;            // RUN.h5.log, open for appending; -1: the next commit folds
-  unsigned long long log_length_ = 0;  // where the next record goes
+  std::optional<std::string> holding_since_;  // when background commits began to fail (flusher thread only)
+  size_t main_bytes_ = 0;                     // the run file's size at the last fold
+  int64_t folded_sequence_ = 0;               // the run file's log_sequence: the last log record it holds
+  int64_t sequence_ = 0;                      // the last record committed, in the run file or the log
+  int log_descriptor_ = -1;                   // RUN.h5.log, open for appending; -1: the next commit folds
+  unsigned long long log_length_ = 0;         // where the next record goes
 
   std::mutex wake_mutex_;
   std::condition_variable wake_;

@@ -30,6 +30,7 @@ std::unique_ptr<store::RunWriter> open_run(Trainer& trainer, const config::Exper
   writer_options.overwrite = options.overwrite;
   writer_options.flush_interval_seconds = options.flush_interval_seconds;
   writer_options.purpose = (resuming ? "resuming training" : "training") + who;
+  writer_options.notice = options.notice;
   if (resuming) {
     // The lock first, then the checkpoint: no other writer can replace "latest" between the two.
     auto writer = store::RunWriter::open(options.run_path, writer_options);

@@ -47,6 +47,9 @@ struct SessionOptions {
   std::string run_path;
   bool overwrite = false;               // a new run may replace an existing run file
   double flush_interval_seconds = 2.0;  // how often the run file is committed while the run goes
+  // Told (on the run file's writer thread) when its rows cannot be committed and are held in memory, and when they
+  // land; nullptr: printed to stderr.
+  std::function<void(const std::string&)> notice;
 };
 
 class TrainingSession {
@@ -83,6 +86,8 @@ class TrainingSession {
   // Sinks and the start callback must be set before run()/start(); they are called on the training thread.
   void add_sink(record::MetricSink* sink) { extra_sinks_.push_back(sink); }
   void on_start(std::function<void(const SessionStart&)> callback) { on_start_ = std::move(callback); }
+  // The run file's notices (SessionOptions::notice), also for a resumed session.
+  void on_notice(std::function<void(const std::string&)> callback) { options_.notice = std::move(callback); }
 
   // Trains on the calling thread until done or stopped; throws descentlab errors (config, data, NaN, run file).
   TrainingResult run();
