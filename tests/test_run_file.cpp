@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/store/hdf5_io.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "core/util/sha256.h"
@@ -274,6 +275,36 @@ TEST(RunFile, WriterRejectsInconsistentInput) {
   checkpoint.sections["model"]["readout.bias"].bytes.pop_back();
   EXPECT_THROW(writer->save_checkpoint("latest", checkpoint), RunFileError);
   EXPECT_THROW(RunWriter::create(path, sample_header(), manual_flush()), RunFileError);  // exists, no overwrite
+}
+
+// Issue 38 item 1: a damaged file whose dataspace claims billions of elements answered "out of memory" (exit 4), or
+// a raw std::bad_alloc on resume. It is damage: refused naming the file and the object, with both numbers, before
+// anything is allocated.
+TEST(RunFile, ADatasetClaimingMoreThanTheFileHoldsIsRefusedBeforeAnyAllocation) {
+  ScratchFolder folder;
+  const std::string path = write_complete_run(folder);
+  {
+    H5::H5File file(path, H5F_ACC_RDWR);
+    H5::DataSet value = file.openDataSet("/metrics/loss/value");
+    const hsize_t rows[] = {3000000000ull};
+    value.extend(rows);  // the chunks stay unwritten: the file does not grow
+    H5::Group model = file.openGroup("/checkpoints/latest/model");
+    const hsize_t elements[] = {2000000000ull};
+    H5::DataSet huge = model.createDataSet("huge", H5::PredType::NATIVE_FLOAT, H5::DataSpace(1, elements));
+    hdf5::set_string_attribute(huge, "dtype", "float32");
+  }
+  ASSERT_LT(fs::file_size(path), 10u << 20);
+  const RunReader reader(path);
+  EXPECT_EQ(error_kind_of([&] { reader.metric("loss"); }, "/metrics/loss"), RunFileError::Kind::Corrupt);
+  EXPECT_EQ(error_kind_of([&] { reader.metric("loss"); }, "claims 3000000000 elements"), RunFileError::Kind::Corrupt);
+  EXPECT_EQ(error_kind_of([&] { reader.metric("loss"); }, "the file holds"), RunFileError::Kind::Corrupt);
+  EXPECT_EQ(error_kind_of([&] { reader.checkpoint("latest"); }, "/checkpoints/latest/model/huge"),
+            RunFileError::Kind::Corrupt);
+  EXPECT_EQ(error_kind_of([&] { reader.checkpoint("latest"); }, "claims 2000000000 elements"),
+            RunFileError::Kind::Corrupt);
+  // A writer continuing it (a resume) refuses it when it opens, not in a commit's allocation.
+  EXPECT_EQ(error_kind_of([&] { RunWriter::open(path, manual_flush()); }, "/metrics/loss/value"),
+            RunFileError::Kind::Corrupt);
 }
 
 TEST(RunFile, FailedCommitKeepsEverythingForTheNextOne) {

@@ -1,6 +1,7 @@
 #include "core/store/hdf5_io.h"
 
 #include <algorithm>
+#include <limits>
 #include <mutex>
 
 namespace descentlab::store::hdf5 {
@@ -149,6 +150,40 @@ std::vector<hsize_t> dataset_shape(const H5::DataSet& dataset) {
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
   if (rank > 0) space.getSimpleExtentDims(dims.data());
   return dims;
+}
+
+hsize_t checked_element_count(const H5::DataSet& dataset, size_t element_bytes) {
+  const auto dims = dataset_shape(dataset);
+  hsize_t count = 1;
+  std::string shape;
+  bool overflow = false;
+  for (hsize_t dim : dims) {
+    shape += (shape.empty() ? "" : " x ") + std::to_string(dim);
+    if (dim != 0 && count > std::numeric_limits<hsize_t>::max() / dim) overflow = true;
+    count = overflow ? count : count * dim;
+  }
+  if (overflow || count == 0) {
+    if (!overflow) return 0;
+    throw ClaimTooLarge("its shape " + shape + " claims more elements than can be counted: damaged");
+  }
+  const H5::DSetCreatPropList creation = dataset.getCreatePlist();
+  const bool contiguous = creation.getLayout() == H5D_CONTIGUOUS || creation.getLayout() == H5D_COMPACT;
+  const auto stored = static_cast<long double>(H5Dget_storage_size(dataset.getId()));
+  const long double claimed = static_cast<long double>(count) * static_cast<long double>(element_bytes);
+  const long double limit = contiguous ? stored : 1100.0L * stored + 1048576.0L;
+  if (claimed > limit) {
+    hsize_t file_bytes = 0;
+    const hid_t file = H5Iget_file_id(dataset.getId());
+    if (file >= 0) {
+      H5Fget_filesize(file, &file_bytes);
+      H5Fclose(file);
+    }
+    throw ClaimTooLarge("its shape " + shape + " claims " + std::to_string(count) + " elements (" +
+                        std::to_string(static_cast<unsigned long long>(claimed)) + " bytes), but the file holds " +
+                        std::to_string(file_bytes) + " bytes (" +
+                        std::to_string(static_cast<unsigned long long>(stored)) + " stored for it): damaged");
+  }
+  return count;
 }
 
 }  // namespace descentlab::store::hdf5

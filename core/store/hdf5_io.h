@@ -4,6 +4,7 @@
 #include <H5Cpp.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -36,10 +37,20 @@ H5::DataSet write_array(H5::Group& group, const std::string& name, const H5::Pre
 
 std::vector<hsize_t> dataset_shape(const H5::DataSet& dataset);
 
+// A dataset whose dataspace claims more than its file holds (damage: a forged or flipped extent), refused before
+// anything is allocated. The message gives both numbers; readers name the file and the object.
+class ClaimTooLarge : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// The elements of `dataset`, after checking that `element_bytes` each fit in what the file stores for it: a
+// contiguous dataset's storage must hold them, a chunked (compressed) one's at most 1100x its stored bytes (deflate
+// does not exceed 1032:1) plus 1 MB. Throws ClaimTooLarge otherwise, also when the element count overflows.
+hsize_t checked_element_count(const H5::DataSet& dataset, size_t element_bytes);
+
 template <typename T>
 std::vector<T> read_all(const H5::DataSet& dataset, const H5::PredType& type) {
-  hsize_t count = 1;
-  for (hsize_t dim : dataset_shape(dataset)) count *= dim;
+  const hsize_t count = checked_element_count(dataset, sizeof(T));
   std::vector<T> values(static_cast<size_t>(count));
   if (count > 0) dataset.read(values.data(), type);
   return values;

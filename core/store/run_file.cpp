@@ -298,7 +298,13 @@ record::CheckpointData read_checkpoint(const H5::Group& group, const std::string
       blob.dtype = hdf5::has_attribute(dataset, "dtype") ? hdf5::string_attribute(dataset, "dtype") : "";
       const H5::PredType& type = hdf5_type_of(blob.dtype, path, tensor_object);
       for (hsize_t dim : hdf5::dataset_shape(dataset)) blob.shape.push_back(static_cast<int64_t>(dim));
-      blob.bytes.resize(static_cast<size_t>(blob.numel()) * element_size_of(blob.dtype, path, tensor_object));
+      const size_t element_bytes = element_size_of(blob.dtype, path, tensor_object);
+      try {
+        hdf5::checked_element_count(dataset, element_bytes);  // before the allocation below
+      } catch (const hdf5::ClaimTooLarge& error) {
+        throw RunFileError(RunFileError::Kind::Corrupt, path, tensor_object, error.what());
+      }
+      blob.bytes.resize(static_cast<size_t>(blob.numel()) * element_bytes);
       if (!blob.bytes.empty()) dataset.read(blob.bytes.data(), type);
       tensors[tensor_name] = std::move(blob);
     }

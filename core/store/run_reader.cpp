@@ -24,6 +24,8 @@ auto guarded(const std::string& path, const std::string& object, Read read) -> d
     return read();
   } catch (const H5::Exception& error) {
     throw format::to_run_file_error(error, Kind::Corrupt, path, object);
+  } catch (const hdf5::ClaimTooLarge& error) {
+    throw RunFileError(Kind::Corrupt, path, object, error.what());
   }
 }
 

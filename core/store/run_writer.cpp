@@ -227,12 +227,25 @@ std::unique_ptr<RunWriter> RunWriter::open(const std::string& path, const RunWri
     // with (version 1's "scalar" | "vector"), which version 2 still reads.
     writer->upgrade_format_ = writer->header_.format_version < kFormatVersion;
     writer->header_.format_version = kFormatVersion;
+    // Every series the next commits copy or cut is checked first: a damaged one that claims billions of rows is
+    // refused here, naming it, not by an allocation in a commit.
+    const auto check_claims = [&](const H5::Group& series, const std::string& object) {
+      for (const auto& dataset : hdf5::child_names(series)) {
+        try {
+          hdf5::checked_element_count(series.openDataSet(dataset), 8);
+        } catch (const hdf5::ClaimTooLarge& error) {
+          throw RunFileError(RunFileError::Kind::Corrupt, path, object + "/" + dataset, error.what());
+        }
+      }
+    };
     const H5::Group metrics = file.openGroup(format::kMetrics);
     for (const auto& name : hdf5::child_names(metrics)) {
+      check_claims(metrics.openGroup(name), std::string("/") + format::kMetrics + "/" + name);
       writer->metric_widths_[name] = hdf5::int_attribute(metrics.openGroup(name), "width");
     }
     const H5::Group histograms = file.openGroup(format::kHistograms);
     for (const auto& name : hdf5::child_names(histograms)) {
+      check_claims(histograms.openGroup(name), std::string("/") + format::kHistograms + "/" + name);
       writer->histogram_edges_[name] =
           hdf5::read_all<double>(histograms.openGroup(name).openDataSet("bin_edges"), H5::PredType::NATIVE_DOUBLE);
     }
