@@ -5,7 +5,7 @@
 //   latency     the GUI thread's event latency while a run trains: a probe thread posts a queued call every 5 ms
 //               and the delay until the GUI thread runs it is recorded (p50, p99, max).
 // Run it under Xvfb to include real painting: xvfb-run -a build/bench/descentlab_bench_gui_throughput
-// Usage: descentlab_bench_gui_throughput [--preset NAME] [--size quick|full] [--rounds R] [--set key=value ...]
+// Usage: descentlab_bench_gui_throughput [--preset NAME] [--size quick|full|large] [--rounds R] [--set key=value ...]
 
 #include "app/gui/lab_backend.h"
 #include "app/gui/lab_controller.h"

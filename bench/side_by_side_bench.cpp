@@ -4,7 +4,7 @@
 // and once with streams on, in alternating order, for --steps steps; the time is each run's training time (after
 // its data and model are ready), averaged over the two. The ratio streams / shared is the median over the rounds.
 // Run files go to a scratch folder.
-// Usage: descentlab_bench_side_by_side [--preset NAME] [--size quick|full] [--steps N] [--rounds R] [--set k=v]...
+// Usage: descentlab_bench_side_by_side [--preset NAME] [--size quick|full|large] [--steps N] [--rounds R] [--set k=v]...
 
 #include <torch/torch.h>
 

@@ -32,7 +32,7 @@ std::string error_of(const nlohmann::json& document) {
 
 TEST(Config, EveryPresetRoundTripsThroughItsJson) {
   for (const auto& name : config::preset_names()) {
-    for (const char* size : {"quick", "full"}) {
+    for (const char* size : {"quick", "full", "large"}) {
       const ExperimentConfig read = ExperimentConfig::from_json(config::preset_document(name, size), name);
       const nlohmann::json written = read.to_json();
       EXPECT_EQ(ExperimentConfig::from_json(written, name).to_json(), written) << name << " " << size;

@@ -2,6 +2,8 @@
 // built, the memory figures as read from /proc/meminfo and cgroup files, and the refusal's message.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <torch/torch.h>
 
 #include "core/config/experiment_config.h"
@@ -57,6 +59,18 @@ TEST(Footprint, ParameterCountsAreThoseOfTheBuiltModels) {
   gpt.data.context = 16;
   models::TinyGptImpl gpt_model(tasks::transformer_options(gpt.model), 256, 16);
   EXPECT_DOUBLE_EQ(tasks::parameter_count(gpt), parameters_of(gpt_model));
+}
+
+// Issue 34 item 6: the "large" size of every preset is a model a single GPU trains in minutes, 20-50 M parameters.
+TEST(Footprint, EveryPresetsLargeSizeHasTwentyToFiftyMillionParameters) {
+  for (const auto& name : config::preset_names()) {
+    const auto large = config::load_experiment(name, "large", "", {});
+    const double parameters = tasks::parameter_count(large);
+    EXPECT_GE(parameters, 20e6) << name;
+    EXPECT_LE(parameters, 50e6) << name;
+    EXPECT_GT(parameters, 10 * tasks::parameter_count(config::load_experiment(name, "full", "", {}))) << name;
+    std::printf("%s large: %.1f M parameters\n", name.c_str(), parameters / 1e6);
+  }
 }
 
 // The case of the issue: layers = 256, width = 4096 allocated for 74 s before failing under a 12 GiB limit.

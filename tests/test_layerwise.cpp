@@ -601,7 +601,7 @@ TEST(LayerwiseTrainer, NanLossStopsWithAClearErrorAndKeepsTheLastGoodCheckpoint)
 
 TEST(ExperimentConfig, PresetsLoadAndUnknownKeysAreNamed) {
   for (const auto& name : config::preset_names()) {
-    for (const std::string size : {"quick", "full"}) {
+    for (const std::string size : {"quick", "full", "large"}) {
       const auto config = config::load_experiment(name, size, "", {});
       EXPECT_EQ(config.name, name + "-" + size);
     }

@@ -33,7 +33,7 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
   presetAbout_->setObjectName(QStringLiteral("preset-description"));
   presetAbout_->setStyleSheet(QStringLiteral("color: palette(mid);"));
   size_ = new QComboBox(this);
-  size_->addItems({QStringLiteral("quick"), QStringLiteral("full")});
+  size_->addItems({QStringLiteral("quick"), QStringLiteral("full"), QStringLiteral("large")});
   device_ = new QComboBox(this);
   device_->addItems({QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("cuda")});
   const QString noCuda = backend_.cudaUnavailableReason();

@@ -1,6 +1,6 @@
 // descentlab: the desktop lab, and `descentlab report` (the same views rendered to PNG without a window).
 //
-//   descentlab [RUN.h5 ...] [--preset NAME] [--size quick|full] [--start PRESET ...] [--tour NAME] [--shots DIR]
+//   descentlab [RUN.h5 ...] [--preset NAME] [--size quick|full|large] [--start PRESET ...] [--tour NAME] [--shots DIR]
 //   descentlab report RUN.h5 [RUN2.h5 ...] --out DIR
 //
 // LibTorch never reaches this file: core headers used here are torch-free, so Qt's macros are safe.
@@ -199,8 +199,9 @@ int main(int argc, char** argv) {
                                QStringLiteral("[RUN.h5...]"));
   QCommandLineOption preset(QStringLiteral("preset"), QStringLiteral("The experiment shown ready in the panel"),
                             QStringLiteral("NAME"), QStringLiteral("video-constrained"));
-  QCommandLineOption size(QStringLiteral("size"), QStringLiteral("quick or full"), QStringLiteral("SIZE"),
-                          QStringLiteral("quick"));
+  QCommandLineOption size(QStringLiteral("size"),
+                          QStringLiteral("quick, full or large (about 25 M parameters, for a GPU)"),
+                          QStringLiteral("SIZE"), QStringLiteral("quick"));
   QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start this preset at once (repeatable)"),
                            QStringLiteral("PRESET"));
   QCommandLineOption tour(QStringLiteral("tour"),

@@ -825,7 +825,7 @@ TEST_F(LabTest, TheConfigFormValidatesWithTheEnginesRules) {
   EXPECT_TRUE(panel->startEnabled()) << panel->validationMessage().toStdString();
   // Every preset of both engines makes a form that is valid as it comes.
   for (const auto& name : backend_.presetNames()) {
-    for (const QString& size : {QStringLiteral("quick"), QStringLiteral("full")}) {
+    for (const QString& size : {QStringLiteral("quick"), QStringLiteral("full"), QStringLiteral("large")}) {
       panel->setPreset(name, size);
       EXPECT_TRUE(panel->startEnabled()) << name.toStdString() << ": " << panel->validationMessage().toStdString();
     }
