@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -526,9 +527,20 @@ void RunWriter::commit(bool fold_log) {
   const bool fold_now = unfolded || needs_fold(*batch);
 
   std::string warning;
+  const auto started = std::chrono::steady_clock::now();
+  // Counted whether it succeeds or not: the time is spent either way.
+  struct Timed {
+    std::chrono::steady_clock::time_point started;
+    std::atomic<int64_t>& nanoseconds;
+    ~Timed() {
+      nanoseconds +=
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
+    }
+  } timed{started, fold_now ? fold_nanoseconds_ : append_nanoseconds_};
   try {
     if (fold_now) {
       warning = fold(*batch);
+      ++folds_;
     } else {
       append_to_log(*batch);
     }

@@ -86,6 +86,11 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   // The last background commit error (or a warning of the last commit), empty when the last commit went well.
   std::string last_error() const;
   int64_t commits() const { return commits_.load(); }
+  // Where the writer's time went (issue 34): wall seconds in commits that appended to the run log, in folds (a new
+  // version of the run file: checkpoints, the end), and the number of folds.
+  double append_seconds() const { return static_cast<double>(append_nanoseconds_.load()) * 1e-9; }
+  double fold_seconds() const { return static_cast<double>(fold_nanoseconds_.load()) * 1e-9; }
+  int64_t folds() const { return folds_.load(); }
 
  private:
   using Pending = RunBatch;
@@ -125,6 +130,9 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   std::set<std::string> stored_checkpoints_;
   std::set<std::string> stored_sweeps_;
   std::atomic<int64_t> commits_{0};
+  std::atomic<int64_t> append_nanoseconds_{0};
+  std::atomic<int64_t> fold_nanoseconds_{0};
+  std::atomic<int64_t> folds_{0};
   std::optional<std::string> holding_since_;  // when background commits began to fail (flusher thread only)
   size_t main_bytes_ = 0;                     // the run file's size at the last fold
   int64_t folded_sequence_ = 0;               // the run file's log_sequence: the last log record it holds

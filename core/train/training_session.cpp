@@ -303,7 +303,16 @@ TrainingResult TrainingSession::run() {
     on_start_({trainer.total_steps(), trainer.step(), engine.description, device.str(), trainer.metric_name()});
   }
   TrainingResult result = trainer.run();
-  if (writer) writer->flush();
+  if (writer) {
+    writer->flush();
+    // The run file's share of the run: commits run on the writer's thread, checkpoints wait for theirs.
+    const double seconds = writer->append_seconds() + writer->fold_seconds();
+    result.extra["run_file"] = {{"commits", writer->commits()},
+                                {"log_append_seconds", writer->append_seconds()},
+                                {"folds", writer->folds()},
+                                {"fold_seconds", writer->fold_seconds()},
+                                {"share_of_run", result.seconds > 0 ? seconds / result.seconds : 0.0}};
+  }
   if (group) communication_seconds_ = group->communication_seconds();
   return result;
 }
