@@ -21,6 +21,7 @@
 #include <mutex>
 #include <thread>
 
+#include "child_process.h"
 #include "core/store/durable_file.h"
 #include "core/store/run_lock.h"
 #include "core/store/run_reader.h"
@@ -32,6 +33,8 @@ namespace descentlab::store {
 namespace {
 
 namespace fs = std::filesystem;
+using descentlab::testing::error_of;
+using descentlab::testing::in_child;
 using descentlab::testing::manual_flush;
 using descentlab::testing::read_bytes;
 using descentlab::testing::sample_checkpoint;
@@ -67,15 +70,6 @@ std::unique_ptr<RunWriter> committed_run(const std::string& path) {
   for (int64_t step = 1; step <= 3; ++step) writer->scalar("loss", step, 0.0, 1.0 / static_cast<double>(step));
   writer->save_checkpoint("latest", sample_checkpoint(3));
   return writer;
-}
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const RunFileError& error) {
-    return error.what();
-  }
-  return "";
 }
 
 struct FaultCase {
@@ -174,26 +168,6 @@ TEST(RunFileFaults, BackgroundCommitsRetryUntilTheDiskHasRoom) {
   EXPECT_NE(said[1].find("are committed"), std::string::npos) << said[1];
   writer.reset();
   EXPECT_EQ(RunReader(path).metric("loss").steps, (std::vector<int64_t>{1}));
-}
-
-// Runs `body` in a child process and returns its wait status; the child's own assertions are reported through its
-// exit code (0: all held). The child leaves by exit(), so HDF5's library shutdown runs as in a real process.
-int in_child(const std::function<int()>& body) {
-  const pid_t child = ::fork();
-  if (child == 0) {
-    int code = 99;
-    try {
-      code = body();
-    } catch (const std::exception& error) {
-      std::fprintf(stderr, "child: %s\n", error.what());
-      code = 98;
-    }
-    std::fflush(nullptr);
-    std::exit(code);
-  }
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return status;
 }
 
 // The issue's own reproduction, on a real full disk: a small tmpfs in a private mount namespace (needs root, as

@@ -17,6 +17,7 @@
 #include <functional>
 #include <thread>
 
+#include "child_process.h"
 #include "core/store/durable_file.h"
 #include "core/store/run_log.h"
 #include "core/store/run_reader.h"
@@ -28,6 +29,8 @@ namespace descentlab::store {
 namespace {
 
 namespace fs = std::filesystem;
+using descentlab::testing::error_of;
+using descentlab::testing::in_child;
 using descentlab::testing::manual_flush;
 using descentlab::testing::read_bytes;
 using descentlab::testing::sample_checkpoint;
@@ -63,31 +66,14 @@ std::unique_ptr<RunWriter> run_with_log(const std::string& path) {
   return writer;
 }
 
-int in_child(const std::function<int()>& body) {
-  const pid_t child = ::fork();
-  if (child == 0) {
-    int code = 99;
-    try {
-      code = body();
-    } catch (const std::exception& error) {
-      std::fprintf(stderr, "child: %s\n", error.what());
-      code = 98;
-    }
-    std::fflush(nullptr);
-    std::exit(code);
-  }
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return status;
-}
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const RunFileError& error) {
-    return error.what();
-  }
-  return "";
+// run_with_log's files as a writer killed before its end leaves them: rows 4 and 5 only in the log.
+bool killed_with_its_log(const std::string& path) {
+  const int status = in_child([&] {
+    auto writer = run_with_log(path);
+    ::raise(SIGKILL);
+    return 0;
+  });
+  return WIFSIGNALED(status);
 }
 
 TEST(RunLog, RowCommitsAppendToTheLogAndLeaveTheRunFileAlone) {
@@ -147,12 +133,7 @@ TEST(RunLog, AResumeCutsRowsThatOnlyTheLogHeld) {
   ScratchFolder folder;
   const std::string path = (folder / "run.h5").string();
   // A writer killed after rows 4 and 5 were logged, with its checkpoint at 3.
-  const int status = in_child([&] {
-    auto writer = run_with_log(path);
-    ::raise(SIGKILL);
-    return 0;
-  });
-  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_TRUE(killed_with_its_log(path));
   EXPECT_EQ(steps_of(path), one_to(5));
   auto resumed = RunWriter::open(path, manual_flush());
   resumed->truncate_after(3);
@@ -246,14 +227,7 @@ TEST(RunLog, ARecordCutShortAtTheEndIsNotYetCommittedAndIsCutOnOpen) {
   ScratchFolder folder;
   const std::string path = (folder / "run.h5").string();
   const std::string log = log_path_for(path);
-  {
-    const int status = in_child([&] {
-      auto writer = run_with_log(path);
-      ::raise(SIGKILL);
-      return 0;
-    });
-    ASSERT_TRUE(WIFSIGNALED(status));
-  }
+  ASSERT_TRUE(killed_with_its_log(path));
   const std::string whole = read_bytes(log);
   // Half of a copy of the last record, as a writer killed mid-append leaves it; and a tail the file system
   // extended with zeros.
@@ -279,12 +253,7 @@ TEST(RunLog, DamagedRecordsAreRefusedNamingTheLogAndTheRecord) {
   ScratchFolder folder;
   const std::string path = (folder / "run.h5").string();
   const std::string log = log_path_for(path);
-  const int status = in_child([&] {
-    auto writer = run_with_log(path);
-    ::raise(SIGKILL);
-    return 0;
-  });
-  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_TRUE(killed_with_its_log(path));
   const std::string whole = read_bytes(log);
   const size_t record = (whole.size() - kLogHeaderBytes) / 2;
   const struct {
@@ -333,12 +302,7 @@ TEST(RunLog, ALogThatDoesNotContinueTheRunFileIsRefused) {
 TEST(RunLog, AnOverwrittenRunDoesNotInheritTheOldLog) {
   ScratchFolder folder;
   const std::string path = (folder / "run.h5").string();
-  const int status = in_child([&] {
-    auto writer = run_with_log(path);
-    ::raise(SIGKILL);
-    return 0;
-  });
-  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_TRUE(killed_with_its_log(path));
   ASSERT_TRUE(fs::exists(log_path_for(path)));
   RunWriterOptions options = manual_flush();
   options.overwrite = true;
