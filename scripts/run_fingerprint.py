@@ -9,9 +9,14 @@ sweep, and every checkpoint's model tensors, λ and step. Left out on purpose: w
 SUMMARY.json, when given, is `train --json`'s output; its fields are kept except timings and the run's path."""
 import hashlib
 import json
+import os
 import sys
 
-import h5py
+# A run's checkpoint tensors are in RUN.h5.checkpoints/ beside it (run file format 5, HDF5 external storage): HDF5
+# finds them from the run file's folder, whatever folder this runs in. Read when h5py loads HDF5, so set first.
+os.environ.setdefault("HDF5_EXTFILE_PREFIX", "${ORIGIN}")
+
+import h5py  # noqa: E402
 import numpy as np
 
 CLOCKS = {"throughput"}

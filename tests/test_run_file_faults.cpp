@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -55,14 +56,28 @@ struct ClearFaults {
   ~ClearFaults() { fault::clear(); }
 };
 
+// Temporaries, and checkpoint data files the run file does not name (a commit that did not land).
 std::vector<std::string> leftovers(const ScratchFolder& folder) {
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(folder.path())) {
     const std::string name = entry.path().filename().string();
     if (name.find(".tmp-") != std::string::npos) names.push_back(name);
   }
+  const std::string run = (folder / "run.h5").string();
+  if (fs::is_directory(run + ".checkpoints")) {
+    std::vector<std::string> named;
+    if (fs::exists(run)) named = RunReader(run).checkpoint_data_files();
+    for (const auto& entry : fs::directory_iterator(run + ".checkpoints")) {
+      if (std::find(named.begin(), named.end(), entry.path().string()) == named.end()) {
+        names.push_back(entry.path().string());
+      }
+    }
+  }
   return names;
 }
+
+// The tensors of sample_checkpoint() with bytes: each is one write of a checkpoint's data file.
+constexpr int kSampleTensorWrites = 4;
 
 // A run with 3 committed loss rows and a "latest" checkpoint at step 3; the writer stays open for more.
 std::unique_ptr<RunWriter> committed_run(const std::string& path) {
@@ -76,13 +91,22 @@ struct FaultCase {
   fault::Point point;
   int error_number;
   const char* must_say;
+  int skip = 0;  // calls at that point let through first: 0 is the checkpoint's data file, then the run file's
 };
 
 TEST(RunFileFaults, AFailedCommitLeavesTheFileAsItWasAndLosesNothing) {
   const FaultCase cases[] = {
-      {fault::Point::Write, ENOSPC, "the disk is full"},  {fault::Point::Write, EIO, "could not write"},
-      {fault::Point::Fsync, ENOSPC, "the disk is full"},  {fault::Point::Fsync, EIO, "could not sync"},
-      {fault::Point::Close, EDQUOT, "the disk is full"},  {fault::Point::Close, EIO, "could not close"},
+      {fault::Point::Write, ENOSPC, "the disk is full"},
+      {fault::Point::Write, EIO, "could not write"},
+      {fault::Point::Fsync, ENOSPC, "the disk is full"},
+      {fault::Point::Fsync, EIO, "could not sync"},
+      {fault::Point::Close, EDQUOT, "the disk is full"},
+      {fault::Point::Close, EIO, "could not close"},
+      {fault::Point::SyncFolder, EIO, "could not sync the folder"},
+      {fault::Point::Write, ENOSPC, "the disk is full", kSampleTensorWrites},
+      {fault::Point::Write, EIO, "could not write", kSampleTensorWrites},
+      {fault::Point::Fsync, EIO, "could not sync", 1},
+      {fault::Point::Close, EIO, "could not close", 1},
       {fault::Point::Rename, EACCES, "could not rename"},
   };
   ClearFaults clear_at_end;
@@ -93,9 +117,9 @@ TEST(RunFileFaults, AFailedCommitLeavesTheFileAsItWasAndLosesNothing) {
     const auto before = read_bytes(path);
     // Rows and both checkpoints of an epoch end, in one commit that fails.
     writer->scalar("loss", 4, 0.0, 0.25);
-    fault::inject(fault_case.point, fault_case.error_number);
+    fault::inject(fault_case.point, fault_case.error_number, fault_case.skip);
     const std::string error = error_of([&] { writer->save_checkpoints({"best", "latest"}, sample_checkpoint(4)); });
-    SCOPED_TRACE(error);
+    SCOPED_TRACE(error + " (skip " + std::to_string(fault_case.skip) + ")");
     EXPECT_NE(error.find(fault_case.must_say), std::string::npos);
     EXPECT_NE(error.find("still holds its last commit"), std::string::npos);
     EXPECT_EQ(error.find("will retry"), std::string::npos) << "the thrown error must not promise a retry";
@@ -128,7 +152,7 @@ TEST(RunFileFaults, AFailedFolderSyncStillCommitsOnceAndWarns) {
   const std::string path = (folder / "run.h5").string();
   auto writer = committed_run(path);
   writer->scalar("loss", 4, 0.0, 0.25);
-  fault::inject(fault::Point::SyncFolder, EIO);
+  fault::inject(fault::Point::SyncFolder, EIO, /*skip the data file's folder*/ 1);
   // The rename happened: the commit stands, so the rows must not be committed twice.
   writer->save_checkpoint("latest", sample_checkpoint(4));
   EXPECT_NE(writer->last_error().find("power cut"), std::string::npos) << writer->last_error();
@@ -236,9 +260,24 @@ TEST(RunFileFaults, ARealFullDiskGivesAClearErrorKeepsTheFileAndExitsCleanly) {
 // A writer killed at each point of a commit leaves the previous version, openable, and the next writer removes its
 // temporary file and carries on.
 TEST(RunFileFaults, AWriterKilledAtEachCommitPointLeavesThePreviousVersion) {
-  const fault::Point points[] = {fault::Point::Write, fault::Point::Fsync, fault::Point::Close, fault::Point::Rename,
-                                 fault::Point::SyncFolder};
-  for (const auto point : points) {
+  struct KillPoint {
+    fault::Point point;
+    int skip;
+    bool lands;  // killed after the run file's rename: the new version is the file
+  };
+  // In order: the checkpoint's data file (a write per tensor, fdatasync, close, its folder's sync), then the run
+  // file (write, fsync, close, rename, folder sync).
+  const KillPoint points[] = {
+      {fault::Point::Write, 0, false},      {fault::Point::Write, kSampleTensorWrites - 1, false},
+      {fault::Point::Fsync, 0, false},      {fault::Point::Close, 0, false},
+      {fault::Point::SyncFolder, 0, false}, {fault::Point::Write, kSampleTensorWrites, false},
+      {fault::Point::Fsync, 1, false},      {fault::Point::Close, 1, false},
+      {fault::Point::Rename, 0, false},     {fault::Point::SyncFolder, 1, true},
+  };
+  for (const auto& kill : points) {
+    const std::string where =
+        "point " + std::to_string(static_cast<int>(kill.point)) + " after " + std::to_string(kill.skip);
+    SCOPED_TRACE(where);
     ScratchFolder folder;
     const std::string path = (folder / "run.h5").string();
     committed_run(path).reset();
@@ -246,25 +285,31 @@ TEST(RunFileFaults, AWriterKilledAtEachCommitPointLeavesThePreviousVersion) {
     const int status = in_child([&] {
       auto writer = RunWriter::open(path, manual_flush());
       writer->scalar("loss", 4, 0.0, 0.25);
-      fault::inject(point, fault::kKill);
+      fault::inject(kill.point, fault::kKill, kill.skip);
       writer->save_checkpoints({"best", "latest"}, sample_checkpoint(4));
       return 20;  // not reached
     });
-    const int index = static_cast<int>(point);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "point " << index;
-    const RunReader reader(path);             // must open
-    if (point == fault::Point::SyncFolder) {  // killed after the rename: the new version is the file
-      EXPECT_EQ(reader.metric("loss").rows(), 4u);
-      EXPECT_EQ(reader.checkpoint("best").step, 4);
-      EXPECT_EQ(reader.checkpoint("latest").step, 4);
-    } else {
-      EXPECT_EQ(read_bytes(path), before) << "point " << index;
-      EXPECT_FALSE(reader.has_checkpoint("best")) << "point " << index;
+    ASSERT_TRUE(WIFSIGNALED(status));
+    {
+      const RunReader reader(path);  // must open
+      if (kill.lands) {
+        EXPECT_EQ(reader.metric("loss").rows(), 4u);
+        EXPECT_EQ(reader.checkpoint("best").step, 4);
+        EXPECT_EQ(reader.checkpoint("latest").step, 4);
+      } else {
+        EXPECT_EQ(read_bytes(path), before);
+        EXPECT_FALSE(reader.has_checkpoint("best"));
+        EXPECT_EQ(reader.checkpoint("latest").step, 3) << "the committed checkpoint's data must stay";
+      }
     }
     auto next = RunWriter::open(path, manual_flush());  // the dead writer's lock is free
-    EXPECT_TRUE(leftovers(folder).empty()) << "point " << index;
+    EXPECT_TRUE(leftovers(folder).empty()) << ::testing::PrintToString(leftovers(folder));
     next->scalar("loss", 5, 0.0, 0.2);
-    next->flush();
+    next->save_checkpoint("latest", sample_checkpoint(5));
+    next.reset();
+    EXPECT_EQ(RunReader(path).checkpoint("latest").step, 5);
+    EXPECT_TRUE(leftovers(folder).empty())
+        << "a replaced checkpoint's data file stays: " << ::testing::PrintToString(leftovers(folder));
   }
 }
 
@@ -330,15 +375,30 @@ TEST(RunFileFaults, OneWriterAtATimeNamingTheHolder) {
   for (int end : {ready[0], ready[1], go[0], go[1]}) ::close(end);
 }
 
-// Flips bytes inside one stored tensor of the "latest" checkpoint, found through HDF5's own offset of its data.
+// Flips bytes inside one stored tensor of a checkpoint, found through HDF5's own offset of its data: in the
+// checkpoint's data file (external storage) or in the run file itself.
 void damage_dataset(const std::string& path, const std::string& dataset_path, size_t bytes_to_flip) {
-  haddr_t offset = HADDR_UNDEF;
+  std::string damaged_file = path;
+  unsigned long long offset = HADDR_UNDEF;
   {
     H5::H5File file(path, H5F_ACC_RDONLY);
-    offset = H5Dget_offset(file.openDataSet(dataset_path).getId());
+    const H5::DataSet dataset = file.openDataSet(dataset_path);
+    const H5::DSetCreatPropList properties = dataset.getCreatePlist();
+    if (H5Pget_external_count(properties.getId()) > 0) {
+      char name[1024] = {0};
+      off_t start = 0;
+      hsize_t size = 0;
+      ASSERT_GE(H5Pget_external(properties.getId(), 0, sizeof name, name, &start, &size), 0);
+      damaged_file = (fs::path(path).parent_path() / name).string();
+      offset = static_cast<unsigned long long>(start);
+      bytes_to_flip = std::min<size_t>(bytes_to_flip, size);
+    } else {
+      offset = H5Dget_offset(dataset.getId());
+    }
   }
   ASSERT_NE(offset, HADDR_UNDEF);
-  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  std::fstream file(damaged_file, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(file.good()) << damaged_file;
   for (size_t i = 0; i < bytes_to_flip; ++i) {
     file.seekg(static_cast<std::streamoff>(offset + i));
     const char value = static_cast<char>(file.get() ^ 0x5A);
@@ -394,17 +454,16 @@ TEST(RunFileFaults, DeletedChecksumsAreRefusedInAFileOfTheCurrentFormat) {
     ScratchFolder folder;
     const std::string path = (folder / "run.h5").string();
     committed_run(path).reset();
+    if (part == "/checkpoints/latest/model") {
+      std::string first;
+      {
+        H5::H5File file(path, H5F_ACC_RDONLY);
+        first = file.openGroup(part).getObjnameByIdx(0);
+      }
+      damage_dataset(path, part + "/" + first, 100);
+    }
     {
       H5::H5File file(path, H5F_ACC_RDWR);
-      H5::Group model = file.openGroup("/checkpoints/latest/model");
-      if (part == "/checkpoints/latest/model") {
-        H5::DataSet data = model.openDataSet(model.getObjnameByIdx(0));
-        const H5::DataType type = data.getDataType();
-        std::vector<uint8_t> bytes(type.getSize() * static_cast<size_t>(data.getSpace().getSimpleExtentNpoints()));
-        data.read(bytes.data(), type);
-        for (size_t i = 0; i < std::min<size_t>(100, bytes.size()); ++i) bytes[i] ^= 0x5a;
-        data.write(bytes.data(), type);
-      }
       file.openGroup(part).removeAttr("sha256");
     }
     try {

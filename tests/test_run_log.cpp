@@ -180,16 +180,21 @@ TEST(RunLog, AFailedAppendLeavesThePreviousStateAndLosesNothing) {
 }
 
 TEST(RunLog, AWriterKilledAtEachLogPointLosesNothingCommitted) {
-  // The append (write, fsync) and each step of the fold's new log (write, fsync, close, rename, folder sync).
+  // The append (write, fsync) and each step of the fold's new log (write, fsync, close, rename, folder sync), after
+  // the checkpoint's data file (a write per tensor, fdatasync, close, folder sync) and the run file's new version.
+  constexpr int data_writes = 4;  // sample_checkpoint's tensors with bytes
   const struct {
     fault::Point point;
     int skip;          // calls at that point to let pass
     bool checkpoint;   // the commit is a fold
     int64_t expected;  // rows the next reader sees
-  } cases[] = {{fault::Point::Write, 0, false, 5},    {fault::Point::Fsync, 0, false, 6},
-               {fault::Point::Write, 1, true, 6},     {fault::Point::Fsync, 1, true, 6},
-               {fault::Point::Close, 1, true, 6},     {fault::Point::Rename, 1, true, 6},
-               {fault::Point::SyncFolder, 1, true, 6}};
+  } cases[] = {{fault::Point::Write, 0, false, 5},
+               {fault::Point::Fsync, 0, false, 6},
+               {fault::Point::Write, data_writes + 1, true, 6},
+               {fault::Point::Fsync, 2, true, 6},
+               {fault::Point::Close, 2, true, 6},
+               {fault::Point::Rename, 1, true, 6},
+               {fault::Point::SyncFolder, 2, true, 6}};
   for (const auto& kill : cases) {
     SCOPED_TRACE(std::string("point ") + std::to_string(static_cast<int>(kill.point)) + " after " +
                  std::to_string(kill.skip));

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -64,6 +65,14 @@ nlohmann::json summarize(const store::RunReader& reader) {
         {{"label", info.label}, {"step", info.step}, {"epoch", info.epoch}, {"created", info.created}});
   }
   summary["checkpoints"] = checkpoints;
+  // Format 5: where the checkpoints' tensors are (a data file per kept checkpoint, beside the run file).
+  nlohmann::json data_files = nlohmann::json::array();
+  for (const auto& file : reader.checkpoint_data_files()) {
+    std::error_code status;
+    const auto bytes = std::filesystem::file_size(file, status);
+    data_files.push_back({{"path", file}, {"bytes", status ? nlohmann::json() : nlohmann::json(bytes)}});
+  }
+  summary["checkpoint_data_files"] = data_files;
   nlohmann::json sweeps = nlohmann::json::object();
   for (const auto& name : reader.sweep_names()) {
     const auto sweep = reader.sweep(name);
@@ -101,6 +110,10 @@ void print_text(const nlohmann::json& summary) {
     std::printf("  %-24s step %s, epoch %s, %s\n", entry["label"].get<std::string>().c_str(),
                 entry["step"].dump().c_str(), entry["epoch"].dump().c_str(),
                 entry["created"].get<std::string>().c_str());
+  }
+  for (const auto& file : summary["checkpoint_data_files"]) {
+    std::printf("  data in %s (%s)\n", file["path"].get<std::string>().c_str(),
+                file["bytes"].is_null() ? "missing" : store::megabytes_text(file["bytes"].get<long long>()).c_str());
   }
   std::printf("\nsweeps (%zu):\n", summary["sweeps"].size());
   for (const auto& [name, entry] : summary["sweeps"].items()) {

@@ -173,6 +173,91 @@ void append_durably(int descriptor, unsigned long long offset, const char* data,
   if (call_at(fault::Point::Fsync, [&] { return ::fdatasync(descriptor); }) != 0) abandon("sync", errno);
 }
 
+namespace {
+
+// fsyncs `folder` (fault point SyncFolder); returns errno, 0 when it went well or the file system cannot sync folders.
+int sync_folder(const std::string& folder) {
+  const int folder_descriptor = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (folder_descriptor < 0) return errno;
+  const long long synced = call_at(fault::Point::SyncFolder, [&] { return ::fsync(folder_descriptor); });
+  const int error_number = errno;
+  ::close(folder_descriptor);
+  return synced != 0 && error_number != EINVAL ? error_number : 0;
+}
+
+}  // namespace
+
+void make_folder_durably(const std::string& target, const std::string& folder) {
+  if (::mkdir(folder.c_str(), 0755) != 0) {
+    if (errno == EEXIST && fs::is_directory(folder)) return;
+    fail(target, "could not create the folder " + folder + ": " + std::strerror(errno) +
+                     "; the run file still holds its last commit");
+  }
+  const int error_number = sync_folder(folder_of(folder));
+  if (error_number != 0) {
+    fail(target, "could not sync the folder " + folder_of(folder) + " after creating " + folder + ": " +
+                     std::strerror(error_number) + "; the run file still holds its last commit");
+  }
+}
+
+void write_file_durably(const std::string& target, const std::string& file, const std::vector<FilePiece>& pieces) {
+  size_t size = 0;
+  for (const auto& piece : pieces) size += piece.size;
+  const std::string folder = folder_of(file);
+  std::error_code ignored;
+  fs::remove(file, ignored);
+  const long long free_before = free_bytes_in(folder);
+  if (free_before >= 0 && static_cast<unsigned long long>(free_before) < size) {
+    fail(target, "the disk is full: this commit needs " + megabytes_text(static_cast<long long>(size)) + " in " +
+                     folder + ", which has " + megabytes_text(free_before) +
+                     " free; the run file still holds its last commit");
+  }
+  const int descriptor = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (descriptor < 0) fail_with_errno(target, file, size, "create", errno);
+  const auto abandon = [&](const std::string& what, int error_number) {
+    ::close(descriptor);
+    fs::remove(file, ignored);
+    fail_with_errno(target, file, size, what, error_number);
+  };
+  const int reserved = size > 0 ? ::posix_fallocate(descriptor, 0, static_cast<off_t>(size)) : 0;
+  if (reserved != 0 && reserved != EOPNOTSUPP && reserved != EINVAL) abandon("reserve space for", reserved);
+  unsigned long long offset = 0;
+  for (const auto& piece : pieces) {
+    const char* data = static_cast<const char*>(piece.data);
+    size_t written = 0;
+    while (written < piece.size) {
+      const long long put = call_at(fault::Point::Write, [&] {
+        return ::pwrite(descriptor, data + written, piece.size - written, static_cast<off_t>(offset + written));
+      });
+      if (put < 0) {
+        if (errno == EINTR) continue;
+        abandon("write", errno);
+      }
+      written += static_cast<size_t>(put);
+    }
+    offset += piece.size;
+  }
+  if (call_at(fault::Point::Fsync, [&] { return ::fdatasync(descriptor); }) != 0) abandon("sync", errno);
+  int closed = ::close(descriptor);
+  int close_errno = errno;
+  const int injected_close = fault::take(fault::Point::Close);
+  if (injected_close == fault::kKill) ::raise(SIGKILL);
+  if (injected_close != 0) {
+    closed = -1;
+    close_errno = injected_close;
+  }
+  if (closed != 0) {
+    fs::remove(file, ignored);
+    fail_with_errno(target, file, size, "close", close_errno);
+  }
+  // The file's name must be durable before the run file that names it is.
+  const int error_number = sync_folder(folder);
+  if (error_number != 0) {
+    fs::remove(file, ignored);
+    fail_with_errno(target, folder, size, "sync the folder", error_number);
+  }
+}
+
 std::string replace_file_durably(const std::string& target, const std::string& temporary, const char* data,
                                  size_t size) {
   const std::string folder = folder_of(target);

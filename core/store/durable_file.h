@@ -29,6 +29,22 @@ std::string replace_file_durably(const std::string& target, const std::string& t
 void append_durably(int descriptor, unsigned long long offset, const char* data, size_t size, const std::string& target,
                     const std::string& file, bool* cut_back);
 
+// One piece of a file written by write_file_durably.
+struct FilePiece {
+  const void* data;
+  size_t size;
+};
+
+// Writes `pieces` one after another into `file` (created, or emptied if it exists; mode 0644), fdatasyncs and closes
+// it, then fsyncs its folder: a file the commit of `target` (the run file) will name, so that once the run file is
+// renamed into place its data is on disk (a checkpoint's tensors, written once). On failure `file` is removed and
+// RunFileError(WriteFailed) is thrown naming `target`, a full disk with the folder, the bytes needed and free.
+void write_file_durably(const std::string& target, const std::string& file, const std::vector<FilePiece>& pieces);
+
+// Creates the folder `folder` for files of `target` if it is missing, and then fsyncs its parent so that the folder
+// survives a power cut. Throws RunFileError(WriteFailed) naming `target` when either fails.
+void make_folder_durably(const std::string& target, const std::string& folder);
+
 // The free bytes for an unprivileged writer in `folder`, or -1 when the file system does not say.
 long long free_bytes_in(const std::string& folder);
 

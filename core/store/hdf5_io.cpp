@@ -144,6 +144,19 @@ H5::DataSet write_array(H5::Group& group, const std::string& name, const H5::Pre
   return dataset;
 }
 
+H5::DataSet create_external(H5::Group& group, const std::string& name, const H5::PredType& type,
+                            const std::vector<hsize_t>& shape, const std::string& file_name, uint64_t offset,
+                            uint64_t bytes) {
+  const H5::DataSpace space =
+      shape.empty() ? H5::DataSpace(H5S_SCALAR) : H5::DataSpace(static_cast<int>(shape.size()), shape.data());
+  H5::DSetCreatPropList properties;
+  if (H5Pset_external(properties.getId(), file_name.c_str(), static_cast<off_t>(offset), bytes) < 0 ||
+      H5Pset_fill_time(properties.getId(), H5D_FILL_TIME_NEVER) < 0) {
+    throw std::runtime_error("HDF5 refused the external storage of " + name + " in " + file_name);
+  }
+  return group.createDataSet(name, type, space, properties);
+}
+
 std::vector<hsize_t> dataset_shape(const H5::DataSet& dataset) {
   const H5::DataSpace space = dataset.getSpace();
   const int rank = space.getSimpleExtentNdims();

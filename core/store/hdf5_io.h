@@ -35,6 +35,13 @@ void append_rows(H5::Group& group, const std::string& name, const H5::PredType& 
 H5::DataSet write_array(H5::Group& group, const std::string& name, const H5::PredType& type,
                         const std::vector<hsize_t>& shape, const void* data, bool compress = false);
 
+// Creates a fixed-size dataset whose `bytes` bytes are stored at `offset` of the external raw file `file_name`
+// (HDF5 external storage; the name is resolved relative to the HDF5 file's folder by DescentLab's readers, and by
+// HDF5 itself with HDF5_EXTFILE_PREFIX=${ORIGIN}). Nothing is written to the external file.
+H5::DataSet create_external(H5::Group& group, const std::string& name, const H5::PredType& type,
+                            const std::vector<hsize_t>& shape, const std::string& file_name, uint64_t offset,
+                            uint64_t bytes);
+
 std::vector<hsize_t> dataset_shape(const H5::DataSet& dataset);
 
 // A dataset whose dataspace claims more than its file holds (damage: a forged or flipped extent), refused before

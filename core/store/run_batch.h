@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,7 +32,8 @@ struct RunBatch {
   std::map<std::string, Rows> metrics;
   std::map<std::string, Snapshots> histograms;
   std::map<std::string, record::SweepResult> sweeps;
-  std::map<std::string, record::CheckpointData> checkpoints;
+  // Shared: a checkpoint saved under several labels ("best" and "latest") is one copy in memory and one write.
+  std::map<std::string, std::shared_ptr<const record::CheckpointData>> checkpoints;
   std::optional<int64_t> truncate_after;
 
   bool empty() const {

@@ -2,6 +2,7 @@
 
 #include <ctime>
 #include <filesystem>
+#include <memory>
 
 #include "core/store/hdf5_io.h"
 #include "core/store/run_file_format.h"
@@ -211,8 +212,18 @@ void write_sweep(H5::Group& sweeps, const record::SweepResult& sweep) {
   }
 }
 
+std::vector<const record::TensorBlob*> tensors_in_order(const record::CheckpointData& checkpoint) {
+  std::vector<const record::TensorBlob*> tensors;
+  for (const auto& section : checkpoint.sections) {
+    for (const auto& tensor : section.second) {
+      if (!tensor.second.bytes.empty()) tensors.push_back(&tensor.second);
+    }
+  }
+  return tensors;
+}
+
 void write_checkpoint(H5::Group& checkpoints, const std::string& label, const record::CheckpointData& checkpoint,
-                      const std::string& path) {
+                      const std::string& path, const ExternalPlacement* external) {
   if (hdf5::link_exists(checkpoints.getId(), label)) checkpoints.unlink(label);
   H5::Group group = checkpoints.createGroup(label);
   hdf5::set_int_attribute(group, "step", checkpoint.step);
@@ -222,16 +233,24 @@ void write_checkpoint(H5::Group& checkpoints, const std::string& label, const re
   hdf5::set_string_attribute(group, "created", created);
   hdf5::set_string_attribute(group, "extra", extra);
   std::map<std::string, std::string> section_sums;
+  uint64_t offset = external ? external->offset : 0;
   for (const auto& [section_name, tensors] : checkpoint.sections) {
     H5::Group section = group.createGroup(section_name);
     for (const auto& [tensor_name, blob] : tensors) {
       const std::string object = "/checkpoints/" + label + "/" + section_name + "/" + tensor_name;
       std::vector<hsize_t> shape(blob.shape.begin(), blob.shape.end());
-      H5::DataSet dataset =
-          hdf5::write_array(section, tensor_name, hdf5_type_of(blob.dtype, path, object), shape, blob.bytes.data());
+      const H5::PredType& type = hdf5_type_of(blob.dtype, path, object);
+      H5::DataSet dataset;
+      if (external && !blob.bytes.empty()) {
+        dataset = hdf5::create_external(section, tensor_name, type, shape, external->name, offset, blob.bytes.size());
+        offset += blob.bytes.size();
+      } else {
+        dataset = hdf5::write_array(section, tensor_name, type, shape, blob.bytes.data());
+      }
       hdf5::set_string_attribute(dataset, "dtype", blob.dtype);
     }
-    section_sums[section_name] = section_checksum(tensors);
+    const bool summed = external && external->section_sums.count(section_name) > 0;
+    section_sums[section_name] = summed ? external->section_sums.at(section_name) : section_checksum(tensors);
     hdf5::set_string_attribute(section, "sha256", section_sums[section_name]);
   }
   hdf5::set_string_attribute(group, "sha256",
@@ -265,8 +284,57 @@ std::string checkpoint_checksum(int64_t step, int64_t epoch, const std::string& 
   return sum.hex();
 }
 
+namespace {
+
+// The external storage of `dataset`: its data file's stored name, offset and size; false when it has none.
+bool external_storage(const H5::DataSet& dataset, std::string& name, uint64_t& offset, uint64_t& size) {
+  const H5::DSetCreatPropList properties = dataset.getCreatePlist();
+  const int count = H5Pget_external_count(properties.getId());
+  if (count <= 0) return false;
+  char stored[4096] = {0};
+  off_t start = 0;
+  hsize_t bytes = 0;
+  if (count != 1 || H5Pget_external(properties.getId(), 0, sizeof stored, stored, &start, &bytes) < 0 || start < 0) {
+    throw std::runtime_error("an external storage list of " + std::to_string(count) + " parts (DescentLab writes one)");
+  }
+  name = stored;
+  offset = static_cast<uint64_t>(start);
+  size = bytes;
+  return true;
+}
+
+void collect_external_names(const H5::Group& group, std::set<std::string>& names) {
+  for (const auto& child : hdf5::child_names(group)) {
+    const H5O_type_t type = group.childObjType(child);
+    if (type == H5O_TYPE_GROUP) {
+      collect_external_names(group.openGroup(child), names);
+    } else if (type == H5O_TYPE_DATASET) {
+      std::string name;
+      uint64_t offset = 0, size = 0;
+      try {
+        if (external_storage(group.openDataSet(child), name, offset, size)) names.insert(name);
+      } catch (const std::runtime_error&) {
+        // read_checkpoint names it when the checkpoint is read
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::set<std::string> external_file_names(const H5::Group& group) {
+  std::set<std::string> names;
+  collect_external_names(group, names);
+  return names;
+}
+
 record::CheckpointData read_checkpoint(const H5::Group& group, const std::string& path, const std::string& object,
-                                       int64_t format_version) {
+                                       int64_t format_version, CheckpointFiles* files) {
+  std::unique_ptr<CheckpointFiles> opened_here;
+  if (!files) {
+    opened_here = std::make_unique<CheckpointFiles>(path);
+    files = opened_here.get();
+  }
   const bool required = format_version >= kChecksummedFormat;
   const auto unsummed = [&](const std::string& where) {
     return RunFileError(RunFileError::Kind::Corrupt, path, where,
@@ -299,6 +367,25 @@ record::CheckpointData read_checkpoint(const H5::Group& group, const std::string
       const H5::PredType& type = hdf5_type_of(blob.dtype, path, tensor_object);
       for (hsize_t dim : hdf5::dataset_shape(dataset)) blob.shape.push_back(static_cast<int64_t>(dim));
       const size_t element_bytes = element_size_of(blob.dtype, path, tensor_object);
+      std::string external_name;
+      uint64_t external_offset = 0, external_size = 0;
+      bool external = false;
+      try {
+        external = external_storage(dataset, external_name, external_offset, external_size);
+      } catch (const std::runtime_error& error) {
+        throw RunFileError(RunFileError::Kind::Corrupt, path, tensor_object, error.what());
+      }
+      if (external) {
+        const uint64_t expected = static_cast<uint64_t>(blob.numel()) * element_bytes;
+        if (blob.numel() < 0 || external_size != expected) {
+          throw RunFileError(RunFileError::Kind::Corrupt, path, tensor_object,
+                             "its shape needs " + std::to_string(expected) + " bytes, its external storage holds " +
+                                 std::to_string(external_size));
+        }
+        files->read(external_name, external_offset, external_size, tensor_object, blob.bytes);
+        tensors[tensor_name] = std::move(blob);
+        continue;
+      }
       try {
         hdf5::checked_element_count(dataset, element_bytes);  // before the allocation below
       } catch (const hdf5::ClaimTooLarge& error) {

@@ -20,7 +20,9 @@ inline constexpr const char* kFormatName = "descentlab-run";
 // 3: adds the kind "per_sparsity" (the live sparsity frontier's series), which a version-2 reader would refuse.
 // 4: commits that only add rows go to the run log RUN.h5.log beside the file (root attribute log_sequence: the last
 // record folded in); a version-3 reader would miss the log's rows without a word.
-inline constexpr int64_t kFormatVersion = 4;
+// 5: a checkpoint's tensors may be stored in a data file beside the run file (RUN.h5.checkpoints/<sequence>.bin, as
+// HDF5 external storage; core/store/checkpoint_files.h), which a version-4 reader would look for in its own folder.
+inline constexpr int64_t kFormatVersion = 5;
 
 // Every problem with a run file: the message names the file and the HDF5 object.
 class RunFileError : public DataError {

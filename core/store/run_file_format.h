@@ -5,10 +5,12 @@
 #include <H5Cpp.h>
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "core/record/events.h"
 #include "core/record/metrics.h"
+#include "core/store/checkpoint_files.h"
 #include "core/store/run_file.h"
 #include "core/store/run_log.h"
 
@@ -44,15 +46,31 @@ void write_metric_rows(H5::Group& metrics, const std::string& name, record::Seri
 void write_histogram_rows(H5::Group& histograms, const std::string& name, const std::vector<double>& edges,
                           const std::vector<int64_t>& steps, const std::vector<int64_t>& counts);
 void write_sweep(H5::Group& sweeps, const record::SweepResult& sweep);
+// Where a checkpoint's tensors were written in a data file (core/store/checkpoint_files.h): the file's stored name,
+// the offset of its first tensor (the others follow in tensors_in_order's order, without gaps), and the sections'
+// checksums, computed while the data file was written.
+struct ExternalPlacement {
+  std::string name;
+  uint64_t offset = 0;
+  std::map<std::string, std::string> section_sums;
+};
+// A checkpoint's tensors in the order a data file holds them: sections by name, tensors by name. Empty tensors
+// are stored in the run file itself and are left out.
+std::vector<const record::TensorBlob*> tensors_in_order(const record::CheckpointData& checkpoint);
 // Writes a checkpoint with its checksums: attribute "sha256" on each section group (over its tensors' names,
 // dtypes, shapes and bytes) and on the checkpoint group (over step, epoch, created, extra and the sections' sums).
+// With `external`, the tensors are datasets with external storage in the data file it names (already written);
+// without, their bytes go into the run file.
 void write_checkpoint(H5::Group& checkpoints, const std::string& label, const record::CheckpointData& checkpoint,
-                      const std::string& path);
+                      const std::string& path, const ExternalPlacement* external = nullptr);
 // Reads a checkpoint and checks its checksums; a mismatch is RunFileError(Corrupt) naming the damaged section.
 // A checkpoint without checksums is read unchecked only in a file whose format_version predates them (1 and 2);
 // in a newer one a missing checksum is Corrupt, naming the part (deleted attributes let damaged bytes through).
+// Tensors with external storage are read from `files` (those of the run file `path`; nullptr: opened now).
 record::CheckpointData read_checkpoint(const H5::Group& group, const std::string& path, const std::string& object,
-                                       int64_t format_version);
+                                       int64_t format_version, CheckpointFiles* files = nullptr);
+// The stored names of the data files the checkpoints under `checkpoints` (or one checkpoint's group) use.
+std::set<std::string> external_file_names(const H5::Group& group);
 // The first format_version whose checkpoints all carry checksums (a writer upgrading an older file adds them).
 inline constexpr int64_t kChecksummedFormat = 3;
 // Adds the checksums to every checkpoint under `checkpoints` that has none (an older file being upgraded),

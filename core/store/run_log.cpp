@@ -1,10 +1,16 @@
 #include "core/store/run_log.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 #include "core/store/durable_file.h"
 #include "core/store/run_file.h"
@@ -225,19 +231,67 @@ std::vector<char> encode_log_record(int64_t sequence, const RunBatch& batch) {
 }
 
 RunLog read_run_log(const std::string& run_path, int64_t after_sequence) {
+  return read_run_log_from(run_path, after_sequence, 0);
+}
+
+namespace {
+
+// The log's header and its bytes from `from` on (from <= the header's end: all of it), or nullopt when the log does
+// not exist (folded and replaced meanwhile).
+std::optional<std::vector<char>> log_bytes_from(const std::string& path, uint64_t from) {
+  if (from <= kLogHeaderBytes) {
+    try {
+      return read_whole_file(path);
+    } catch (const RunFileError& error) {
+      if (error.kind() == RunFileError::Kind::NotFound) return std::nullopt;
+      throw RunFileError(RunFileError::Kind::Corrupt, path, "", std::string("cannot read it: ") + error.what());
+    }
+  }
+  const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (descriptor < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    throw RunFileError(RunFileError::Kind::Corrupt, path, "", std::string("cannot read it: ") + std::strerror(errno));
+  }
+  struct stat info {};
+  const off_t size = ::fstat(descriptor, &info) == 0 ? info.st_size : 0;
+  const size_t tail = size > static_cast<off_t>(from) ? static_cast<size_t>(size - static_cast<off_t>(from)) : 0;
+  std::vector<char> bytes(kLogHeaderBytes + tail);
+  size_t done = 0;
+  bool failed = false;
+  while (done < bytes.size() && !failed) {
+    const off_t at =
+        done < kLogHeaderBytes ? static_cast<off_t>(done) : static_cast<off_t>(from + (done - kLogHeaderBytes));
+    const size_t want = done < kLogHeaderBytes ? kLogHeaderBytes - done : bytes.size() - done;
+    const ssize_t got = ::pread(descriptor, bytes.data() + done, want, at);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      failed = got < 0;
+      bytes.resize(done);  // shorter than when it was sized: read what is there
+      break;
+    }
+    done += static_cast<size_t>(got);
+  }
+  const int error_number = errno;
+  ::close(descriptor);
+  if (failed) {
+    throw RunFileError(RunFileError::Kind::Corrupt, path, "",
+                       std::string("read error: ") + std::strerror(error_number));
+  }
+  return bytes;
+}
+
+}  // namespace
+
+RunLog read_run_log_from(const std::string& run_path, int64_t after_sequence, uint64_t from) {
   const std::string path = log_path_for(run_path);
   RunLog log;
-  std::error_code status;
-  if (!std::filesystem::exists(path, status)) return log;
-  std::vector<char> bytes;
-  try {
-    bytes = read_whole_file(path);
-  } catch (const RunFileError& error) {
-    if (error.kind() == RunFileError::Kind::NotFound) return log;  // folded and replaced meanwhile
-    throw RunFileError(RunFileError::Kind::Corrupt, path, "", std::string("cannot read it: ") + error.what());
-  }
+  const auto read = log_bytes_from(path, from);
+  if (!read) return log;
+  const std::vector<char>& bytes = *read;
+  // Index i >= the header's end of `bytes` is byte i + shift of the log.
+  const uint64_t shift = from > kLogHeaderBytes ? from - kLogHeaderBytes : 0;
   log.exists = true;
-  log.file_length = bytes.size();
+  log.file_length = bytes.size() + shift;
   const auto corrupt = [&](const std::string& object, const std::string& message) {
     return RunFileError(RunFileError::Kind::Corrupt, path, object,
                         message + "; the run file beside it holds everything up to its last checkpoint");
@@ -255,11 +309,11 @@ RunLog read_run_log(const std::string& run_path, int64_t after_sequence) {
                        "log version " + std::to_string(version) + " is not one this DescentLab reads; update it");
   }
   log.base_sequence = load<int64_t>(bytes, 16);
-  log.last_sequence = log.base_sequence;
+  log.last_sequence = shift > 0 ? std::max(log.base_sequence, after_sequence) : log.base_sequence;
   size_t at = kLogHeaderBytes;
-  log.valid_length = at;
+  log.valid_length = at + shift;
   while (at < bytes.size()) {
-    const std::string where = "record at byte " + std::to_string(at);
+    const std::string where = "record at byte " + std::to_string(at + shift);
     const size_t left = bytes.size() - at;
     if (left < kRecordHeaderBytes) break;  // a header cut short: the last commit, not yet whole
     if (load<uint32_t>(bytes, at) != kRecordMarker) {
@@ -286,12 +340,12 @@ RunLog read_run_log(const std::string& run_path, int64_t after_sequence) {
                     "sequence " + std::to_string(sequence) + " does not follow " + std::to_string(log.last_sequence));
     }
     if (sequence > after_sequence) {
-      Reader in(bytes.data() + at + kRecordHeaderBytes, static_cast<size_t>(length), path, at);
+      Reader in(bytes.data() + at + kRecordHeaderBytes, static_cast<size_t>(length), path, at + shift);
       log.records.push_back({sequence, decode_batch(in)});
     }
     log.last_sequence = sequence;
     at = end;
-    log.valid_length = at;
+    log.valid_length = at + shift;
   }
   return log;
 }

@@ -39,6 +39,11 @@ struct RunLog {
 // commit being written now, or by a writer that died) is left out. Damaged bytes before the end are
 // RunFileError(Corrupt) naming the log file and the record's offset: records are never silently skipped.
 RunLog read_run_log(const std::string& run_path, int64_t after_sequence);
+// The same from byte `from` of the log on: a record boundary an earlier read of this log ended at (its
+// valid_length), with `after_sequence` the last sequence that read saw. Reads the header and only the bytes after
+// `from`, so a reader following a run pays for what was appended, not for the whole log. The caller checks that the
+// log's base_sequence is still the one it read (a fold starts a new log).
+RunLog read_run_log_from(const std::string& run_path, int64_t after_sequence, uint64_t from);
 
 std::vector<char> encode_log_header(int64_t base_sequence);
 // The record of one commit: its metric rows, histogram snapshots and sweeps (not checkpoints or cuts).

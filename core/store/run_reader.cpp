@@ -1,7 +1,11 @@
 #include "core/store/run_reader.h"
 
-#include <algorithm>
+#include <sys/stat.h>
 
+#include <algorithm>
+#include <set>
+
+#include "core/store/checkpoint_files.h"
 #include "core/store/hdf5_io.h"
 #include "core/store/run_file_format.h"
 #include "core/store/run_log.h"
@@ -11,6 +15,11 @@ namespace descentlab::store {
 struct RunReader::File {
   H5::H5File handle;
   RunBatch logged;  // the run log's records after the file's own: rows, snapshots and sweeps not yet folded in
+  // The checkpoints' data files, opened with the file: a writer replacing "latest" meanwhile removes its old data
+  // file, which stays readable through the descriptor.
+  std::unique_ptr<CheckpointFiles> data_files;
+  std::set<std::string> data_file_names;  // as the file stores them
+  RunReader::LogPosition log_position;
 };
 
 namespace {
@@ -66,7 +75,12 @@ record::SeriesShape series_shape(const H5::Group& group, const std::string& name
 }  // namespace
 
 RunReader::RunReader(const std::string& path) : path_(path), file_(std::make_unique<File>()) {
+  const auto identity = [&] {
+    struct stat info {};
+    return ::stat(path.c_str(), &info) == 0 ? std::to_string(info.st_dev) + ":" + std::to_string(info.st_ino) : "";
+  };
   for (int attempt = 1;; ++attempt) {
+    const std::string opened = identity();
     file_->handle = format::open_validated(path, H5F_ACC_RDONLY);
     header_ = guarded(path_, "/", [&] { return format::read_header(file_->handle, path_); });
     for (const char* top : {format::kMetrics, format::kHistograms, format::kSweeps, format::kCheckpoints}) {
@@ -80,6 +94,16 @@ RunReader::RunReader(const std::string& path) : path_(path), file_(std::make_uni
     // log beside it now. Read both again (a fold takes a moment; a few tries suffice).
     if (log.exists && log.base_sequence > folded && attempt < 20) continue;
     format::check_log_follows(log, folded, path_);
+    file_->data_files = std::make_unique<CheckpointFiles>(path_);
+    const auto names = guarded(path_, "/checkpoints", [&] {
+      return format::external_file_names(file_->handle.openGroup(format::kCheckpoints));
+    });
+    // A data file missing because a writer replaced its checkpoint after the file was opened: read the new version.
+    // (One missing for another reason is named when its checkpoint is read.)
+    if (!file_->data_files->open(names).empty() && identity() != opened && attempt < 20) continue;
+    file_->data_file_names = names;
+    file_->logged = RunBatch{};
+    file_->log_position = {log.exists, log.base_sequence, std::max(folded, log.last_sequence), log.valid_length};
     for (auto& record : log.records) file_->logged.merge_newer(std::move(record.batch));
     break;
   }
@@ -251,11 +275,21 @@ bool RunReader::has_checkpoint(const std::string& label) const {
                  [&] { return hdf5::link_exists(file_->handle.openGroup(format::kCheckpoints).getId(), label); });
 }
 
+const RunReader::LogPosition& RunReader::log_position() const {
+  return file_->log_position;
+}
+
+std::vector<std::string> RunReader::checkpoint_data_files() const {
+  std::vector<std::string> paths;
+  for (const auto& name : file_->data_file_names) paths.push_back(checkpoint_file_path(path_, name));
+  return paths;
+}
+
 record::CheckpointData RunReader::checkpoint(const std::string& label) const {
   const std::string object = "/checkpoints/" + label;
   return guarded(path_, object, [&] {
     const H5::Group group = open_child_group(file_->handle, path_, format::kCheckpoints, label);
-    return format::read_checkpoint(group, path_, object, header_.format_version);
+    return format::read_checkpoint(group, path_, object, header_.format_version, file_->data_files.get());
   });
 }
 

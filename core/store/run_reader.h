@@ -38,6 +38,19 @@ class RunReader {
   std::vector<CheckpointInfo> checkpoints() const;
   bool has_checkpoint(const std::string& label) const;
   record::CheckpointData checkpoint(const std::string& label) const;
+  // Where the checkpoints' tensors are on disk besides the run file (RUN.h5.checkpoints/<n>.bin; empty for a file
+  // that holds them itself: a packed run, or one written before format 5).
+  std::vector<std::string> checkpoint_data_files() const;
+
+  // What this reader took from the run log: where its last whole record ends and its sequence (the run file's
+  // log_sequence when the log had none), for a follower that reads only what comes after (core/store/run_follower.h).
+  struct LogPosition {
+    bool exists = false;
+    int64_t base_sequence = 0;
+    int64_t last_sequence = 0;
+    uint64_t valid_length = 0;
+  };
+  const LogPosition& log_position() const;
 
  private:
   struct File;

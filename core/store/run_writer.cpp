@@ -11,9 +11,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <optional>
 
+#include "core/store/checkpoint_files.h"
 #include "core/store/durable_file.h"
 #include "core/store/hdf5_io.h"
 #include "core/store/run_file_format.h"
@@ -66,7 +68,7 @@ std::vector<char> image_of(H5::H5File& file) {
 // Copies every object of `from` into `to` (new, empty), leaving out the checkpoints and sweeps that are about to be
 // replaced, so that their space is not carried along.
 void rebuild_without(const H5::H5File& from, H5::H5File& to, const std::string& destination, const RunHeader& header,
-                     const std::map<std::string, record::CheckpointData>& replaced_checkpoints,
+                     const std::map<std::string, std::shared_ptr<const record::CheckpointData>>& replaced_checkpoints,
                      const std::map<std::string, record::SweepResult>& replaced_sweeps) {
   format::write_header(to, header);
   const H5::Group from_root = from.openGroup("/");
@@ -250,9 +252,15 @@ std::unique_ptr<RunWriter> RunWriter::open(const std::string& path, const RunWri
       writer->histogram_edges_[name] =
           hdf5::read_all<double>(histograms.openGroup(name).openDataSet("bin_edges"), H5::PredType::NATIVE_DOUBLE);
     }
-    for (const auto& label : hdf5::child_names(file.openGroup(format::kCheckpoints))) {
-      writer->stored_checkpoints_.insert(label);
+    const H5::Group checkpoints = file.openGroup(format::kCheckpoints);
+    std::set<std::string> referenced;
+    for (const auto& label : hdf5::child_names(checkpoints)) {
+      auto& files = writer->stored_checkpoints_[label];
+      files = format::external_file_names(checkpoints.openGroup(label));
+      referenced.insert(files.begin(), files.end());
     }
+    // Data files of commits that never landed (a writer killed before its rename) go, as temporaries do.
+    remove_unreferenced_checkpoint_files(path, referenced);
     for (const auto& name : hdf5::child_names(file.openGroup(format::kSweeps))) writer->stored_sweeps_.insert(name);
     writer->folded_sequence_ = format::log_sequence(file);
   } catch (const H5::Exception& error) {
@@ -454,8 +462,8 @@ void RunWriter::queue_checkpoints(const std::vector<std::string>& labels, record
   if (checkpoint.created.empty()) checkpoint.created = utc_timestamp();
   // Queued under one lock, so one commit writes every label: no file ever holds "best" without "latest".
   std::lock_guard<std::mutex> lock(data_mutex_);
-  for (size_t i = 0; i + 1 < labels.size(); ++i) pending_->checkpoints[labels[i]] = checkpoint;
-  pending_->checkpoints[labels.back()] = std::move(checkpoint);
+  const auto shared = std::make_shared<const record::CheckpointData>(std::move(checkpoint));
+  for (const auto& label : labels) pending_->checkpoints[label] = shared;
 }
 
 void RunWriter::truncate_after(int64_t step) {
@@ -580,21 +588,80 @@ void RunWriter::append_to_log(const Pending& batch) {
   ++sequence_;
 }
 
+std::map<const record::CheckpointData*, format::ExternalPlacement> RunWriter::write_checkpoint_data(
+    const Pending& batch, int64_t sequence) {
+  std::map<const record::CheckpointData*, format::ExternalPlacement> placements;
+  if (batch.checkpoints.empty()) return placements;
+  const std::string name = checkpoint_file_name(path_, sequence);
+  std::vector<FilePiece> pieces;
+  uint64_t offset = 0;
+  for (const auto& entry : batch.checkpoints) {
+    const record::CheckpointData* checkpoint = entry.second.get();
+    if (placements.count(checkpoint)) continue;  // the same checkpoint under another label: written once
+    format::ExternalPlacement& placement = placements[checkpoint];
+    placement.name = name;
+    placement.offset = offset;
+    for (const record::TensorBlob* blob : format::tensors_in_order(*checkpoint)) {
+      pieces.push_back({blob->bytes.data(), blob->bytes.size()});
+      offset += blob->bytes.size();
+    }
+  }
+  // The checksums are computed beside the write (another core), so they add little to its time.
+  auto sums = std::async(std::launch::async, [&placements] {
+    std::map<const record::CheckpointData*, std::map<std::string, std::string>> all;
+    for (const auto& entry : placements) {
+      for (const auto& section : entry.first->sections) {
+        all[entry.first][section.first] = format::section_checksum(section.second);
+      }
+    }
+    return all;
+  });
+  const std::string file = checkpoint_file_path(path_, name);
+  try {
+    make_folder_durably(path_, checkpoint_folder_for(path_));
+    write_file_durably(path_, file, pieces);
+  } catch (...) {
+    sums.wait();
+    throw;
+  }
+  for (auto& entry : sums.get()) placements[entry.first].section_sums = std::move(entry.second);
+  return placements;
+}
+
 std::string RunWriter::fold(const Pending& batch) {
   std::string missing;
   const RunBatch logged = file_exists_ ? logged_since_fold(path_, folded_sequence_, sequence_, &missing) : RunBatch{};
   const int64_t sequence = sequence_ + 1;
   std::string warning;
   {
-    const std::vector<char> image = build_version(logged, batch, sequence);
-    warning = replace_file_durably(path_, temporary_for(path_), image.data(), image.size());
-    main_bytes_ = image.size();
+    // The tensors go once into their own data file; the run file's new version, built in memory, holds only the
+    // rows and the metadata, so its size does not grow with the checkpoints.
+    const auto placements = write_checkpoint_data(batch, sequence);
+    try {
+      const std::vector<char> image = build_version(logged, batch, sequence, placements);
+      warning = replace_file_durably(path_, temporary_for(path_), image.data(), image.size());
+      main_bytes_ = image.size();
+    } catch (...) {
+      if (!placements.empty()) {
+        std::error_code ignored;
+        fs::remove(checkpoint_file_path(path_, checkpoint_file_name(path_, sequence)), ignored);
+      }
+      throw;
+    }
   }
   // Committed: the run file holds every record up to `sequence`.
   file_exists_ = true;
   upgrade_format_ = false;
   folded_sequence_ = sequence_ = sequence;
-  for (const auto& entry : batch.checkpoints) stored_checkpoints_.insert(entry.first);
+  std::set<std::string> referenced;
+  for (const auto& entry : batch.checkpoints) {
+    auto& files = stored_checkpoints_[entry.first];
+    files.clear();
+    if (!format::tensors_in_order(*entry.second).empty()) files.insert(checkpoint_file_name(path_, sequence));
+  }
+  for (const auto& entry : stored_checkpoints_) referenced.insert(entry.second.begin(), entry.second.end());
+  // The data files no label uses any more (a replaced "latest") go: the folder holds what the run file names.
+  remove_unreferenced_checkpoint_files(path_, referenced);
   // A new, empty log. If this fails the old one stays: its records are all folded (readers skip them), and new
   // records follow them with higher sequences.
   const std::string log = log_path_for(path_);
@@ -610,21 +677,17 @@ std::string RunWriter::fold(const Pending& batch) {
   return missing.empty() ? warning : missing;
 }
 
-std::vector<char> RunWriter::build_version(const Pending& logged, const Pending& batch, int64_t sequence) {
+std::vector<char> RunWriter::build_version(
+    const Pending& logged, const Pending& batch, int64_t sequence,
+    const std::map<const record::CheckpointData*, format::ExternalPlacement>& placements) {
   bool rebuild = false;
   for (const auto& entry : batch.checkpoints) rebuild = rebuild || stored_checkpoints_.count(entry.first) > 0;
   for (const auto& entry : batch.sweeps) rebuild = rebuild || stored_sweeps_.count(entry.first) > 0;
   for (const auto& entry : logged.sweeps) rebuild = rebuild || stored_sweeps_.count(entry.first) > 0;
   std::map<std::string, record::SweepResult> replaced_sweeps = logged.sweeps;
   for (const auto& entry : batch.sweeps) replaced_sweeps[entry.first] = entry.second;
-  // Roughly what this commit adds: its tensors and rows (HDF5's own overhead is small beside them).
-  size_t added_bytes = 0;
-  for (const auto& [label, checkpoint] : batch.checkpoints) {
-    for (const auto& section : checkpoint.sections) {
-      for (const auto& tensor : section.second) added_bytes += tensor.second.bytes.size();
-    }
-  }
-  added_bytes += bytes_of_rows(logged) + bytes_of_rows(batch);
+  // Roughly what this commit adds: its rows and the checkpoints' metadata (their tensors are in their data file).
+  const size_t added_bytes = bytes_of_rows(logged) + bytes_of_rows(batch) + (64u << 10) * batch.checkpoints.size();
   H5::H5File file;
   if (!file_exists_) {
     file =
@@ -658,7 +721,7 @@ std::vector<char> RunWriter::build_version(const Pending& logged, const Pending&
   add_rows(file, batch);
   H5::Group checkpoints = file.openGroup(format::kCheckpoints);
   for (const auto& [label, checkpoint] : batch.checkpoints) {
-    format::write_checkpoint(checkpoints, label, checkpoint, path_);
+    format::write_checkpoint(checkpoints, label, *checkpoint, path_, &placements.at(checkpoint.get()));
   }
   std::vector<char> image = image_of(file);
   file.close();
@@ -687,6 +750,23 @@ PackResult pack_run(const std::string& source, const std::string& target) {
       add_rows(file, logged);
       H5::Group root = file.openGroup("/");
       hdf5::set_int_attribute(root, format::kLogSequence, std::max(folded, log.last_sequence));
+      // Checkpoints in data files come into the packed file itself (checked against their sums on the way), so
+      // that it is one file h5py reads whole.
+      H5::Group checkpoints = file.openGroup(format::kCheckpoints);
+      const std::set<std::string> data_files = format::external_file_names(checkpoints);
+      if (!data_files.empty()) {
+        CheckpointFiles files(source);
+        // A writer replaced a checkpoint after the file was read: read both again.
+        if (!files.open(data_files).empty() && attempt < 20) continue;
+        const int64_t version = hdf5::int_attribute(root, "format_version");
+        for (const auto& label : hdf5::child_names(checkpoints)) {
+          if (format::external_file_names(checkpoints.openGroup(label)).empty()) continue;
+          const record::CheckpointData checkpoint =
+              format::read_checkpoint(checkpoints.openGroup(label), source,
+                                      "/" + std::string(format::kCheckpoints) + "/" + label, version, &files);
+          format::write_checkpoint(checkpoints, label, checkpoint, source);
+        }
+      }
       const std::vector<char> image = image_of(file);
       // A log beside the target belongs to whatever was there before: it must not be read as the packed run's.
       fs::remove(log_path_for(target), status);

@@ -36,6 +36,9 @@
 #include "core/store/run_lock.h"
 
 namespace descentlab::store {
+namespace format {
+struct ExternalPlacement;  // core/store/run_file_format.h
+}
 
 struct RunWriterOptions {
   double flush_interval_seconds = 2.0;  // how long metric events may wait in memory; <= 0: only on flush()
@@ -102,11 +105,16 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   void queue_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint);
   void commit(bool fold_log = false);  // serialised by commit_mutex_; fold_log folds even an empty batch
   bool needs_fold(const Pending& batch) const;
-  std::string fold(const Pending& batch);    // returns a warning ("" when all went well)
+  std::string fold(const Pending& batch);  // returns a warning ("" when all went well)
+  // Writes the batch's checkpoints' tensors into the data file of commit `sequence` (each shared checkpoint once),
+  // returning where each went.
+  std::map<const record::CheckpointData*, format::ExternalPlacement> write_checkpoint_data(const Pending& batch,
+                                                                                           int64_t sequence);
   void append_to_log(const Pending& batch);  // one record, fsynced
   void open_log();                           // opens RUN.h5.log for appending at log_length_
   // The new file's bytes, built in memory: the committed file, then the log's records, then the batch.
-  std::vector<char> build_version(const Pending& logged, const Pending& batch, int64_t sequence);
+  std::vector<char> build_version(const Pending& logged, const Pending& batch, int64_t sequence,
+                                  const std::map<const record::CheckpointData*, format::ExternalPlacement>& placements);
   [[noreturn]] void restore_and_throw(std::unique_ptr<Pending>& batch, const std::string& temporary,
                                       const std::string& message);
   void flusher_loop();
@@ -127,7 +135,9 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   std::mutex commit_mutex_;
   bool ready_ = false;  // set once create() or open() succeeded; until then the destructor writes nothing
   bool file_exists_ = false;
-  std::set<std::string> stored_checkpoints_;
+  // The run file's checkpoint labels, each with the data files its tensors are in (none for a checkpoint stored in
+  // the run file itself, as formats before 5 did).
+  std::map<std::string, std::set<std::string>> stored_checkpoints_;
   std::set<std::string> stored_sweeps_;
   std::atomic<int64_t> commits_{0};
   std::atomic<int64_t> append_nanoseconds_{0};

@@ -2,16 +2,21 @@
 """Reads a run file written by descentlab_write_sample_run with h5py alone, as a Python user would, and checks the
 layout documented in docs/run-file.md: groups, attributes, shapes and a few values."""
 import json
+import os
 import sys
 
-import h5py
+# A run's checkpoint tensors are in RUN.h5.checkpoints/ beside it (run file format 5, HDF5 external storage): HDF5
+# finds them from the run file's folder, whatever folder this runs in. Read when h5py loads HDF5, so set first.
+os.environ.setdefault("HDF5_EXTFILE_PREFIX", "${ORIGIN}")
+
+import h5py  # noqa: E402
 import numpy as np
 
 
 def main(path):
     with h5py.File(path, "r") as run:
         assert run.attrs["format"] == "descentlab-run", run.attrs["format"]
-        assert int(run.attrs["format_version"]) == 4
+        assert int(run.attrs["format_version"]) == 5
         assert int(run.attrs["log_sequence"]) > 0  # the last run-log record folded in
         config = json.loads(run.attrs["config"])
         assert config["preset"] == "test" and config["layers"] == 3, config

@@ -2,9 +2,14 @@
 """Checks that two run files hold the same trained model and the same training curve, bitwise: every tensor of
 checkpoints/latest/model and the step and value of every metric (wall times differ, of course).
 Usage: compare_runs.py A.h5 B.h5"""
+import os
 import sys
 
-import h5py
+# A run's checkpoint tensors are in RUN.h5.checkpoints/ beside it (run file format 5, HDF5 external storage): HDF5
+# finds them from the run file's folder, whatever folder this runs in. Read when h5py loads HDF5, so set first.
+os.environ.setdefault("HDF5_EXTFILE_PREFIX", "${ORIGIN}")
+
+import h5py  # noqa: E402
 import numpy as np
 
 

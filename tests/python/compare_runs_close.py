@@ -5,8 +5,13 @@ order, not bitwise. Every metric row (steps equal; values within --rtol/--atol),
 --weights-atol, and the dual variables and masks when present.
 Usage: compare_runs_close.py A.h5 B.h5 [--rtol R] [--atol A] [--weights-atol W]"""
 import argparse
+import os
 
-import h5py
+# A run's checkpoint tensors are in RUN.h5.checkpoints/ beside it (run file format 5, HDF5 external storage): HDF5
+# finds them from the run file's folder, whatever folder this runs in. Read when h5py loads HDF5, so set first.
+os.environ.setdefault("HDF5_EXTFILE_PREFIX", "${ORIGIN}")
+
+import h5py  # noqa: E402
 import numpy as np
 
 

@@ -1,0 +1,109 @@
+#include "core/store/checkpoint_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "core/store/run_file.h"
+
+namespace descentlab::store {
+namespace fs = std::filesystem;
+
+std::string checkpoint_folder_for(const std::string& run_path) {
+  return run_path + ".checkpoints";
+}
+
+std::string checkpoint_file_name(const std::string& run_path, int64_t sequence) {
+  return fs::path(run_path).filename().string() + ".checkpoints/" + std::to_string(sequence) + ".bin";
+}
+
+std::string checkpoint_file_path(const std::string& run_path, const std::string& stored_name) {
+  return (fs::path(checkpoint_folder_for(run_path)) / fs::path(stored_name).filename()).string();
+}
+
+CheckpointFiles::CheckpointFiles(std::string run_path) : run_path_(std::move(run_path)) {}
+
+CheckpointFiles::~CheckpointFiles() {
+  for (const auto& entry : descriptors_) {
+    if (entry.second >= 0) ::close(entry.second);
+  }
+}
+
+int CheckpointFiles::descriptor_for(const std::string& stored_name) {
+  const std::string path = checkpoint_file_path(run_path_, stored_name);
+  const auto known = descriptors_.find(path);
+  if (known != descriptors_.end()) return known->second;
+  const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (descriptor >= 0) descriptors_[path] = descriptor;
+  return descriptor;
+}
+
+std::vector<std::string> CheckpointFiles::open(const std::set<std::string>& stored_names) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> missing;
+  for (const auto& name : stored_names) {
+    if (descriptor_for(name) < 0) missing.push_back(name);
+  }
+  return missing;
+}
+
+void CheckpointFiles::read(const std::string& stored_name, uint64_t offset, uint64_t size, const std::string& object,
+                           std::vector<uint8_t>& into) {
+  const std::string path = checkpoint_file_path(run_path_, stored_name);
+  int descriptor = -1;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    descriptor = descriptor_for(stored_name);
+  }
+  if (descriptor < 0) {
+    const int error_number = errno;
+    throw RunFileError(error_number == ENOENT ? RunFileError::Kind::NotFound : RunFileError::Kind::Corrupt, run_path_,
+                       object,
+                       "its data file " + path + " cannot be opened: " + std::strerror(error_number) +
+                           " (a run file moves with its .checkpoints folder beside it, under the same name; "
+                           "`descentlab-cli pack` makes one file of both)");
+  }
+  struct stat info {};
+  if (::fstat(descriptor, &info) != 0 || offset > static_cast<uint64_t>(info.st_size) ||
+      size > static_cast<uint64_t>(info.st_size) - offset) {
+    throw RunFileError(RunFileError::Kind::Corrupt, run_path_, object,
+                       "claims bytes " + std::to_string(offset) + " to " + std::to_string(offset + size) + " of " +
+                           path + ", which holds " + std::to_string(info.st_size) + " bytes (cut short or damaged)");
+  }
+  into.resize(static_cast<size_t>(size));
+  size_t done = 0;
+  while (done < into.size()) {
+    const ssize_t got = ::pread(descriptor, into.data() + done, into.size() - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      throw RunFileError(RunFileError::Kind::Corrupt, run_path_, object,
+                         "read error in " + path + ": " + (got < 0 ? std::strerror(errno) : "unexpected end"));
+    }
+    done += static_cast<size_t>(got);
+  }
+}
+
+void remove_unreferenced_checkpoint_files(const std::string& run_path, const std::set<std::string>& referenced) {
+  const std::string folder = checkpoint_folder_for(run_path);
+  std::error_code status;
+  if (!fs::is_directory(folder, status)) return;
+  std::set<std::string> kept;
+  for (const auto& name : referenced) kept.insert(fs::path(name).filename().string());
+  bool empty = true;
+  for (const auto& entry : fs::directory_iterator(folder, status)) {
+    if (kept.count(entry.path().filename().string())) {
+      empty = false;
+      continue;
+    }
+    std::error_code removed;
+    fs::remove(entry.path(), removed);
+    if (removed) empty = false;
+  }
+  if (empty) fs::remove(folder, status);
+}
+
+}  // namespace descentlab::store
