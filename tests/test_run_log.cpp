@@ -19,6 +19,7 @@
 
 #include "child_process.h"
 #include "core/store/durable_file.h"
+#include "core/store/run_follower.h"
 #include "core/store/run_log.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
@@ -388,6 +389,66 @@ TEST(RunLog, PackWritesOneFileWithEveryRecordWhileTheWriterGoesOn) {
   EXPECT_NE(error_of([&] { pack_run(path, path); }).find("is the run being packed"), std::string::npos);
   EXPECT_NE(error_of([&] { pack_run((folder / "none.h5").string(), packed); }).find("none.h5"), std::string::npos);
   EXPECT_EQ(steps_of(packed), one_to(5)) << "a refused pack changed its target";
+}
+
+}  // namespace
+}  // namespace descentlab::store
+
+namespace descentlab::store {
+namespace {
+
+// Issue 34 item 4: a reader following a run (the window watching another process's run) reads only what was
+// committed since its last look: the log's new records while the run file is the same version, the run file whole
+// only after a fold. What a look reads does not grow with the checkpoints the run holds.
+TEST(RunFollower, ReadsOnlyTheNewRecordsAndTheFileWholeOnlyAfterAFold) {
+  std::vector<uint64_t> bytes_per_look;
+  for (const int64_t elements : {int64_t{1} << 16, int64_t{1} << 22}) {  // checkpoints of 256 KB and 16 MB
+    ScratchFolder folder;
+    const std::string path = (folder / "run.h5").string();
+    auto writer = RunWriter::create(path, sample_header(), manual_flush());
+    writer->scalar("loss", 1, 0.0, 1.0);
+    writer->save_checkpoint("latest", sample_checkpoint(1, elements));
+    RunFollower follower(path);
+    RunFollower::Update first = follower.poll();
+    ASSERT_TRUE(first.whole);
+    EXPECT_EQ(first.whole->metric("loss").steps, (std::vector<int64_t>{1}));
+    EXPECT_EQ(follower.poll().records, 0u) << "nothing was committed";
+    uint64_t read = 0;
+    for (int64_t step = 2; step <= 4; ++step) {
+      writer->scalar("loss", step, 0.0, 1.0 / static_cast<double>(step));
+      writer->vector("layer_loss", step, 0.0, {0.5, 0.25});
+      writer->flush();  // one log record
+      RunFollower::Update update = follower.poll();
+      ASSERT_FALSE(update.whole) << "an append made the follower read the file whole";
+      ASSERT_EQ(update.records, 1u);
+      EXPECT_EQ(update.appended.metrics.at("loss").steps, (std::vector<int64_t>{step}));
+      EXPECT_EQ(update.appended.metrics.at("layer_loss").values, (std::vector<double>{0.5, 0.25}));
+      read = std::max(read, update.bytes_read);
+    }
+    bytes_per_look.push_back(read);
+    // Two commits between looks: both records, in order.
+    for (int64_t step = 5; step <= 6; ++step) {
+      writer->scalar("loss", step, 0.0, 0.1);
+      writer->flush();
+    }
+    RunFollower::Update both = follower.poll();
+    ASSERT_FALSE(both.whole);
+    EXPECT_EQ(both.records, 2u);
+    EXPECT_EQ(both.appended.metrics.at("loss").steps, (std::vector<int64_t>{5, 6}));
+    // A checkpoint folds: the file is new, read whole, with every row; then appends again.
+    writer->save_checkpoint("latest", sample_checkpoint(6, elements));
+    RunFollower::Update folded = follower.poll();
+    ASSERT_TRUE(folded.whole);
+    EXPECT_EQ(folded.whole->metric("loss").steps, (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
+    writer->scalar("loss", 7, 0.0, 0.1);
+    writer->flush();
+    RunFollower::Update after = follower.poll();
+    ASSERT_FALSE(after.whole);
+    EXPECT_EQ(after.appended.metrics.at("loss").steps, (std::vector<int64_t>{7}));
+  }
+  ASSERT_EQ(bytes_per_look.size(), 2u);
+  EXPECT_EQ(bytes_per_look[0], bytes_per_look[1]) << "a look read more beside a bigger checkpoint";
+  EXPECT_LT(bytes_per_look[1], 4096u);
 }
 
 }  // namespace

@@ -37,17 +37,6 @@ QString timestamp() {
   return QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss"));
 }
 
-// What changes when a writer commits a new version of a run file (by rename): its inode, size and modification time.
-QString file_signature(const QString& path) {
-  struct stat info {};
-  if (::stat(QFile::encodeName(path).constData(), &info) != 0) return QStringLiteral("missing");
-  return QStringLiteral("%1:%2:%3.%4")
-      .arg(static_cast<qulonglong>(info.st_ino))
-      .arg(static_cast<qlonglong>(info.st_size))
-      .arg(static_cast<qlonglong>(info.st_mtim.tv_sec))
-      .arg(static_cast<qlonglong>(info.st_mtim.tv_nsec));
-}
-
 QString current_writer(const QString& path) {
   return QString::fromStdString(store::RunFileLock::current_writer(QFile::encodeName(path).toStdString()));
 }
@@ -446,11 +435,11 @@ int LabController::open(const QStringList& paths) {
       continue;
     }
     try {
-      // The version that was read and whether someone writes it, both before reading: a later commit or a writer
-      // that lets go meanwhile is caught at the next look.
-      const QString signature = file_signature(absolute);
+      // Whether someone writes it, before reading: a writer that lets go meanwhile is caught at the next look, and
+      // the follower reads whatever was committed after this read.
       const QString writer = current_writer(absolute);
-      auto run = load_run_file(path.toStdString());
+      auto follower = std::make_shared<store::RunFollower>(QFile::encodeName(absolute).toStdString());
+      auto run = load_run_file(*follower->poll().whole);
       const QString interruption = writer.isEmpty() ? describeInterruption(absolute, *run) : QString();
       if (!interruption.isEmpty()) {
         run->appendLog(QStringLiteral("%1 %2").arg(timestamp(), interruption));
@@ -463,7 +452,7 @@ int LabController::open(const QStringList& paths) {
       }
       widgets::RunData* added = window_.model()->addRun(std::move(run));
       if (!writer.isEmpty()) {
-        watched_[added->id] = WatchedFile{signature};
+        watched_[added->id] = WatchedFile{std::move(follower)};
         if (!follow_.isActive()) follow_.start();
       }
       window_.addRecentFile(absolute);
@@ -510,14 +499,12 @@ void LabController::follow() {
   if (reading_) return;
   struct Due {
     QString runId, path;
+    std::shared_ptr<store::RunFollower> follower;
   };
   std::vector<Due> due;
   for (const auto& [id, file] : watched_) {
     const auto* run = window_.model()->run(id);
-    if (!run) continue;
-    if (file_signature(run->path) != file.signature || current_writer(run->path).isEmpty()) {
-      due.push_back({id, run->path});
-    }
+    if (run) due.push_back({id, run->path, file.follower});
   }
   if (due.empty()) return;
   reading_ = true;
@@ -525,24 +512,44 @@ void LabController::follow() {
   reader_ = std::thread([this, due] {
     for (const Due& file : due) {
       const QString writer = current_writer(file.path);  // first: a file read after its writer let go is final
-      const QString signature = file_signature(file.path);
+      if (writer.isEmpty()) file.follower->reset();      // the final version, read whole
       std::shared_ptr<widgets::RunData> reread;
+      std::shared_ptr<store::RunBatch> appended;
       QString error;
       try {
-        reread = load_run_file(QFile::encodeName(file.path).toStdString());
+        store::RunFollower::Update update = file.follower->poll();
+        if (update.whole) {
+          reread = load_run_file(*update.whole);
+        } else if (update.records > 0) {
+          appended = std::make_shared<store::RunBatch>(std::move(update.appended));
+        }
       } catch (const std::exception& failure) {
         error = QString::fromUtf8(failure.what());
+        file.follower->reset();  // read it whole at the next look
       }
-      postToGui(
-          [this, file, signature, reread, writer, error] { onReread(file.runId, signature, reread, writer, error); });
+      if (appended) {
+        postToGui([this, file, appended] { onAppended(file.runId, appended); });
+      } else if (reread || !error.isEmpty()) {
+        postToGui([this, file, reread, writer, error] { onReread(file.runId, reread, writer, error); });
+      }
     }
     postToGui([this] { reading_ = false; });
   });
 }
 
-void LabController::onReread(const QString& runId, const QString& signature,
-                             const std::shared_ptr<widgets::RunData>& reread, const QString& writer,
-                             const QString& error) {
+void LabController::onAppended(const QString& runId, const std::shared_ptr<store::RunBatch>& appended) {
+  auto found = watched_.find(runId);
+  auto* run = window_.model()->run(runId);
+  if (found == watched_.end() || !run) return;  // closed meanwhile
+  found->second.errorLogged = false;
+  apply_logged(*run, *appended);
+  run->touch();
+  window_.updateRunControls();
+  window_.refreshViews();
+}
+
+void LabController::onReread(const QString& runId, const std::shared_ptr<widgets::RunData>& reread,
+                             const QString& writer, const QString& error) {
   auto found = watched_.find(runId);
   auto* run = window_.model()->run(runId);
   if (found == watched_.end() || !run) return;  // closed meanwhile
@@ -559,7 +566,6 @@ void LabController::onReread(const QString& runId, const QString& signature,
           QStringLiteral("%1 cannot read it again yet (%2): trying at the next commit").arg(timestamp(), error));
     }
   } else {
-    found->second.signature = signature;
     found->second.errorLogged = false;
     const widgets::RunState fileState = reread->state;
     run->replaceRecord(std::move(*reread));

@@ -7,6 +7,7 @@
 // worker thread of their own (one at a time), with progress per (γ, seed) cell and cancel between cells.
 
 #include "core/config/tours.h"
+#include "core/store/run_follower.h"
 #include "core/train/staging_buffer.h"
 #include "core/train/sweep_session.h"
 #include "core/train/training_session.h"
@@ -102,8 +103,10 @@ class LabController : public QObject {
   void onStarted(const QString& runId, const train::SessionStart& start);
   void onFinished(const QString& runId, const train::TrainingResult& result, const QString& error);
   void follow();
-  void onReread(const QString& runId, const QString& signature, const std::shared_ptr<widgets::RunData>& reread,
-                const QString& writer, const QString& error);
+  void onReread(const QString& runId, const std::shared_ptr<widgets::RunData>& reread, const QString& writer,
+                const QString& error);
+  // The rows a watched run's log gained since the last look, added to what the window shows.
+  void onAppended(const QString& runId, const std::shared_ptr<store::RunBatch>& appended);
 
   widgets::MainWindow& window_;
   const LabBackend& backend_;
@@ -118,7 +121,8 @@ class LabController : public QObject {
   qint64 firstWakeNs_ = -1;
   std::vector<double> drainDelays_;
   struct WatchedFile {
-    QString signature;  // of the version last read
+    // Reads what the writer committed since the last look: the log's new records, or the file whole after a fold.
+    std::shared_ptr<store::RunFollower> follower;
     bool errorLogged = false;
   };
   std::map<QString, WatchedFile> watched_;  // by run id

@@ -63,8 +63,38 @@ void describe_config(widgets::RunData& run, const config::ExperimentConfig& conf
   run.constrained = config::is_layerwise(config.task) && config.constraints.enabled;
 }
 
+void apply_logged(widgets::RunData& run, const store::RunBatch& batch) {
+  for (const auto& [name, rows] : batch.metrics) {
+    const QString qname = QString::fromStdString(name);
+    const auto width = static_cast<size_t>(std::max<int64_t>(rows.width, 1));
+    for (size_t row = 0; row < rows.steps.size(); ++row) {
+      const auto begin = rows.values.begin() + static_cast<std::ptrdiff_t>(row * width);
+      if (rows.shape == record::SeriesShape::Scalar) {
+        run.addScalar(qname, rows.steps[row], rows.wall_times[row], *begin);
+      } else {
+        run.addVector(qname, rows.steps[row], QVector<double>(begin, begin + static_cast<std::ptrdiff_t>(width)));
+      }
+    }
+  }
+  for (const auto& [name, snapshots] : batch.histograms) {
+    const QString group = QString::fromStdString(name);
+    const QVector<double> edges = to_qvector(snapshots.edges);
+    const size_t bins = snapshots.edges.empty() ? 0 : snapshots.edges.size() - 1;
+    for (size_t row = 0; row < snapshots.steps.size(); ++row) {
+      const auto begin = snapshots.counts.begin() + static_cast<std::ptrdiff_t>(row * bins);
+      run.addHistogram(group, snapshots.steps[row], edges,
+                       QVector<double>(begin, begin + static_cast<std::ptrdiff_t>(bins)));
+    }
+  }
+  for (const auto& [name, sweep] : batch.sweeps) apply_sweep(run, sweep);
+}
+
 std::unique_ptr<widgets::RunData> load_run_file(const std::string& path) {
-  const store::RunReader reader(path);
+  return load_run_file(store::RunReader(path));
+}
+
+std::unique_ptr<widgets::RunData> load_run_file(const store::RunReader& reader) {
+  const std::string& path = reader.path();
   auto run = std::make_unique<widgets::RunData>();
   run->path = QFileInfo(QString::fromStdString(path)).absoluteFilePath();
   const auto document = nlohmann::json::parse(reader.header().config_json, nullptr, false);

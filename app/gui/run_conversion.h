@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/record/events.h"
+#include "core/store/run_batch.h"
 #include "core/train/staging_buffer.h"
 
 #include <QMap>
@@ -18,6 +19,9 @@
 namespace descentlab {
 namespace config {
 struct ExperimentConfig;
+}
+namespace store {
+class RunReader;
 }
 namespace gui {
 
@@ -33,6 +37,9 @@ void apply_sweep(widgets::RunData& run, const record::SweepResult& sweep);
 // Reads a run file (metrics, histograms, sweeps, config) into a new RunData; throws the store's RunFileError (or a
 // config error) naming the file and object when it is not a readable DescentLab run file.
 std::unique_ptr<widgets::RunData> load_run_file(const std::string& path);
+std::unique_ptr<widgets::RunData> load_run_file(const store::RunReader& reader);
+// Adds the rows, snapshots and sweeps a followed run's log gained (store::RunFollower) to the run as read so far.
+void apply_logged(widgets::RunData& run, const store::RunBatch& batch);
 
 }  // namespace gui
 }  // namespace descentlab

@@ -575,6 +575,40 @@ TEST_F(LabTest, WatchesADataParallelRunLiveAndResumesItHereOnceItStops) {
   for (int i = 1; i < resumedSteps.size(); ++i) EXPECT_LT(resumedSteps[i - 1], resumedSteps[i]);
 }
 
+// Issue 34 item 4: a run another writer commits rows to between checkpoints (each commit one record appended to its
+// log, the run file untouched) is followed at each commit, reading only the new records: the window showed nothing
+// new until the next checkpoint's fold before.
+TEST_F(LabTest, AWatchedRunShowsRowsCommittedBetweenCheckpoints) {
+  const QString path = QDir(directory_->path()).filePath(QStringLiteral("watched-rows.h5"));
+  store::RunHeader header = store::RunReader(samplePath().toStdString()).header();
+  store::RunWriterOptions options;
+  options.flush_interval_seconds = 0;  // commits only when this test says
+  auto writer = store::RunWriter::create(path.toStdString(), header, options);
+  for (int64_t step = 1; step <= 3; ++step) writer->scalar("loss", step, 1.0e9 + step, 1.0 / static_cast<double>(step));
+  record::CheckpointData checkpoint;
+  checkpoint.step = 3;
+  writer->save_checkpoint("latest", checkpoint);
+
+  ASSERT_EQ(controller_->open({path}), 1) << window_->lastMessage().toStdString();
+  RunData* run = window_->model()->runAt(window_->model()->count() - 1);
+  ASSERT_EQ(run->state, RunState::Watching);
+  ASSERT_EQ(run->scalars[QStringLiteral("loss")].steps.size(), 3);
+  for (int64_t step = 4; step <= 6; ++step) {
+    writer->scalar("loss", step, 1.0e9 + step, 1.0 / static_cast<double>(step));
+    writer->vector("layer_loss", step, 1.0e9 + step, {0.5, 0.25});
+    writer->flush();  // a log record; no fold
+    ASSERT_TRUE(waitUntil([&] { return run->currentStep == step; }, 20000)) << "step " << step;
+  }
+  EXPECT_EQ(run->scalars[QStringLiteral("loss")].steps, (QVector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(run->vectors[QStringLiteral("layer_loss")].steps.size(), 3);
+  EXPECT_EQ(run->state, RunState::Watching);
+  writer.reset();  // the end: folds, lets go
+  ASSERT_TRUE(waitUntil([&] { return run->state != RunState::Watching; }, 20000));
+  const auto onDisk = gui::load_run_file(path.toStdString());
+  EXPECT_EQ(run->scalars[QStringLiteral("loss")].values, onDisk->scalars[QStringLiteral("loss")].values);
+  EXPECT_EQ(controller_->watchedRuns(), 0);
+}
+
 TEST_F(LabTest, OpensGoodRunFilesAndNamesTheProblemWithBadOnes) {
   EXPECT_EQ(controller_->open({samplePath()}), 1);
   ASSERT_EQ(window_->model()->count(), 1);
