@@ -20,7 +20,7 @@ import h5py  # noqa: E402
 import numpy as np
 
 CLOCKS = {"throughput"}
-SUMMARY_CLOCKS = {"seconds", "steps_per_second", "run", "run_file"}  # run_file: the writer's clocks
+SUMMARY_CLOCKS = {"seconds", "steps_per_second", "run", "run_file", "memory"}  # run_file, memory: measurements
 
 
 def digest(*arrays):

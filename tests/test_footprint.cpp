@@ -3,6 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include <torch/torch.h>
 
@@ -13,6 +18,7 @@
 #include "core/tasks/layerwise_task.h"
 #include "core/util/error.h"
 #include "core/util/system_memory.h"
+#include "test_support.h"
 
 namespace descentlab {
 namespace {
@@ -118,6 +124,34 @@ TEST(SystemMemory, ReadsMemAvailableAndCgroupLimits) {
   EXPECT_EQ(byte_text(512), "512 bytes");
   EXPECT_EQ(byte_text(1536.0 * 1024 * 1024), "1.5 GiB");
   EXPECT_EQ(byte_text(12.0 * 1024 * 1024 * 1024), "12 GiB");
+}
+
+}  // namespace
+}  // namespace descentlab
+
+namespace descentlab {
+namespace {
+
+// Issue 38 item 2: the estimate a run is refused on must be within a small factor of what runs use. The figures are
+// measured by scripts/memory_estimate.sh (`train --json`'s "memory": the peak resident size less what the process
+// held before the run was set up; 2 steps on the CPU) and kept in tests/fixtures/memory-peaks.json: three tasks at
+// the three sizes, and batches larger than the training set, which were estimated at up to 11 TiB.
+TEST(Footprint, EstimatesStayWithinAFactorOfMeasuredPeaks) {
+  std::ifstream file(testing::fixture("memory-peaks.json"));
+  ASSERT_TRUE(file.good());
+  const auto measured = nlohmann::json::parse(file);
+  ASSERT_GE(measured.size(), 11u);
+  for (const auto& entry : measured) {
+    const std::string preset = entry.at("preset"), size = entry.at("size"), override = entry.at("override");
+    SCOPED_TRACE(preset + " " + size + " " + override);
+    std::vector<std::string> overrides;
+    if (!override.empty()) overrides.push_back(override);
+    const auto config = config::load_experiment(preset, size, "", overrides);
+    const double estimate = tasks::estimate_footprint(config).total();
+    const double used = entry.at("used_bytes").get<double>();
+    EXPECT_GT(estimate, used / 2.5) << "estimate " << estimate / 1048576.0 << " MiB, used " << used / 1048576.0;
+    EXPECT_LT(estimate, used * 2.5) << "estimate " << estimate / 1048576.0 << " MiB, used " << used / 1048576.0;
+  }
 }
 
 }  // namespace

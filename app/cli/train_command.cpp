@@ -11,6 +11,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -25,6 +26,7 @@
 #include "core/dist/process_group.h"
 #include "core/record/metrics.h"
 #include "core/store/run_reader.h"
+#include "core/tasks/footprint.h"
 #include "core/train/control.h"
 #include "core/train/host_sync_probe.h"
 #include "core/train/training_session.h"
@@ -45,6 +47,7 @@ struct TrainOptions {
   bool json = false;
   bool overwrite = false;
   bool count_host_syncs = false;
+  long long resident_before = 0;  // bytes resident when the command began (before the run was set up)
   int nproc = 0;
   std::string backend = "auto";
   double timeout_seconds = 300.0;
@@ -157,6 +160,19 @@ train::TrainingResult run_controlled(train::TrainingSession& session, const Trai
 
 // Reports a stop, prints the JSON summary with --json (the fields every run has, merged with the engine's own),
 // and returns the exit code: 130 when Ctrl-C stopped the run.
+// This process's resident memory now and its peak so far, in bytes (/proc/self/status VmRSS and VmHWM; 0 where
+// the kernel does not say).
+std::pair<long long, long long> resident_and_peak() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  long long resident = 0, peak = 0;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) resident = std::stoll(line.substr(6)) * 1024;
+    if (line.rfind("VmHWM:", 0) == 0) peak = std::stoll(line.substr(6)) * 1024;
+  }
+  return {resident, peak};
+}
+
 int finish_run(const train::TrainingResult& result, const train::TrainingSession& session, const TrainOptions& options,
                const train::HostSyncProbe* probe) {
   const auto& data_parallel = session.data_parallel();
@@ -228,6 +244,18 @@ int finish_run(const train::TrainingResult& result, const train::TrainingSession
                                   {"communication_seconds", session.communication_seconds()}};
     }
     summary.merge_patch(result.extra);
+    // What the memory check estimated (core/tasks/footprint.h) beside what this process used: its peak resident
+    // size less what it held before the run was set up (the libraries). scripts/memory_estimate.sh compares them.
+    const tasks::Footprint footprint = tasks::estimate_footprint(session.config());
+    const auto [resident, peak] = resident_and_peak();
+    (void)resident;
+    summary["memory"] = {{"estimated_bytes", footprint.total()},
+                         {"estimated_model_bytes", footprint.model_bytes},
+                         {"estimated_activation_bytes", footprint.activation_bytes},
+                         {"estimated_data_bytes", footprint.data_bytes},
+                         {"resident_before_bytes", options.resident_before},
+                         {"peak_resident_bytes", peak},
+                         {"used_bytes", peak - options.resident_before}};
     if (probe) {
       const auto counts = probe->counts();
       summary["host_syncs"] = {{"scalar_reads", counts.scalar_reads},
@@ -251,7 +279,9 @@ int finish_run(const train::TrainingResult& result, const train::TrainingSession
   return result.stopped && interrupted.load() ? kInterrupted : kOk;
 }
 
-int run_train(const TrainOptions& options) {
+int run_train(const TrainOptions& given) {
+  TrainOptions options = given;
+  options.resident_before = resident_and_peak().first;
   if (options.nproc > 1) return launch_local_processes(options.nproc, options.timeout_seconds);
   // A rank of a data-parallel launch (torchrun, srun, mpirun wrappers, --nproc): its place from the environment.
   train::DataParallelOptions data_parallel;

@@ -47,12 +47,31 @@ double readouts(const config::ExperimentConfig& c) {
   return c.model.readout == config::Readout::per_layer ? as_double(c.model.layers) + 1.0 : 1.0;
 }
 
+// The samples a training batch can hold: batch_size, or the whole training set when that is smaller (a batch of
+// 1,048,576 on a quick preset is every one of its 256 clips; issue 38 item 2: it was estimated at 11 TiB).
+double batch_samples(const config::ExperimentConfig& c) {
+  const auto& d = c.data;
+  double training = 0.0;
+  switch (c.task) {
+    case config::Task::text: training = d.train_limit > 0 ? as_double(d.train_limit) : kImdbReviews; break;
+    case config::Task::video: training = as_double(d.train_clips); break;
+    case config::Task::vit: training = d.train_limit > 0 ? as_double(d.train_limit) : kImageSamples; break;
+    case config::Task::gpt: {  // non-overlapping windows of context + 1 characters
+      const double windows = kMobyDickCharacters / (as_double(d.context) + 1.0);
+      training = d.train_limit > 0 && as_double(d.train_limit) < windows ? as_double(d.train_limit) : windows;
+      break;
+    }
+  }
+  const double batch = as_double(c.train.batch_size);
+  return training > 0.0 && training < batch ? training : batch;
+}
+
 // The activations a training batch keeps for the backward pass, per block: the LayerNorms' inputs and outputs,
 // q, k, v, the attention output and its projection, the residual (8 BTw), the feed-forward's hidden layer before
 // and after its activation (2 BT·ff), and the attention scores and weights (2 B·heads·T²); then each layer's
 // readout where every layer is read out (layerwise descent).
 double activation_floats(const config::ExperimentConfig& c) {
-  const double b = as_double(c.train.batch_size), t = tokens(c), w = as_double(c.model.width);
+  const double b = batch_samples(c), t = tokens(c), w = as_double(c.model.width);
   const double ff = as_double(c.model.ff_width), heads = as_double(c.model.heads), layers = as_double(c.model.layers);
   double per_layer = b * t * (8.0 * w + 2.0 * ff) + 2.0 * b * heads * t * t;
   if (c.task == config::Task::video) {
@@ -134,9 +153,10 @@ Footprint estimate_footprint(const config::ExperimentConfig& c) {
 }
 
 std::string Footprint::describe(int64_t batch_size) const {
-  return count_text(parameters) + " parameters; weights, gradients, optimizer state and a checkpoint copy: " +
-         byte_text(model_bytes) + "; activations of a batch of " + std::to_string(batch_size) + ": " +
-         byte_text(activation_bytes) + "; data: " + byte_text(data_bytes);
+  return count_text(parameters) +
+         " parameters; weights, gradients, optimizer state and a checkpoint copy: " + byte_text(model_bytes) +
+         "; activations of a batch of " + std::to_string(batch_size) + ": " + byte_text(activation_bytes) +
+         "; data: " + byte_text(data_bytes);
 }
 
 void require_fits(const config::ExperimentConfig& config, const Footprint& footprint, bool model_on_host,
