@@ -200,25 +200,33 @@ void make_folder_durably(const std::string& target, const std::string& folder) {
   }
 }
 
-void write_file_durably(const std::string& target, const std::string& file, const std::vector<FilePiece>& pieces) {
+namespace {
+
+// Creates `file` (after removing any old one), writes `pieces` one after another, syncs it (fdatasync or fsync)
+// and closes it, checking each call; a full disk is refused before any byte is written when the folder says so.
+// On failure `file` is removed and RunFileError(WriteFailed) is thrown naming `target`. Returns the bytes written.
+size_t write_synced_file(const std::string& target, const std::string& file, const std::vector<FilePiece>& pieces,
+                         bool data_only) {
   size_t size = 0;
   for (const auto& piece : pieces) size += piece.size;
   const std::string folder = folder_of(file);
   std::error_code ignored;
   fs::remove(file, ignored);
+  // The old version stays until the commit is done, so the new bytes need their whole size free beside it.
   const long long free_before = free_bytes_in(folder);
   if (free_before >= 0 && static_cast<unsigned long long>(free_before) < size) {
     fail(target, "the disk is full: this commit needs " + megabytes_text(static_cast<long long>(size)) + " in " +
                      folder + ", which has " + megabytes_text(free_before) +
                      " free; the run file still holds its last commit");
   }
-  const int descriptor = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int descriptor = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (descriptor < 0) fail_with_errno(target, file, size, "create", errno);
   const auto abandon = [&](const std::string& what, int error_number) {
     ::close(descriptor);
     fs::remove(file, ignored);
     fail_with_errno(target, file, size, what, error_number);
   };
+  // Reserving the blocks first turns a full disk into one clear failure before any byte is written.
   const int reserved = size > 0 ? ::posix_fallocate(descriptor, 0, static_cast<off_t>(size)) : 0;
   if (reserved != 0 && reserved != EOPNOTSUPP && reserved != EINVAL) abandon("reserve space for", reserved);
   unsigned long long offset = 0;
@@ -237,7 +245,10 @@ void write_file_durably(const std::string& target, const std::string& file, cons
     }
     offset += piece.size;
   }
-  if (call_at(fault::Point::Fsync, [&] { return ::fdatasync(descriptor); }) != 0) abandon("sync", errno);
+  const auto synced = [&] { return data_only ? ::fdatasync(descriptor) : ::fsync(descriptor); };
+  if (call_at(fault::Point::Fsync, synced) != 0) abandon("sync", errno);
+  // close() releases the descriptor even when it reports an error, so it is always made; an injected failure then
+  // only changes what it reports.
   int closed = ::close(descriptor);
   int close_errno = errno;
   const int injected_close = fault::take(fault::Point::Close);
@@ -250,74 +261,35 @@ void write_file_durably(const std::string& target, const std::string& file, cons
     fs::remove(file, ignored);
     fail_with_errno(target, file, size, "close", close_errno);
   }
+  return size;
+}
+
+}  // namespace
+
+void write_file_durably(const std::string& target, const std::string& file, const std::vector<FilePiece>& pieces) {
+  const size_t size = write_synced_file(target, file, pieces, /*data_only=*/true);
   // The file's name must be durable before the run file that names it is.
-  const int error_number = sync_folder(folder);
+  const int error_number = sync_folder(folder_of(file));
   if (error_number != 0) {
+    std::error_code ignored;
     fs::remove(file, ignored);
-    fail_with_errno(target, folder, size, "sync the folder", error_number);
+    fail_with_errno(target, folder_of(file), size, "sync the folder", error_number);
   }
 }
 
 std::string replace_file_durably(const std::string& target, const std::string& temporary, const char* data,
                                  size_t size) {
-  const std::string folder = folder_of(target);
-  const long long free_before = free_bytes_in(folder);
-  std::error_code ignored;
-  fs::remove(temporary, ignored);
-  // The old version stays until the rename, so the new one needs its whole size free beside it.
-  if (free_before >= 0 && static_cast<unsigned long long>(free_before) < size) {
-    fail(target, "the disk is full: this commit needs " + megabytes_text(static_cast<long long>(size)) + " in " +
-                     folder + ", which has " + megabytes_text(free_before) +
-                     " free; the run file still holds its last commit");
-  }
-  const int descriptor = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (descriptor < 0) fail_with_errno(target, temporary, size, "create", errno);
-  const auto abandon = [&](const std::string& what, int error_number) {
-    ::close(descriptor);
-    fs::remove(temporary, ignored);
-    fail_with_errno(target, temporary, size, what, error_number);
-  };
-  // Reserving the blocks first turns a full disk into one clear failure before any byte is written.
-  const int reserved = size > 0 ? ::posix_fallocate(descriptor, 0, static_cast<off_t>(size)) : 0;
-  if (reserved != 0 && reserved != EOPNOTSUPP && reserved != EINVAL) abandon("reserve space for", reserved);
-  size_t written = 0;
-  while (written < size) {
-    const long long put =
-        call_at(fault::Point::Write, [&] { return ::write(descriptor, data + written, size - written); });
-    if (put < 0) {
-      if (errno == EINTR) continue;
-      abandon("write", errno);
-    }
-    written += static_cast<size_t>(put);
-  }
-  if (call_at(fault::Point::Fsync, [&] { return ::fsync(descriptor); }) != 0) abandon("sync", errno);
-  // close() releases the descriptor even when it reports an error, so it is always made; an injected failure then
-  // only changes what it reports.
-  int closed = ::close(descriptor);
-  int close_errno = errno;
-  const int injected_close = fault::take(fault::Point::Close);
-  if (injected_close == fault::kKill) ::raise(SIGKILL);
-  if (injected_close != 0) {
-    closed = -1;
-    close_errno = injected_close;
-  }
-  if (closed != 0) {
-    const int error_number = close_errno;
-    fs::remove(temporary, ignored);
-    fail_with_errno(target, temporary, size, "close", error_number);
-  }
+  write_synced_file(target, temporary, {{data, size}}, /*data_only=*/false);
   if (call_at(fault::Point::Rename, [&] { return ::rename(temporary.c_str(), target.c_str()); }) != 0) {
     const int error_number = errno;
+    std::error_code ignored;
     fs::remove(temporary, ignored);
     fail_with_errno(target, temporary, size, "rename to the run file", error_number);
   }
   // The rename is done; only its durability across a power cut is in question if the folder cannot be synced.
-  const int folder_descriptor = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (folder_descriptor < 0) return "committed, but its folder " + folder + " could not be opened to sync it";
-  const long long synced = call_at(fault::Point::SyncFolder, [&] { return ::fsync(folder_descriptor); });
-  const int error_number = errno;
-  ::close(folder_descriptor);
-  if (synced != 0 && error_number != EINVAL) {
+  const std::string folder = folder_of(target);
+  const int error_number = sync_folder(folder);
+  if (error_number != 0) {
     return "committed, but syncing its folder " + folder + " failed (" + std::strerror(error_number) +
            "): a power cut now could lose this commit";
   }
