@@ -155,7 +155,8 @@ void metric_appends(const std::string& folder) {
   fs::remove(path);
 }
 
-// Resident and peak resident memory of this process in bytes (/proc/self/status VmRSS, VmHWM).
+// Resident and peak resident memory of this process in bytes (/proc/self/status VmRSS, VmHWM). Its own copy of
+// resident_memory() (core/util/system_memory.h): bench/run_file_scale.sh builds this file in older trees too.
 std::pair<long long, long long> resident_and_peak() {
   std::ifstream status("/proc/self/status");
   std::string line;

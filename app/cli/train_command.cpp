@@ -11,7 +11,6 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -31,6 +30,7 @@
 #include "core/train/host_sync_probe.h"
 #include "core/train/training_session.h"
 #include "core/util/number_text.h"
+#include "core/util/system_memory.h"
 
 namespace descentlab::cli {
 namespace {
@@ -160,19 +160,6 @@ train::TrainingResult run_controlled(train::TrainingSession& session, const Trai
 
 // Reports a stop, prints the JSON summary with --json (the fields every run has, merged with the engine's own),
 // and returns the exit code: 130 when Ctrl-C stopped the run.
-// This process's resident memory now and its peak so far, in bytes (/proc/self/status VmRSS and VmHWM; 0 where
-// the kernel does not say).
-std::pair<long long, long long> resident_and_peak() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  long long resident = 0, peak = 0;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) resident = std::stoll(line.substr(6)) * 1024;
-    if (line.rfind("VmHWM:", 0) == 0) peak = std::stoll(line.substr(6)) * 1024;
-  }
-  return {resident, peak};
-}
-
 int finish_run(const train::TrainingResult& result, const train::TrainingSession& session, const TrainOptions& options,
                const train::HostSyncProbe* probe) {
   const auto& data_parallel = session.data_parallel();
@@ -247,8 +234,7 @@ int finish_run(const train::TrainingResult& result, const train::TrainingSession
     // What the memory check estimated (core/tasks/footprint.h) beside what this process used: its peak resident
     // size less what it held before the run was set up (the libraries). scripts/memory_estimate.sh compares them.
     const tasks::Footprint footprint = tasks::estimate_footprint(session.config());
-    const auto [resident, peak] = resident_and_peak();
-    (void)resident;
+    const long long peak = resident_memory().peak;
     summary["memory"] = {{"estimated_bytes", footprint.total()},
                          {"estimated_model_bytes", footprint.model_bytes},
                          {"estimated_activation_bytes", footprint.activation_bytes},
@@ -281,7 +267,7 @@ int finish_run(const train::TrainingResult& result, const train::TrainingSession
 
 int run_train(const TrainOptions& given) {
   TrainOptions options = given;
-  options.resident_before = resident_and_peak().first;
+  options.resident_before = resident_memory().resident;
   if (options.nproc > 1) return launch_local_processes(options.nproc, options.timeout_seconds);
   // A rank of a data-parallel launch (torchrun, srun, mpirun wrappers, --nproc): its place from the environment.
   train::DataParallelOptions data_parallel;

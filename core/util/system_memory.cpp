@@ -116,4 +116,15 @@ std::string byte_text(double bytes) {
   return text;
 }
 
+ResidentMemory resident_memory() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  ResidentMemory memory;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) memory.resident = std::stoll(line.substr(6)) * 1024;
+    if (line.rfind("VmHWM:", 0) == 0) memory.peak = std::stoll(line.substr(6)) * 1024;
+  }
+  return memory;
+}
+
 }  // namespace descentlab

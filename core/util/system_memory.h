@@ -25,4 +25,12 @@ std::optional<MemoryAvailability> available_memory();
 // "1.5 GiB", "730 MiB", "12 KiB", "512 bytes".
 std::string byte_text(double bytes);
 
+// This process's resident memory now and its peak so far, in bytes (/proc/self/status VmRSS and VmHWM; 0 where
+// the kernel does not say).
+struct ResidentMemory {
+  long long resident = 0;
+  long long peak = 0;
+};
+ResidentMemory resident_memory();
+
 }  // namespace descentlab
