@@ -5,6 +5,8 @@
 //          a metric interval's commit (the run log) against a fold of the same rows (a commit with a checkpoint),
 //          on run files holding a checkpoint of each size in MB, and the checkpoint's save against torch::save
 //          (with and without its fsync), with the extra peak memory of each
+//        descentlab_bench_run_file --open-scale 30,300 [--folder DIR]
+//          opening a folder of run files one after another (time and memory for 30 and for 300)
 
 #include <torch/torch.h>
 
@@ -301,22 +303,74 @@ void commit_scale(const std::string& folder, const std::vector<int>& megabytes, 
   }
 }
 
+// Opening a folder of run files (issue 34's "300 run files"): `count` runs, each with 500 rows of 20 series and a
+// "best" and a "latest" checkpoint of a small model's shape (40 tensors, 1 MB), opened one after another the way a
+// runs table reads them: the reader, the series names, the last loss, the checkpoints' list. Time and extra peak
+// memory for all of them, and per run.
+void open_scale(const std::string& folder, const std::vector<int>& counts) {
+  std::printf("Opening run files (reader, series names, last loss, checkpoint list), one after another:\n\n");
+  std::printf("| runs | open all | per run | extra peak memory |\n|---|---|---|---|\n");
+  record::CheckpointData checkpoint;
+  for (int t = 0; t < 40; ++t) {
+    record::TensorBlob blob;
+    blob.dtype = "float32";
+    blob.shape = {64, 100};
+    blob.bytes.assign(64 * 100 * 4, static_cast<uint8_t>(t));
+    checkpoint.sections[t < 20 ? "model" : "optimizer"]["tensor." + std::to_string(t)] = blob;
+  }
+  for (const int count : counts) {
+    const std::string runs = folder + "/bench-open-" + std::to_string(count);
+    fs::remove_all(runs);
+    fs::create_directories(runs);
+    std::vector<std::string> paths;
+    for (int r = 0; r < count; ++r) {
+      paths.push_back(runs + "/run-" + std::to_string(r) + ".h5");
+      store::RunWriterOptions options;
+      options.flush_interval_seconds = 0;
+      auto writer = store::RunWriter::create(paths.back(), {}, options);
+      for (int64_t step = 0; step < 500; step += 10) queue_metric_interval(*writer, step);
+      writer->save_checkpoints({"best", "latest"}, record::CheckpointData(checkpoint));
+    }
+    const auto [seconds, memory] = timed_with_memory(1, [&] {
+      size_t seen = 0;
+      for (const auto& path : paths) {
+        const store::RunReader reader(path);
+        seen += reader.metric_names().size() + reader.checkpoints().size();
+        seen += reader.metric("scalar_0").rows();
+      }
+      if (seen == 0) std::printf("nothing read\n");
+    });
+    std::printf("| %d | %.0f ms | %.2f ms | +%.1f MB |\n", count, 1e3 * seconds, 1e3 * seconds / count,
+                static_cast<double>(memory) / 1e6);
+    std::fflush(stdout);
+    fs::remove_all(runs);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int repeats = 5;
   std::string folder = fs::temp_directory_path().string();
-  std::vector<int> scale;
+  std::vector<int> scale, open_counts;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--repeats") repeats = std::stoi(argv[i + 1]);
     if (flag == "--folder") folder = argv[i + 1];
+    if (flag == "--open-scale") {
+      std::stringstream list(argv[i + 1]);
+      for (std::string item; std::getline(list, item, ',');) open_counts.push_back(std::stoi(item));
+    }
     if (flag == "--commit-scale") {
       std::stringstream list(argv[i + 1]);
       for (std::string item; std::getline(list, item, ',');) scale.push_back(std::stoi(item));
     }
   }
   descentlab::configure_process(1);
+  if (!open_counts.empty()) {
+    open_scale(folder, open_counts);
+    return 0;
+  }
   if (!scale.empty()) {
     commit_scale(folder, scale, repeats);
     return 0;

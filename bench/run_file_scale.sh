@@ -6,6 +6,7 @@
 # bench/run_file_bench.cpp, built in the reference tree too), one after the other on the same machine and folder,
 # torch and OpenBLAS pinned to one thread. Results: docs/benchmarks.md.
 #   bash bench/run_file_scale.sh [REFERENCE] [SIZES_MB] [REPEATS]     (defaults: 1198c29^ 1,10,100,500 5)
+# Also opens folders of 30 and 300 run files on both sides (SCALE_PARTS=commits or =open runs one part).
 # 1198c29^ is the last commit before the run log: every commit rebuilt the whole run file. Needs a configured
 # build/ (scripts/lab.sh setup) and about 3 GB free in $SCALE_FOLDER (default /tmp); the reference is built in its
 # own folder under it (ccache keeps that to the files that differ).
@@ -32,11 +33,18 @@ fi
 cmake --build "$tree/build" --target descentlab_bench_run_file --parallel 2 >/dev/null
 git -C "$tree" checkout -- bench/run_file_bench.cpp
 
+parts=${SCALE_PARTS:-commits,open}  # commits: the table by checkpoint size; open: 30 and 300 run files opened
 run() {  # run LABEL BINARY
   echo "### $1"
   echo
-  "$2" --commit-scale "$sizes" --repeats "$repeats" --folder "$folder" | sed -n '/^|/p'
-  echo
+  if [[ $parts == *commits* ]]; then
+    "$2" --commit-scale "$sizes" --repeats "$repeats" --folder "$folder" | sed -n '/^|/p'
+    echo
+  fi
+  if [[ $parts == *open* ]]; then
+    "$2" --open-scale 30,300 --folder "$folder" | sed -n '/^|/p'
+    echo
+  fi
 }
 echo "Run-file costs, $(date -u +%Y-%m-%d), $(nproc --all) cores, folder $folder ($(df -T "$folder" | awk 'NR==2 {print $2}'))"
 echo

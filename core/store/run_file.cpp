@@ -249,8 +249,8 @@ void write_checkpoint(H5::Group& checkpoints, const std::string& label, const re
       }
       hdf5::set_string_attribute(dataset, "dtype", blob.dtype);
     }
-    const bool summed = external && external->section_sums.count(section_name) > 0;
-    section_sums[section_name] = summed ? external->section_sums.at(section_name) : section_checksum(tensors);
+    // An external checkpoint's sums were computed while its data file was written.
+    section_sums[section_name] = external ? external->section_sums.at(section_name) : section_checksum(tensors);
     hdf5::set_string_attribute(section, "sha256", section_sums[section_name]);
   }
   hdf5::set_string_attribute(group, "sha256",

@@ -1,28 +1,16 @@
 #include "core/store/run_follower.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 
 #include "core/store/run_log.h"
 
 namespace descentlab::store {
-namespace {
-
-std::string identity_of(const std::string& path) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) return "missing";
-  return std::to_string(info.st_dev) + ":" + std::to_string(info.st_ino) + ":" + std::to_string(info.st_size) + ":" +
-         std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec);
-}
-
-}  // namespace
 
 RunFollower::RunFollower(std::string path) : path_(std::move(path)) {}
 
 RunFollower::Update RunFollower::poll() {
   Update update;
-  const std::string identity = identity_of(path_);
+  const std::string identity = run_file_version(path_);
   if (identity_.empty() || identity != identity_) {
     // Before the read: if a fold replaces the file meanwhile, the next poll sees a new identity and reads again.
     update.whole = std::make_unique<RunReader>(path_);

@@ -74,13 +74,16 @@ record::SeriesShape series_shape(const H5::Group& group, const std::string& name
 
 }  // namespace
 
+std::string run_file_version(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return "missing";
+  return std::to_string(info.st_dev) + ":" + std::to_string(info.st_ino) + ":" + std::to_string(info.st_size) + ":" +
+         std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec);
+}
+
 RunReader::RunReader(const std::string& path) : path_(path), file_(std::make_unique<File>()) {
-  const auto identity = [&] {
-    struct stat info {};
-    return ::stat(path.c_str(), &info) == 0 ? std::to_string(info.st_dev) + ":" + std::to_string(info.st_ino) : "";
-  };
   for (int attempt = 1;; ++attempt) {
-    const std::string opened = identity();
+    const std::string opened = run_file_version(path);
     file_->handle = format::open_validated(path, H5F_ACC_RDONLY);
     header_ = guarded(path_, "/", [&] { return format::read_header(file_->handle, path_); });
     for (const char* top : {format::kMetrics, format::kHistograms, format::kSweeps, format::kCheckpoints}) {
@@ -100,7 +103,7 @@ RunReader::RunReader(const std::string& path) : path_(path), file_(std::make_uni
     });
     // A data file missing because a writer replaced its checkpoint after the file was opened: read the new version.
     // (One missing for another reason is named when its checkpoint is read.)
-    if (!file_->data_files->open(names).empty() && identity() != opened && attempt < 20) continue;
+    if (!file_->data_files->open(names).empty() && run_file_version(path) != opened && attempt < 20) continue;
     file_->data_file_names = names;
     file_->logged = RunBatch{};
     file_->log_position = {log.exists, log.base_sequence, std::max(folded, log.last_sequence), log.valid_length};

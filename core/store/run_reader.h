@@ -16,6 +16,10 @@
 
 namespace descentlab::store {
 
+// What tells one version of a run file from the next: its device, inode, size and modification time (a writer
+// replaces the file by rename and never changes it in place); "missing" when there is no such file.
+std::string run_file_version(const std::string& path);
+
 class RunReader {
  public:
   explicit RunReader(const std::string& path);

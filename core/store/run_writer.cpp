@@ -642,9 +642,9 @@ std::string RunWriter::fold(const Pending& batch) {
       warning = replace_file_durably(path_, temporary_for(path_), image.data(), image.size());
       main_bytes_ = image.size();
     } catch (...) {
-      if (!placements.empty()) {
+      if (!placements.empty()) {  // the data file no version will name
         std::error_code ignored;
-        fs::remove(checkpoint_file_path(path_, checkpoint_file_name(path_, sequence)), ignored);
+        fs::remove(checkpoint_file_path(path_, placements.begin()->second.name), ignored);
       }
       throw;
     }
