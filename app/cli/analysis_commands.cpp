@@ -5,11 +5,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "app/cli/commands.h"
+#include "app/cli/study_command.h"
 #include "core/config/experiment_config.h"
 #include "core/data/catalog.h"
 #include "core/eval/robustness.h"
@@ -231,12 +233,25 @@ void add_analysis_commands(CLI::App& app, int& exit_code) {
   sweep->add_flag("--json", options->json, "Print JSON");
   sweep->callback([options, &exit_code]() { exit_code = run_sweep_command(*options); });
 
-  auto runs = std::make_shared<std::vector<std::string>>();
-  auto json = std::make_shared<bool>(false);
-  CLI::App* compare = app.add_subcommand("compare", "Two runs side by side: per-layer test losses, metric, sweeps");
-  compare->add_option("runs", *runs, "Two run files")->required()->expected(2);
-  compare->add_flag("--json", *json, "Print JSON");
-  compare->callback([runs, json, &exit_code]() { exit_code = run_compare((*runs)[0], (*runs)[1], *json); });
+  auto study = std::make_shared<StudyCompareOptions>();
+  CLI::App* compare = app.add_subcommand(
+      "compare",
+      "Two run files side by side (per-layer test losses, metric, sweeps); or a study: the run files below folders "
+      "grouped by configuration, each group's final metric, and two groups paired by seed (--pair)");
+  compare->add_option("runs", study->inputs, "Two run files, or run files and folders of them")->required();
+  compare->add_option("--group-by", study->group_by,
+                      "Comma-separated config keys to group by (default: every key that differs but the seeds)");
+  compare->add_option("--pair", study->pair, "Two groups to pair seed by seed, each as key=value[,key=value]")
+      ->expected(2);
+  compare->add_option("--metric", study->metric, "The final metric to compare (default: the runs' test metric)");
+  compare->add_flag("--json", study->json, "Print JSON");
+  compare->callback([study, compare, &exit_code]() {
+    const bool two_files = study->inputs.size() == 2 && !std::filesystem::is_directory(study->inputs[0]) &&
+                           !std::filesystem::is_directory(study->inputs[1]);
+    const bool as_study = !two_files || compare->count("--group-by") > 0 || compare->count("--pair") > 0 ||
+                          compare->count("--metric") > 0;
+    exit_code = as_study ? run_study_compare(*study) : run_compare(study->inputs[0], study->inputs[1], study->json);
+  });
 }
 
 }  // namespace descentlab::cli

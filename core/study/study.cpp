@@ -1,0 +1,416 @@
+#include "core/study/study.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <system_error>
+
+#include "core/store/run_reader.h"
+#include "core/util/error.h"
+
+namespace descentlab::study {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool ends_with(const std::string& text, const std::string& tail) {
+  return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// A run's own parts beside its file, and a writer's temporaries: not runs, and not "other files" either.
+bool part_of_a_run(const std::string& name) {
+  return ends_with(name, ".h5.log") || ends_with(name, ".h5.lock") || name.find(".h5.tmp-") != std::string::npos ||
+         name.find(".h5.log.tmp-") != std::string::npos;
+}
+
+std::optional<double> as_number(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || std::isnan(value)) return std::nullopt;
+  return value;
+}
+
+bool same_value(const std::string& a, const std::string& b) {
+  const auto x = as_number(a), y = as_number(b);
+  if (x && y) return *x == *y;
+  return a == b;
+}
+
+void flatten_into(const nlohmann::json& node, const std::string& prefix, std::map<std::string, std::string>& out) {
+  if (node.is_object()) {
+    for (const auto& [key, child] : node.items()) flatten_into(child, prefix.empty() ? key : prefix + "." + key, out);
+    return;
+  }
+  out[prefix] = node.is_string() ? node.get<std::string>() : node.dump();
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+// The value of `key` for a run: a config key first, then a final metric; nullopt when the run has neither.
+std::optional<std::string> value_of(const RunEntry& run, const std::string& key) {
+  const auto config = run.config.find(key);
+  if (config != run.config.end()) return config->second;
+  const auto final_value = run.finals.find(key);
+  if (final_value != run.finals.end()) {
+    nlohmann::json number = final_value->second.value;
+    return number.dump();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> run_files_below(const std::string& folder, int* skipped) {
+  std::error_code status;
+  if (!fs::is_directory(folder, status)) throw Error(folder + ": not a folder");
+  std::vector<std::string> runs;
+  int others = 0;
+  fs::recursive_directory_iterator walk(folder, fs::directory_options::skip_permission_denied, status);
+  if (status) throw Error(folder + ": cannot list it: " + status.message());
+  for (auto entry = fs::begin(walk); entry != fs::end(walk); entry.increment(status)) {
+    if (status) throw Error(folder + ": cannot list it: " + status.message());
+    const std::string name = entry->path().filename().string();
+    if (entry->is_directory(status)) {
+      if (ends_with(name, ".h5.checkpoints")) entry.disable_recursion_pending();  // a run's data files
+      continue;
+    }
+    if (part_of_a_run(name)) continue;
+    if (ends_with(name, ".h5") && entry->is_regular_file(status)) {
+      runs.push_back(entry->path().string());
+    } else {
+      ++others;
+    }
+  }
+  std::sort(runs.begin(), runs.end());
+  if (skipped) *skipped = others;
+  return runs;
+}
+
+std::map<std::string, std::string> flatten_config(const std::string& config_json) {
+  std::map<std::string, std::string> flat;
+  const auto parsed = nlohmann::json::parse(config_json, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) return flat;
+  flatten_into(parsed, "", flat);
+  return flat;
+}
+
+RunEntry read_entry(const std::string& path) {
+  RunEntry entry;
+  entry.path = path;
+  entry.name = fs::path(path).filename().string();
+  if (ends_with(entry.name, ".h5")) entry.name.resize(entry.name.size() - 3);
+  try {
+    const store::RunReader reader(path);
+    entry.config = flatten_config(reader.header().config_json);
+    for (const auto& name : reader.metric_names()) {
+      const store::MetricSeries series = reader.metric(name);
+      if (series.rows() == 0) continue;
+      entry.last_step = std::max(entry.last_step, series.steps.back());
+      if (series.width != 1) continue;
+      entry.finals[name] = {series.steps.back(), series.values.back()};
+      if (ends_with(name, "_compression")) entry.per_compression[name] = series.values;
+    }
+  } catch (const std::exception& error) {
+    entry.config.clear();
+    entry.finals.clear();
+    entry.per_compression.clear();
+    entry.error = error.what();
+  }
+  return entry;
+}
+
+std::vector<std::string> varying_keys(const std::vector<RunEntry>& runs) {
+  std::map<std::string, std::set<std::string>> seen;
+  size_t readable = 0;
+  for (const auto& run : runs) {
+    if (!run.error.empty()) continue;
+    ++readable;
+    for (const auto& [key, value] : run.config) seen[key].insert(value);
+  }
+  std::vector<std::string> keys;
+  for (const auto& [key, values] : seen) {
+    size_t having = 0;
+    for (const auto& run : runs) having += run.error.empty() && run.config.count(key) ? 1 : 0;
+    if (values.size() > 1 || having != readable) keys.push_back(key);
+  }
+  return keys;
+}
+
+std::vector<std::string> default_group_keys(const std::vector<RunEntry>& runs) {
+  std::vector<std::string> keys;
+  for (const auto& key : varying_keys(runs)) {
+    if (key != kSeedKey && key != kSplitSeedKey) keys.push_back(key);
+  }
+  return keys;
+}
+
+std::vector<Group> group_runs(const std::vector<RunEntry>& runs, const std::vector<std::string>& keys) {
+  std::vector<Group> groups;
+  std::map<std::vector<std::string>, size_t> index;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!runs[i].error.empty()) continue;
+    std::vector<std::string> values;
+    for (const auto& key : keys) values.push_back(value_of(runs[i], key).value_or(""));
+    auto found = index.find(values);
+    if (found == index.end()) {
+      found = index.emplace(values, groups.size()).first;
+      Group group;
+      for (size_t k = 0; k < keys.size(); ++k) group.values[keys[k]] = values[k];
+      groups.push_back(std::move(group));
+    }
+    groups[found->second].members.push_back(i);
+  }
+  // A key is named by its last part ("alpha") unless two keys share it.
+  std::map<std::string, int> last_parts;
+  const auto last_part = [](const std::string& key) { return key.substr(key.rfind('.') + 1); };
+  for (const auto& key : keys) ++last_parts[last_part(key)];
+  const bool by_experiment = std::find(keys.begin(), keys.end(), "name") != keys.end();
+  for (auto& group : groups) {
+    // The experiment's name first, bare ("vit-horst-quick"); then each other key as "alpha 5", except a word the
+    // name already says ("optimizer.name horst" beside "vit-horst-quick").
+    std::string words = by_experiment ? group.values["name"] : "";
+    std::set<std::string> seeds;
+    for (const auto& key : keys) {
+      const std::string& value = group.values[key];
+      if (key == "name") continue;
+      if (by_experiment && !value.empty() && key.size() > 5 && key.compare(key.size() - 5, 5, ".name") == 0 &&
+          group.values["name"].find(value) != std::string::npos) {
+        continue;
+      }
+      if (!words.empty()) words += ", ";
+      const std::string shown =
+          last_parts[last_part(key)] == 1 || key.find('.') == std::string::npos ? last_part(key) : key;
+      words += shown + " " + (value.empty() ? "(none)" : value);
+    }
+    for (size_t index : group.members) {
+      const auto seed = runs[index].config.find(kSeedKey);
+      if (seed != runs[index].config.end()) seeds.insert(seed->second);
+    }
+    // "3 seeds" when the members are one run per seed, "3 runs" otherwise.
+    const size_t count = group.members.size();
+    const bool one_per_seed = seeds.size() == count;
+    const std::string members =
+        std::to_string(count) + (one_per_seed ? (count == 1 ? " seed" : " seeds") : (count == 1 ? " run" : " runs"));
+    group.label = words.empty() ? "all runs (" + members + ")" : words + " (" + members + ")";
+  }
+  return groups;
+}
+
+std::vector<size_t> groups_matching(const std::vector<Group>& groups, const std::string& selector) {
+  std::vector<std::pair<std::string, std::string>> wanted;
+  size_t start = 0;
+  while (start <= selector.size()) {
+    const size_t comma = std::min(selector.find(',', start), selector.size());
+    const std::string part = selector.substr(start, comma - start);
+    const size_t equals = part.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw Error("group selector '" + selector + "': '" + part + "' is not key=value");
+    }
+    wanted.emplace_back(part.substr(0, equals), part.substr(equals + 1));
+    start = comma + 1;
+  }
+  std::vector<size_t> matching;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    bool all = true;
+    for (const auto& [key, value] : wanted) {
+      const auto found = groups[g].values.find(key);
+      all = all && found != groups[g].values.end() && same_value(found->second, value);
+    }
+    if (all) matching.push_back(g);
+  }
+  return matching;
+}
+
+Statistics statistics_of(const std::vector<double>& values) {
+  Statistics stats;
+  stats.count = values.size();
+  if (values.empty()) return stats;
+  double sum = 0.0;
+  for (double v : values) sum += v;
+  stats.mean = sum / static_cast<double>(values.size());
+  stats.min = *std::min_element(values.begin(), values.end());
+  stats.max = *std::max_element(values.begin(), values.end());
+  if (values.size() > 1) {
+    double squares = 0.0;
+    for (double v : values) squares += (v - stats.mean) * (v - stats.mean);
+    stats.standard_deviation = std::sqrt(squares / static_cast<double>(values.size() - 1));
+  }
+  return stats;
+}
+
+Band band_of(const std::vector<const store::MetricSeries*>& members, BandKind kind) {
+  Band band;
+  std::vector<const store::MetricSeries*> drawn;
+  for (const auto* series : members) {
+    if (series && series->rows() > 0) drawn.push_back(series);
+  }
+  band.members = drawn.size();
+  if (drawn.empty()) return band;
+  band.width = drawn.front()->width;
+  for (const auto* series : drawn) {
+    if (series->width != band.width) throw Error(series->name + ": members have different widths");
+    band.longest_step = std::max(band.longest_step, series->steps.back());
+  }
+  // The steps every member has (rows matched by step, in the first member's order).
+  std::vector<std::map<int64_t, size_t>> row_of(drawn.size());
+  for (size_t m = 0; m < drawn.size(); ++m) {
+    for (size_t r = 0; r < drawn[m]->steps.size(); ++r) row_of[m][drawn[m]->steps[r]] = r;
+  }
+  const auto width = static_cast<size_t>(band.width);
+  std::vector<double> column(drawn.size());
+  for (int64_t step : drawn.front()->steps) {
+    bool everyone = true;
+    for (size_t m = 1; m < drawn.size() && everyone; ++m) everyone = row_of[m].count(step) > 0;
+    if (!everyone) continue;
+    band.steps.push_back(step);
+    for (size_t c = 0; c < width; ++c) {
+      for (size_t m = 0; m < drawn.size(); ++m) column[m] = drawn[m]->values[row_of[m].at(step) * width + c];
+      const Statistics stats = statistics_of(column);
+      band.mean.push_back(stats.mean);
+      band.low.push_back(kind == BandKind::MinMax ? stats.min : stats.mean - stats.standard_deviation);
+      band.high.push_back(kind == BandKind::MinMax ? stats.max : stats.mean + stats.standard_deviation);
+    }
+  }
+  const int64_t last_drawn = band.steps.empty() ? -1 : band.steps.back();
+  for (const auto* series : drawn) band.shortened = band.shortened || series->steps.back() > last_drawn;
+  return band;
+}
+
+std::string PairedComparison::wins_text() const {
+  return std::to_string(wins) + " of " + std::to_string(pairs.size());
+}
+
+record::Direction direction_of(const std::string& metric) {
+  const auto* info = record::find_metric(metric);
+  return info && info->better == record::Direction::Lower ? record::Direction::Lower : record::Direction::Higher;
+}
+
+PairedComparison pair_groups(const std::vector<RunEntry>& runs, const Group& a, const Group& b,
+                             const std::string& metric, std::optional<record::Direction> better) {
+  return pair_groups_by(runs, a, b, metric, better.value_or(direction_of(metric)),
+                        [&](const RunEntry& run) -> std::optional<double> {
+                          const auto found = run.finals.find(metric);
+                          if (found == run.finals.end()) return std::nullopt;
+                          return found->second.value;
+                        });
+}
+
+PairedComparison pair_groups_by(const std::vector<RunEntry>& runs, const Group& a, const Group& b,
+                                const std::string& what, record::Direction better,
+                                const std::function<std::optional<double>(const RunEntry&)>& value) {
+  PairedComparison comparison;
+  comparison.metric = what;
+  comparison.better = better;
+  std::map<std::string, double> b_by_seed;
+  for (size_t index : b.members) {
+    const auto seed = runs[index].config.find(kSeedKey);
+    const auto found = value(runs[index]);
+    if (seed != runs[index].config.end() && found) b_by_seed[seed->second] = *found;
+  }
+  for (size_t index : a.members) {
+    const auto seed = runs[index].config.find(kSeedKey);
+    const auto found = value(runs[index]);
+    if (seed == runs[index].config.end() || !found) continue;
+    const auto other = b_by_seed.find(seed->second);
+    if (other == b_by_seed.end()) continue;
+    PairedComparison::Pair pair;
+    pair.seed = seed->second;
+    pair.a = *found;
+    pair.b = other->second;
+    pair.difference = pair.a - pair.b;
+    pair.a_wins = better == record::Direction::Lower ? pair.a < pair.b : pair.a > pair.b;
+    comparison.pairs.push_back(pair);
+  }
+  std::sort(comparison.pairs.begin(), comparison.pairs.end(), [](const auto& x, const auto& y) {
+    const auto nx = as_number(x.seed), ny = as_number(y.seed);
+    return nx && ny ? *nx < *ny : x.seed < y.seed;
+  });
+  std::vector<double> differences;
+  for (const auto& pair : comparison.pairs) {
+    differences.push_back(pair.difference);
+    comparison.wins += pair.a_wins ? 1 : 0;
+  }
+  const Statistics stats = statistics_of(differences);
+  comparison.mean = stats.mean;
+  comparison.standard_deviation = stats.standard_deviation;
+  return comparison;
+}
+
+RunFilter::RunFilter(const std::string& text) {
+  size_t start = 0;
+  while (start < text.size()) {
+    while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start]))) ++start;
+    size_t end = start;
+    while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end]))) ++end;
+    if (end == start) break;
+    const std::string word = text.substr(start, end - start);
+    start = end;
+    Term term;
+    const size_t at = word.find_first_of("=!<>");
+    if (at == std::string::npos) {
+      term.value = lower(word);
+      terms_.push_back(term);
+      continue;
+    }
+    term.key = word.substr(0, at);
+    size_t after = at + 1;
+    if (word[at] == '!' || word[at] == '<' || word[at] == '>') {
+      if (after < word.size() && word[after] == '=')
+        ++after;
+      else if (word[at] == '!')
+        throw Error("filter term '" + word + "': '!' must be followed by '='");
+    }
+    term.op = word.substr(at, after - at);
+    term.value = word.substr(after);
+    if (term.key.empty() || term.value.empty()) throw Error("filter term '" + word + "': needs a key and a value");
+    const size_t dots = term.value.find("..");
+    if (term.op == "=" && dots != std::string::npos) {
+      const auto low = as_number(term.value.substr(0, dots)), high = as_number(term.value.substr(dots + 2));
+      if (!low || !high) throw Error("filter term '" + word + "': a range is two numbers, a..b");
+      term.op = "..";
+      term.low = *low;
+      term.high = *high;
+    } else if (term.op != "=" && term.op != "!=") {
+      const auto number = as_number(term.value);
+      if (!number) throw Error("filter term '" + word + "': '" + term.value + "' is not a number");
+      term.low = *number;
+    }
+    terms_.push_back(term);
+  }
+}
+
+bool RunFilter::matches(const RunEntry& run) const {
+  for (const auto& term : terms_) {
+    if (term.key.empty()) {
+      if (lower(run.name).find(term.value) == std::string::npos &&
+          lower(run.path).find(term.value) == std::string::npos) {
+        return false;
+      }
+      continue;
+    }
+    const auto value = value_of(run, term.key);
+    if (!value) return false;
+    if (term.op == "=" && !same_value(*value, term.value)) return false;
+    if (term.op == "!=" && same_value(*value, term.value)) return false;
+    if (term.op == "=" || term.op == "!=") continue;
+    const auto number = as_number(*value);
+    if (!number) return false;
+    if (term.op == ".." && (*number < term.low || *number > term.high)) return false;
+    if (term.op == ">" && !(*number > term.low)) return false;
+    if (term.op == ">=" && !(*number >= term.low)) return false;
+    if (term.op == "<" && !(*number < term.low)) return false;
+    if (term.op == "<=" && !(*number <= term.low)) return false;
+  }
+  return true;
+}
+
+}  // namespace descentlab::study

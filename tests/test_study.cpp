@@ -1,0 +1,167 @@
+// Runs as a study (core/study): listing a folder, each run's entry, grouping, bands, pairing and the runs filter,
+// on generated run files whose every value is known (tests/study_samples.h).
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/store/run_reader.h"
+#include "core/study/study.h"
+#include "study_samples.h"
+#include "test_support.h"
+
+namespace descentlab {
+namespace {
+
+using testing::study_accuracy;
+using testing::study_compression;
+using testing::study_evaluations;
+
+class StudyTest : public ::testing::Test {
+ protected:
+  void SetUp() override { testing::write_study(folder_); }
+
+  std::vector<study::RunEntry> entries() const {
+    std::vector<study::RunEntry> runs;
+    for (const auto& path : study::run_files_below(folder_, nullptr)) runs.push_back(study::read_entry(path));
+    return runs;
+  }
+
+  testing::ScratchFolder scratch_;
+  const std::string folder_ = (scratch_ / "study").string();
+};
+
+TEST_F(StudyTest, AFolderListsEveryRunFileAndCountsTheOtherFiles) {
+  // A run's log and checkpoint folder are parts of it, not other files.
+  std::filesystem::create_directories(folder_ + "/adamw/seed0.h5.checkpoints");
+  std::ofstream(folder_ + "/adamw/seed0.h5.checkpoints/7.bin") << "data";
+  std::ofstream(folder_ + "/adamw/seed0.h5.log") << "log";
+  int skipped = -1;
+  const auto runs = study::run_files_below(folder_, &skipped);
+  ASSERT_EQ(runs.size(), 12u);
+  EXPECT_EQ(skipped, 2);  // notes.txt and horst/summary.json
+  EXPECT_TRUE(std::is_sorted(runs.begin(), runs.end()));
+  EXPECT_THROW(study::run_files_below(folder_ + "/nothing-here", &skipped), Error);
+}
+
+TEST_F(StudyTest, AnEntryHoldsTheFlatConfigAndTheLastValues) {
+  const auto entry = study::read_entry(testing::study_run_path(folder_, 1, 3));
+  ASSERT_TRUE(entry.error.empty()) << entry.error;
+  EXPECT_EQ(entry.name, "seed3");
+  EXPECT_EQ(entry.config.at("optimizer.name"), "horst");
+  EXPECT_EQ(entry.config.at("train.seed"), "3");
+  EXPECT_EQ(entry.config.at("train.lr"), "0.001");
+  EXPECT_EQ(entry.finals.at("test_accuracy").step, 50);
+  EXPECT_DOUBLE_EQ(entry.finals.at("test_accuracy").value, study_accuracy(1, 3, 5));
+  EXPECT_EQ(entry.per_compression.at("test_accuracy_after_compression").size(), 3u);
+  EXPECT_EQ(entry.last_step, 55);
+
+  std::ofstream(folder_ + "/broken.h5") << "not HDF5 at all";
+  const auto broken = study::read_entry(folder_ + "/broken.h5");
+  EXPECT_NE(broken.error.find("broken.h5"), std::string::npos) << broken.error;
+}
+
+TEST_F(StudyTest, TheDefaultGroupingIsEveryDifferingKeyButTheSeeds) {
+  const auto runs = entries();
+  EXPECT_EQ(study::varying_keys(runs), (std::vector<std::string>{"data.split_seed", "optimizer.name", "train.seed"}));
+  const auto keys = study::default_group_keys(runs);
+  ASSERT_EQ(keys, std::vector<std::string>{"optimizer.name"});
+  const auto groups = study::group_runs(runs, keys);
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].label, "name adamw (4 seeds)");
+  EXPECT_EQ(groups[2].label, "name horst (4 seeds)");
+  for (const auto& group : groups) EXPECT_EQ(group.members.size(), 4u);
+  // Grouped by nothing: one group; by the seed too: one run each.
+  EXPECT_EQ(study::group_runs(runs, {}).size(), 1u);
+  EXPECT_EQ(study::group_runs(runs, {"optimizer.name", "train.seed"}).size(), 12u);
+  EXPECT_EQ(study::groups_matching(groups, "optimizer.name=horst").size(), 1u);
+  EXPECT_EQ(study::groups_matching(groups, "optimizer.name=sgd").size(), 0u);
+  EXPECT_THROW(study::groups_matching(groups, "horst"), Error);
+}
+
+TEST_F(StudyTest, ABandIsTheMeanAndSpreadOverTheStepsEveryMemberReached) {
+  std::vector<store::MetricSeries> series;
+  for (int s = 0; s < testing::kStudySeeds; ++s) {
+    series.push_back(store::RunReader(testing::study_run_path(folder_, 1, s)).metric("test_accuracy"));
+  }
+  std::vector<const store::MetricSeries*> members;
+  for (const auto& one : series) members.push_back(&one);
+  const auto band = study::band_of(members, study::BandKind::MinMax);
+  EXPECT_EQ(band.members, 4u);
+  ASSERT_EQ(band.steps.size(), 5u);  // seed 3 stopped at its fifth evaluation
+  EXPECT_TRUE(band.shortened);
+  EXPECT_EQ(band.longest_step, 80);
+  for (int e = 1; e <= 5; ++e) {
+    std::vector<double> values;
+    for (int s = 0; s < 4; ++s) values.push_back(study_accuracy(1, s, e));
+    const auto index = static_cast<size_t>(e - 1);
+    EXPECT_EQ(band.steps[index], 10 * e);
+    EXPECT_NEAR(band.mean[index], (values[0] + values[1] + values[2] + values[3]) / 4, 1e-12);
+    EXPECT_NEAR(band.low[index], *std::min_element(values.begin(), values.end()), 1e-12);
+    EXPECT_NEAR(band.high[index], *std::max_element(values.begin(), values.end()), 1e-12);
+  }
+  const auto deviation = study::band_of(members, study::BandKind::StandardDeviation);
+  const auto stats = study::statistics_of(
+      {study_accuracy(1, 0, 2), study_accuracy(1, 1, 2), study_accuracy(1, 2, 2), study_accuracy(1, 3, 2)});
+  EXPECT_NEAR(deviation.high[1] - deviation.mean[1], stats.standard_deviation, 1e-12);
+  EXPECT_GT(stats.standard_deviation, 0.0);
+  // Without the short member the band reaches the end and says nothing was cut.
+  members.pop_back();
+  const auto full = study::band_of(members, study::BandKind::MinMax);
+  EXPECT_EQ(full.steps.size(), 8u);
+  EXPECT_FALSE(full.shortened);
+}
+
+TEST_F(StudyTest, TwoGroupsPairSeedBySeed) {
+  const auto runs = entries();
+  const auto groups = study::group_runs(runs, {"optimizer.name"});
+  const auto& horst = groups[study::groups_matching(groups, "optimizer.name=horst").front()];
+  const auto& adamw = groups[study::groups_matching(groups, "optimizer.name=adamw").front()];
+  const auto paired = study::pair_groups(runs, horst, adamw, "test_accuracy");
+  ASSERT_EQ(paired.pairs.size(), 4u);
+  std::vector<double> differences;
+  int wins = 0;
+  for (int s = 0; s < 4; ++s) {
+    const double h = study_accuracy(1, s, study_evaluations(s)), a = study_accuracy(0, s, study_evaluations(s));
+    EXPECT_EQ(paired.pairs[static_cast<size_t>(s)].seed, std::to_string(s));
+    EXPECT_DOUBLE_EQ(paired.pairs[static_cast<size_t>(s)].difference, h - a);
+    differences.push_back(h - a);
+    wins += h > a ? 1 : 0;
+  }
+  EXPECT_EQ(wins, 3);  // seed 2's HORST run is behind
+  EXPECT_EQ(paired.wins_text(), "3 of 4");
+  const auto stats = study::statistics_of(differences);
+  EXPECT_NEAR(paired.mean, stats.mean, 1e-15);
+  EXPECT_NEAR(paired.standard_deviation, stats.standard_deviation, 1e-15);
+  // A lower-is-better metric turns the wins around.
+  const auto by_loss = study::pair_groups(runs, horst, adamw, "loss");
+  EXPECT_EQ(by_loss.better, record::Direction::Lower);
+  EXPECT_EQ(by_loss.wins, 4);  // HORST's closed-form loss, 2 / (e + 2), is below AdamW's 2 / (e + 1) at every seed
+  EXPECT_LT(by_loss.mean, 0.0);
+}
+
+TEST_F(StudyTest, TheFilterTakesTextKeyValuesComparisonsAndRanges) {
+  const auto runs = entries();
+  const auto count = [&](const std::string& text) {
+    const study::RunFilter filter(text);
+    return std::count_if(runs.begin(), runs.end(), [&](const auto& run) { return filter.matches(run); });
+  };
+  EXPECT_EQ(count(""), 12);
+  EXPECT_EQ(count("horst"), 4);
+  EXPECT_EQ(count("HORST seed1"), 1);
+  EXPECT_EQ(count("optimizer.name=adamw"), 4);
+  EXPECT_EQ(count("optimizer.name!=adamw"), 8);
+  EXPECT_EQ(count("optimizer.alpha=5.0"), 12);  // as numbers
+  EXPECT_EQ(count("train.seed>=2"), 6);
+  EXPECT_EQ(count("train.seed=1..2 optimizer.name=ham"), 2);
+  // Final metrics: seed 3 stopped at 0.7 + ..., the others reached 0.82 + ...
+  EXPECT_EQ(count("test_accuracy>0.8"), 9);
+  EXPECT_EQ(count("no.such.key=1"), 0);
+  EXPECT_THROW(study::RunFilter("test_accuracy>"), Error);
+  EXPECT_THROW(study::RunFilter("test_accuracy>high"), Error);
+  EXPECT_THROW(study::RunFilter("train.seed=1..x"), Error);
+}
+
+}  // namespace
+}  // namespace descentlab
