@@ -80,7 +80,7 @@ asan() {
 # The tests that run threads of ours: the staging buffer's producers and consumer, the run writer's background
 # flush, the trainer's pause/stop control from another thread, and the GUI controller (LabTest) driving training and
 # sweep sessions on worker threads that hand their results to the GUI thread (LabController::postToGui).
-tsan_tests='^(StagingBuffer|RunFile|RunLog|RunFollower|CheckpointFiles|Trainer|TrainingSessionResume|LabTest)\.'
+tsan_tests='^(StagingBuffer|RunFile|RunLog|RunFollower|CheckpointFiles|Trainer|TrainingSessionResume|LabTest|StudyBrowserTest)\.'
 
 tsan() {
   local dir="$repo/build-tsan"

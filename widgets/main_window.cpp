@@ -22,6 +22,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabBar>
@@ -31,22 +32,10 @@
 
 #include "widgets/dismissable_bar.h"
 #include "widgets/lab_model.h"
+#include "widgets/study_browser.h"
 #include "widgets/views.h"
 
 namespace descentlab::widgets {
-namespace {
-
-QStringList runFilesIn(const QMimeData* mime) {
-  QStringList paths;
-  if (!mime || !mime->hasUrls()) return paths;
-  for (const auto& url : mime->urls()) {
-    const QString path = url.toLocalFile();
-    if (path.endsWith(QStringLiteral(".h5"), Qt::CaseInsensitive)) paths << path;
-  }
-  return paths;
-}
-
-}  // namespace
 
 MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBackend& backend, QWidget* parent)
     : QMainWindow(parent), summary_(summary) {
@@ -195,6 +184,15 @@ void MainWindow::buildDocks() {
   frontierDock_ = makeDock(QStringLiteral("Sparsity frontier"), frontier_);
   probe_ = new LayerProbeView(model_, this);
   probeDock_ = makeDock(QStringLiteral("Layer probe"), probe_);
+  study_ = new StudyBrowser(this);
+  connect(study_, &StudyBrowser::openRunsRequested, this, &MainWindow::openRequested);
+  // In a scroll area: the browser needs about 190 px of height, and the Runs and Log docks it shares a tab group
+  // with may get less (a tour at 1024x700 shrinks the group to the runs table's header and 3 rows).
+  auto* studyScroll = new QScrollArea(this);
+  studyScroll->setWidget(study_);
+  studyScroll->setWidgetResizable(true);
+  studyScroll->setFrameShape(QFrame::NoFrame);
+  studyDock_ = makeDock(QStringLiteral("Study"), studyScroll);
 }
 
 void MainWindow::setProbeBackend(LayerProbeBackend* backend) {
@@ -205,8 +203,8 @@ void MainWindow::arrangeDocks() {
   const QSize area = size();
   const bool wide = area.width() >= 1700;  // room for two columns of views beside the loss
   const bool tall = area.height() >= 900;  // room for the log beside the runs table
-  QList<QDockWidget*> docks = {experimentDock_, runsDock_,   logDock_,    metricDock_,   layerDock_,
-                               lambdaDock_,     weightDock_, robustDock_, frontierDock_, probeDock_};
+  QList<QDockWidget*> docks = {experimentDock_, runsDock_,   logDock_,      metricDock_, layerDock_, lambdaDock_,
+                               weightDock_,     robustDock_, frontierDock_, probeDock_,  studyDock_};
   if (playgroundDock_) docks.push_back(playgroundDock_);
   for (auto* dock : docks) {
     dock->setFloating(false);
@@ -221,6 +219,7 @@ void MainWindow::arrangeDocks() {
   } else {
     tabifyDockWidget(runsDock_, logDock_);
   }
+  tabifyDockWidget(runsDock_, studyDock_);
   addDockWidget(Qt::RightDockWidgetArea, layerDock_);
   addDockWidget(Qt::RightDockWidgetArea, lambdaDock_);
   splitDockWidget(layerDock_, lambdaDock_, Qt::Vertical);
@@ -241,13 +240,15 @@ void MainWindow::arrangeDocks() {
   autoHidden_.clear();
   runKinds_ = -1;
   showRelevantDocks();
-  runsDock_->raise();
+  if (studyShown_) studyDock_->lower();  // see showStudy()
+  (studyShown_ ? studyDock_ : runsDock_)->raise();
   const int experimentWidth = std::clamp(area.width() / 5, 250, 330);
   const int viewsWidth = (area.width() - experimentWidth) * (wide ? 58 : 50) / 100;
   resizeDocks({experimentDock_}, {experimentWidth}, Qt::Horizontal);
   resizeDocks({layerDock_}, {wide ? viewsWidth / 2 : viewsWidth}, Qt::Horizontal);
   if (wide) resizeDocks({metricDock_}, {viewsWidth / 2}, Qt::Horizontal);
-  resizeDocks({runsDock_}, {tall ? 200 : 150}, Qt::Vertical);
+  // A study open needs rows: the bottom area then takes 45 % of the height (the views keep the rest).
+  resizeDocks({runsDock_}, {studyShown_ ? area.height() * 45 / 100 : tall ? 200 : 150}, Qt::Vertical);
   // The per-layer loss (two plots) gets the larger share of the views' height.
   resizeDocks({layerDock_, lambdaDock_}, {area.height() * 55 / 100, area.height() * 45 / 100}, Qt::Vertical);
   if (tall) resizeDocks({runsDock_, logDock_}, {area.width() * 2 / 3, area.width() / 3}, Qt::Horizontal);
@@ -288,6 +289,8 @@ void MainWindow::showRelevantDocks() {
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
   file->addAction(QStringLiteral("&Open run…"), QKeySequence(Qt::CTRL | Qt::Key_O), this, &MainWindow::openWithDialog);
+  file->addAction(QStringLiteral("Open &folder as a study…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
+                  &MainWindow::openFolderWithDialog);
   recentMenu_ = file->addMenu(QStringLiteral("Open &recent"));
   file->addAction(QStringLiteral("&Save run as…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S), this,
                   &MainWindow::saveWithDialog);
@@ -409,6 +412,7 @@ void MainWindow::showEvent(QShowEvent* event) {
     arrangeDocks();
     resize(wanted);  // re-adding the docks of a shown window lets it grow to their preferred size
   }
+  if (studyShown_) showStudy();  // a study opened before the window was shown (`descentlab DIR`)
 }
 
 void MainWindow::rememberSessionRuns() {
@@ -469,17 +473,6 @@ bool MainWindow::restoreSavedLayout() {
     if (dock->isVisible() && !dock->isFloating() && (dock->width() < 150 || dock->height() < 90)) return false;
   }
   return true;
-}
-
-void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
-  if (!runFilesIn(event->mimeData()).isEmpty()) event->acceptProposedAction();
-}
-
-void MainWindow::dropEvent(QDropEvent* event) {
-  const QStringList paths = runFilesIn(event->mimeData());
-  if (paths.isEmpty()) return;
-  event->acceptProposedAction();
-  emit openRequested(paths);
 }
 
 }  // namespace descentlab::widgets

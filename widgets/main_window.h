@@ -32,6 +32,8 @@ class RobustnessView;
 class FrontierView;
 class LayerProbeView;
 class LayerProbeBackend;
+class StudyBrowser;
+class StudyBackend;
 
 // A tour as the window shows it (core/config/tours.h, through the app): Help > Tours lists them, and a started
 // one's caption shows above the views.
@@ -78,6 +80,11 @@ class MainWindow : public QMainWindow {
   LayerProbeView* layerProbeView() const { return probe_; }
   // The layer probe's evaluator (the app's worker thread); the view shows a hint until it is set.
   void setProbeBackend(LayerProbeBackend* backend);
+  // The Study dock (a folder of run files as a study) and the engine's grouping behind it.
+  StudyBrowser* studyBrowser() const { return study_; }
+  void setStudyBackend(const StudyBackend* backend);
+  // Brings the Study dock forward with the larger share of the window's height (a study was opened).
+  void showStudy();
 
   // Redraws the run table and every visible view whose data changed (the app's coalescing timer calls this).
   void refreshViews();
@@ -123,6 +130,8 @@ class MainWindow : public QMainWindow {
   void resumeRequested(const QString& runId);
   void stopRequested(const QString& runId);
   void openRequested(const QStringList& paths);
+  // A folder to open as a study (File > Open folder as a study, a dropped folder).
+  void openFolderRequested(const QString& folder);
   void saveRequested(const QString& runId, const QString& path);
   void closeRunRequested(const QString& runId);
   void revealRequested(const QString& path);  // show the run file in the desktop's file manager
@@ -162,6 +171,7 @@ class MainWindow : public QMainWindow {
   void updateLog();
   void updateRecentMenu();
   void openWithDialog();
+  void openFolderWithDialog();
   void saveWithDialog();
   void exportAllWithDialog();
   QString selectedRunId() const;
@@ -193,7 +203,7 @@ class MainWindow : public QMainWindow {
   QAction* stopAction_ = nullptr;
   QAction* closeAction_ = nullptr;
   QAction* hideAction_ = nullptr;
-  static constexpr int kLayoutVersion = 3;  // bump when the docks change: older saved layouts are dropped
+  static constexpr int kLayoutVersion = 4;  // bump when the docks change: older saved layouts are dropped
   QDockWidget* experimentDock_ = nullptr;
   QDockWidget* runsDock_ = nullptr;
   QDockWidget* logDock_ = nullptr;
@@ -205,6 +215,9 @@ class MainWindow : public QMainWindow {
   QDockWidget* frontierDock_ = nullptr;
   QDockWidget* probeDock_ = nullptr;
   QDockWidget* playgroundDock_ = nullptr;
+  QDockWidget* studyDock_ = nullptr;
+  StudyBrowser* study_ = nullptr;
+  bool studyShown_ = false;  // a study was opened: its dock comes forward with more height when the layout is reset
   QSet<QDockWidget*> autoHidden_;
   int runKinds_ = -1;
   bool laidOut_ = false;

@@ -1,5 +1,6 @@
-// What the main window's File and Help menus open: the open, save and export dialogs, export of every view, the
-// recent files, Help > Getting started, and Help > Tours with a started tour's caption above the views.
+// What the main window's File and Help menus open (and a drop of run files or study folders): the open, save and export
+// dialogs, export of every view, the recent files, Help > Getting started, and Help > Tours with a started tour's
+// caption above the views.
 #include "widgets/main_window.h"
 
 #include <algorithm>
@@ -9,21 +10,37 @@
 #include <QDialog>
 #include <QDir>
 #include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenu>
+#include <QMimeData>
 #include <QPointer>
 #include <QPushButton>
 #include <QSettings>
 #include <QTextBrowser>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include "widgets/lab_model.h"
+#include "widgets/study_browser.h"
 #include "widgets/views.h"
 
 namespace descentlab::widgets {
 namespace {
+
+// The run files and folders (studies) of a drop.
+QStringList runFilesIn(const QMimeData* mime) {
+  QStringList paths;
+  if (!mime || !mime->hasUrls()) return paths;
+  for (const auto& url : mime->urls()) {
+    const QString path = url.toLocalFile();
+    if (path.endsWith(QStringLiteral(".h5"), Qt::CaseInsensitive) || QFileInfo(path).isDir()) paths << path;
+  }
+  return paths;
+}
 
 constexpr int kRecentFiles = 8;
 
@@ -96,6 +113,7 @@ QString gettingStartedHtml() {
       "<tr><td>Ctrl+H</td><td>Hide the selected run from the plots, or show it again</td></tr>"
       "<tr><td>Ctrl+W</td><td>Close the selected run (its file stays)</td></tr>"
       "<tr><td>Ctrl+O / Ctrl+Shift+S</td><td>Open run files / Save the selected run as</td></tr>"
+      "<tr><td>Ctrl+Shift+O</td><td>Open a folder of run files as a study (the Study dock)</td></tr>"
       "<tr><td>F1</td><td>This page</td></tr>"
       "<tr><td>Ctrl+Q</td><td>Quit (running runs stop after their batch and keep their state)</td></tr>"
       "</table>");
@@ -212,8 +230,8 @@ void MainWindow::giveTourViewItsShare(QDockWidget* anchor) {
   for (auto* dock : findChildren<QDockWidget*>()) {
     const QRect other = dock->geometry();
     if (dock == anchor || !dock->isVisible() || dock->isFloating() || dock->visibleRegion().isEmpty() ||
-        dockWidgetArea(dock) != dockWidgetArea(anchor) || other.top() == first.top() ||
-        other.right() < first.left() || other.left() > first.right()) {
+        dockWidgetArea(dock) != dockWidgetArea(anchor) || other.top() == first.top() || other.right() < first.left() ||
+        other.left() > first.right()) {
       continue;
     }
     const int column = first.height() + other.height();
@@ -270,6 +288,12 @@ void MainWindow::updateRecentMenu() {
   recentMenu_->setEnabled(!recent.isEmpty());
 }
 
+void MainWindow::openFolderWithDialog() {
+  const QString folder =
+      QFileDialog::getExistingDirectory(this, QStringLiteral("Open a folder of run files as a study"));
+  if (!folder.isEmpty()) emit openFolderRequested(folder);
+}
+
 void MainWindow::openWithDialog() {
   const QStringList paths = QFileDialog::getOpenFileNames(this, QStringLiteral("Open run files"), QString(),
                                                           QStringLiteral("DescentLab run files (*.h5)"));
@@ -293,6 +317,42 @@ void MainWindow::exportAllWithDialog() {
   if (directory.isEmpty()) return;
   const QStringList written = exportAll(directory);
   showInfo(QStringLiteral("Exported %1 files into %2").arg(written.size()).arg(directory));
+}
+
+void MainWindow::setStudyBackend(const StudyBackend* backend) {
+  study_->setBackend(backend);
+}
+
+void MainWindow::showStudy() {
+  studyShown_ = true;
+  if (!laidOut_) return;  // the first show lays the docks out, and then calls this again
+  studyDock_->show();
+  // raise() selects a tabbed dock only when it changes the dock's stacking order, and the Study dock, made last, is
+  // already on top of its siblings: lowered first, its raise always brings its tab forward.
+  studyDock_->lower();
+  studyDock_->raise();
+  // The runs of a study need rows: the bottom area takes 45 % of the height (the views keep the rest).
+  // (Once the dock area has applied the raise: sized before, the tab group keeps its old height.)
+  QTimer::singleShot(0, this, [this] { resizeDocks({studyDock_}, {height() * 45 / 100}, Qt::Vertical); });
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (!runFilesIn(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  QStringList paths = runFilesIn(event->mimeData());
+  if (paths.isEmpty()) return;
+  event->acceptProposedAction();
+  QStringList files;
+  for (const auto& path : paths) {
+    if (QFileInfo(path).isDir()) {
+      emit openFolderRequested(path);
+    } else {
+      files << path;
+    }
+  }
+  if (!files.isEmpty()) emit openRequested(files);
 }
 
 }  // namespace descentlab::widgets

@@ -265,23 +265,7 @@ void LabController::launch(const QString& runId, std::unique_ptr<train::Training
 }
 
 void LabController::postToGui(std::function<void()> task) {
-  {
-    const std::lock_guard<std::mutex> lock(postedMutex_);
-    posted_.push_back(std::move(task));
-  }
-  QMetaObject::invokeMethod(this, "runPosted", Qt::QueuedConnection);
-}
-
-// One task per queued call, so that each runs where its own queued call would have run.
-void LabController::runPosted() {
-  std::function<void()> task;
-  {
-    const std::lock_guard<std::mutex> lock(postedMutex_);
-    if (posted_.empty()) return;
-    task = std::move(posted_.front());
-    posted_.pop_front();
-  }
-  task();
+  posted_.post(std::move(task));
 }
 
 void LabController::scheduleDrain(qint64 wokenAtNs) {

@@ -22,7 +22,9 @@
 #include <mutex>
 #include <thread>
 
+#include "app/gui/gui_task_queue.h"
 #include "app/gui/lab_backend.h"
+#include "app/gui/study_loader.h"
 #include "widgets/main_window.h"
 #include "widgets/run_data.h"
 
@@ -59,6 +61,9 @@ class LabController : public QObject {
   // Stops the sweep after its current cell; nothing of it is written.
   void cancelSweep();
 
+  // Folders of run files opened as a study (the Study dock): File > Open folder, a dropped folder, `descentlab DIR`.
+  StudyLoader& studies() { return studies_; }
+
   int activeRuns() const;
   // Opened run files that another process is writing: a CLI run, or rank 0 of a data-parallel one. Every kFollowMs
   // the window looks at each such file (its inode, size and time: the writer commits by renaming a new version over
@@ -84,14 +89,11 @@ class LabController : public QObject {
     std::unique_ptr<train::StagingBuffer> buffer;
     std::unique_ptr<train::TrainingSession> session;
   };
-  // Runs `task` on the GUI thread, after what was posted before it. Worker threads hand everything over through
-  // here: the task waits in a queue under a std::mutex and a queued call by name, which carries no data of ours,
-  // wakes this thread to run it. So the hand-over is ordered by a lock of ours, which ThreadSanitizer sees, and not
-  // only by Qt's internal one, which it cannot see in Debian's uninstrumented Qt (scripts/sanitize.sh tsan).
+  // Runs `task` on the GUI thread, after what was posted before it (app/gui/gui_task_queue.h). Worker threads hand
+  // everything over through here.
   void postToGui(std::function<void()> task);
   // The experiment panel shows a tour's run: its preset, size and overrides.
   void showInExperimentPanel(const config::TourRun& run);
-  Q_INVOKABLE void runPosted();
   void scheduleDrain(qint64 wokenAtNs);
   void drain();
   void launch(const QString& runId, std::unique_ptr<train::TrainingSession> session);
@@ -130,8 +132,8 @@ class LabController : public QObject {
   std::thread reader_;  // reads watched files again, one pass at a time
   bool reading_ = false;
   std::function<void(config::ExperimentConfig&)> menuTourAdjustment_;
-  std::mutex postedMutex_;
-  std::deque<std::function<void()>> posted_;
+  GuiTaskQueue posted_;
+  StudyLoader studies_{window_};
 };
 
 }  // namespace descentlab::gui

@@ -19,6 +19,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QLocale>
 #include <QMessageBox>
 #include <QTimer>
@@ -195,8 +196,10 @@ int main(int argc, char** argv) {
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("DescentLab: layerwise descent and HORST, watched live"));
   parser.addHelpOption();
-  parser.addPositionalArgument(QStringLiteral("runs"), QStringLiteral("Run files to open (.h5)"),
-                               QStringLiteral("[RUN.h5...]"));
+  parser.addPositionalArgument(QStringLiteral("runs"),
+                               QStringLiteral("Run files to open (.h5), or folders to open as a study (every run "
+                                              "file below them in the Study dock)"),
+                               QStringLiteral("[RUN.h5|DIR...]"));
   QCommandLineOption preset(QStringLiteral("preset"), QStringLiteral("The experiment shown ready in the panel"),
                             QStringLiteral("NAME"), QStringLiteral("video-constrained"));
   QCommandLineOption size(QStringLiteral("size"),
@@ -230,7 +233,16 @@ int main(int argc, char** argv) {
       window.addPlayground(new descentlab::widgets::GeometryPlayground(playgroundBackend));
     }
     window.show();
-    if (!parser.positionalArguments().isEmpty()) controller.open(parser.positionalArguments());
+    // Run files open into the lab; a folder opens as a study in the Study dock.
+    QStringList files;
+    for (const QString& argument : parser.positionalArguments()) {
+      if (QFileInfo(argument).isDir()) {
+        controller.studies().open(argument);
+      } else {
+        files << argument;
+      }
+    }
+    if (!files.isEmpty()) controller.open(files);
     for (const auto& name : parser.values(start)) {
       window.experimentPanel()->setPreset(name, parser.value(size));
       controller.start({name, parser.value(size), QStringLiteral("auto"), window.experimentPanel()->fields()});

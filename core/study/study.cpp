@@ -103,10 +103,12 @@ std::map<std::string, std::string> flatten_config(const std::string& config_json
   return flat;
 }
 
-RunEntry read_entry(const std::string& path) {
+RunEntry read_entry(const std::string& path, const std::string& study_folder) {
   RunEntry entry;
   entry.path = path;
-  entry.name = fs::path(path).filename().string();
+  std::error_code status;
+  const fs::path below = study_folder.empty() ? fs::path() : fs::relative(path, study_folder, status);
+  entry.name = below.empty() || status || *below.begin() == ".." ? fs::path(path).filename().string() : below.string();
   if (ends_with(entry.name, ".h5")) entry.name.resize(entry.name.size() - 3);
   try {
     const store::RunReader reader(path);

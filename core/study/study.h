@@ -29,7 +29,7 @@ struct FinalValue {
 // ("train.lr" -> "0.003"; strings without quotes, lists as JSON) and each scalar series' last row.
 struct RunEntry {
   std::string path;
-  std::string name;  // the file's name without ".h5"
+  std::string name;  // its path below the study's folder, without ".h5"
   std::map<std::string, std::string> config;
   std::map<std::string, FinalValue> finals;
   // Every value of the scalar series recorded once per event rather than per step: the test metric just before and
@@ -44,8 +44,9 @@ struct RunEntry {
 // `*skipped`. Throws Error naming the folder when it cannot be listed.
 std::vector<std::string> run_files_below(const std::string& folder, int* skipped);
 
-// Reads one run file's entry; a file that cannot be read gives an entry whose `error` says why (never throws).
-RunEntry read_entry(const std::string& path);
+// Reads one run file's entry; a file that cannot be read gives an entry whose `error` says why (never throws). Its
+// name is its path below `study_folder` without ".h5" ("vit-horst/seed2"; the file's name alone when none is given).
+RunEntry read_entry(const std::string& path, const std::string& study_folder = "");
 
 // "train.lr" -> "0.003" for every leaf of a JSON object's text (empty map when the text is not a JSON object).
 std::map<std::string, std::string> flatten_config(const std::string& config_json);
