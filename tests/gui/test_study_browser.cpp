@@ -179,7 +179,21 @@ TEST_F(StudyBrowserTest, ThreeHundredRunFilesKeepTheWindowResponsive) {
   std::printf("300 run files: %.2f s to the whole table, event-loop gaps p99 %.1f ms, max %.1f ms, %d batches\n",
               seconds, p99, gaps.back(), controller_->studies().batches());
   // A 10 ms timer's gaps: reading the files on the GUI thread would hold it for the whole read (about a second).
-  EXPECT_LT(p99, 150.0);
+  // Under ThreadSanitizer every access is instrumented (5-15x slower): there the test checks the threads, not time.
+#if defined(__SANITIZE_THREAD__)
+  constexpr bool kTimed = false;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+  constexpr bool kTimed = false;
+#else
+  constexpr bool kTimed = true;
+#endif
+#else
+  constexpr bool kTimed = true;
+#endif
+  if (kTimed) {
+    EXPECT_LT(p99, 150.0);
+  }
   // The copies share their configs: three groups of 100 runs (25 per seed, so "runs", not "seeds").
   ASSERT_EQ(browser().groups().size(), 3);
   EXPECT_EQ(browser().groups()[0].label, QStringLiteral("name adamw (100 runs)"));
