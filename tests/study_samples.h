@@ -3,6 +3,7 @@
 // 3 optimizers x 4 seeds, of unequal lengths, with AC/DC's before/after-compression series, plus files that are not
 // runs. Values are closed forms of (optimizer, seed, step), so the tests know every mean, band and difference.
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>

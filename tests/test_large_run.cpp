@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "core/config/experiment_config.h"
 #include "core/store/checkpoint_files.h"
