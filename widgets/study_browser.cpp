@@ -249,20 +249,10 @@ void StudyBrowser::finishStudy() {
 
 void StudyBrowser::rebuildColumns() {
   // The config keys whose values differ between the runs (those that tell runs apart), then each final metric.
-  QMap<QString, QSet<QString>> values;
+  QStringList keys = backend_ ? backend_->varyingKeys(runs_) : QStringList();
   QSet<QString> finals;
-  int readable = 0;
   for (const auto& run : runs_) {
-    if (!run.error.isEmpty()) continue;
-    ++readable;
-    for (auto it = run.config.begin(); it != run.config.end(); ++it) values[it.key()].insert(it.value());
     for (auto it = run.finals.begin(); it != run.finals.end(); ++it) finals.insert(it.key());
-  }
-  QStringList keys;
-  for (auto it = values.begin(); it != values.end(); ++it) {
-    int having = 0;
-    for (const auto& run : runs_) having += run.error.isEmpty() && run.config.contains(it.key()) ? 1 : 0;
-    if (it.value().size() > 1 || having != readable) keys << it.key();
   }
   QStringList finalNames = finals.values();
   finalNames.sort();

@@ -62,6 +62,8 @@ struct StudyPairing {
 class StudyBackend {
  public:
   virtual ~StudyBackend() = default;
+  // Every config key whose value differs between the runs (the table's columns).
+  virtual QStringList varyingKeys(const QVector<StudyRunRow>& runs) const = 0;
   // Every config key whose value differs, but the seeds.
   virtual QStringList defaultGroupKeys(const QVector<StudyRunRow>& runs) const = 0;
   // Which runs the filter text keeps; `*error` names the term it cannot read (then every run is kept).

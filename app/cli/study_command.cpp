@@ -68,15 +68,16 @@ nlohmann::json comparison_json(const study::PairedComparison& comparison) {
           {"wins_text", comparison.wins_text()}};
 }
 
-void print_comparison(const study::PairedComparison& comparison, const std::string& heading) {
-  std::printf("\n%s (A - B, %s is better):\n", heading.c_str(),
-              comparison.better == record::Direction::Lower ? "lower" : "higher");
-  for (const auto& pair : comparison.pairs) {
-    std::printf("  seed %-6s A %.4f  B %.4f  A - B %+.4f%s\n", pair.seed.c_str(), pair.a, pair.b, pair.difference,
-                pair.a_wins ? "  A wins" : "");
+// One paired comparison as comparison_json() gives it.
+void print_comparison(const nlohmann::json& comparison, const std::string& heading) {
+  std::printf("\n%s (A - B, %s is better):\n", heading.c_str(), comparison["better"].get<std::string>().c_str());
+  for (const auto& pair : comparison["pairs"]) {
+    std::printf("  seed %-6s A %.4f  B %.4f  A - B %+.4f%s\n", pair["seed"].get<std::string>().c_str(),
+                pair["a"].get<double>(), pair["b"].get<double>(), pair["difference"].get<double>(),
+                pair["a_wins"].get<bool>() ? "  A wins" : "");
   }
-  std::printf("  mean %+.4f ± %.4f, A better in %s seeds\n", comparison.mean, comparison.standard_deviation,
-              comparison.wins_text().c_str());
+  std::printf("  mean %+.4f ± %.4f, A better in %s seeds\n", comparison["mean_difference"].get<double>(),
+              comparison["std_difference"].get<double>(), comparison["wins_text"].get<std::string>().c_str());
 }
 
 }  // namespace
@@ -184,28 +185,16 @@ int run_study_compare(const StudyCompareOptions& options) {
   if (!result["pair"].is_null()) {
     const auto& pair = result["pair"];
     std::printf("\nA = %s\nB = %s\n", pair["a"].get<std::string>().c_str(), pair["b"].get<std::string>().c_str());
-    const auto from_json = [](const nlohmann::json& j) {
-      study::PairedComparison c;
-      c.metric = j["metric"];
-      c.better = j["better"] == "lower" ? record::Direction::Lower : record::Direction::Higher;
-      for (const auto& p : j["pairs"]) {
-        c.pairs.push_back({p["seed"], p["a"], p["b"], p["difference"], p["a_wins"]});
-      }
-      c.mean = j["mean_difference"];
-      c.standard_deviation = j["std_difference"];
-      c.wins = j["wins"];
-      return c;
-    };
-    print_comparison(from_json(pair), "final " + pair["metric"].get<std::string>());
+    print_comparison(pair, "final " + pair["metric"].get<std::string>());
     // AC/DC: one line per compression, before → after its mask.
     if (!pair["compressions"].empty()) {
       std::printf("\nat each AC/DC compression, A - B just before → right after its mask (mean ± std, A wins):\n");
     }
     std::map<int, std::string> lines;
     for (const auto& entry : pair["compressions"]) {
-      const auto c = from_json(entry);
       char text[120];
-      std::snprintf(text, sizeof text, "%+.4f ± %.4f (%s)", c.mean, c.standard_deviation, c.wins_text().c_str());
+      std::snprintf(text, sizeof text, "%+.4f ± %.4f (%s)", entry["mean_difference"].get<double>(),
+                    entry["std_difference"].get<double>(), entry["wins_text"].get<std::string>().c_str());
       std::string& line = lines[entry["compression"].get<int>()];
       line += line.empty() ? text : std::string(" → ") + text;
     }

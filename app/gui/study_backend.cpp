@@ -51,6 +51,10 @@ widgets::StudyRunRow to_study_row(const study::RunEntry& entry) {
   return row;
 }
 
+QStringList StudyBackendImpl::varyingKeys(const QVector<widgets::StudyRunRow>& runs) const {
+  return to_qt(study::varying_keys(to_entries(runs)));
+}
+
 QStringList StudyBackendImpl::defaultGroupKeys(const QVector<widgets::StudyRunRow>& runs) const {
   return to_qt(study::default_group_keys(to_entries(runs)));
 }

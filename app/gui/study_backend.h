@@ -11,6 +11,7 @@ widgets::StudyRunRow to_study_row(const study::RunEntry& entry);
 
 class StudyBackendImpl : public widgets::StudyBackend {
  public:
+  QStringList varyingKeys(const QVector<widgets::StudyRunRow>& runs) const override;
   QStringList defaultGroupKeys(const QVector<widgets::StudyRunRow>& runs) const override;
   QVector<bool> filter(const QVector<widgets::StudyRunRow>& runs, const QString& text, QString* error) const override;
   QVector<widgets::StudyGroupRow> group(const QVector<widgets::StudyRunRow>& runs, const QVector<bool>& kept,
