@@ -9,6 +9,7 @@
 
 #include "core/store/run_reader.h"
 #include "core/study/study.h"
+#include "run_file_samples.h"
 #include "study_samples.h"
 #include "test_support.h"
 
@@ -61,6 +62,35 @@ TEST_F(StudyTest, AnEntryHoldsTheFlatConfigAndTheLastValues) {
   std::ofstream(folder_ + "/broken.h5") << "not HDF5 at all";
   const auto broken = study::read_entry(folder_ + "/broken.h5");
   EXPECT_NE(broken.error.find("broken.h5"), std::string::npos) << broken.error;
+}
+
+// The runs table reads each series' last row alone: it must be the series' last row, from the file or (a run being
+// written) from its log, for scalar and per-layer series alike.
+TEST(StudyRead, TheLastRowReadAloneIsTheSeriesLastRowFromTheFileOrTheLog) {
+  testing::ScratchFolder scratch;
+  const std::string path = (scratch / "run.h5").string();
+  auto writer = store::RunWriter::create(path, testing::sample_header(), testing::manual_flush());
+  const auto check = [&](const char* when) {
+    const store::RunReader reader(path);
+    for (const auto& name : reader.metric_names()) {
+      const auto whole = reader.metric(name);
+      const auto last = reader.last_metric_row(name);
+      ASSERT_EQ(last.rows(), 1u) << name << " " << when;
+      EXPECT_EQ(last.steps[0], whole.steps.back()) << name << " " << when;
+      EXPECT_EQ(last.width, whole.width) << name << " " << when;
+      EXPECT_EQ(last.values, std::vector<double>(whole.values.end() - whole.width, whole.values.end()))
+          << name << " " << when;
+    }
+  };
+  for (int64_t step = 1; step <= 300; ++step) {
+    writer->scalar("loss", step, 1.8e9 + static_cast<double>(step), 1.0 / static_cast<double>(step));
+    writer->vector("layer_loss", step, 1.8e9, {0.5, 0.25 + static_cast<double>(step)});
+    if (step == 200) writer->flush();  // the first commit folds: rows 1-200 in the file
+  }
+  writer->flush();  // rows 201-300 appended to the log
+  check("with rows in the log");
+  writer.reset();  // the end folds the log in
+  check("folded");
 }
 
 TEST_F(StudyTest, TheDefaultGroupingIsEveryDifferingKeyButTheSeeds) {

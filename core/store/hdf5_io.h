@@ -63,4 +63,21 @@ std::vector<T> read_all(const H5::DataSet& dataset, const H5::PredType& type) {
   return values;
 }
 
+// The last row of a 1-D or 2-D dataset (`width` values: 1 for 1-D), read alone (a hyperslab): a table that needs each
+// series' last value reads one chunk, not the series. Empty when the dataset has no rows.
+template <typename T>
+std::vector<T> read_last_row(const H5::DataSet& dataset, const H5::PredType& type) {
+  const auto dims = dataset_shape(dataset);
+  if (dims.empty() || dims[0] == 0 || dims.size() > 2) return {};
+  const hsize_t width = dims.size() == 2 ? dims[1] : 1;
+  std::vector<T> row(static_cast<size_t>(width));
+  H5::DataSpace file_space = dataset.getSpace();
+  const hsize_t start[2] = {dims[0] - 1, 0};
+  const hsize_t count[2] = {1, width};
+  file_space.selectHyperslab(H5S_SELECT_SET, count, start);
+  const H5::DataSpace memory_space(static_cast<int>(dims.size()), count);
+  dataset.read(row.data(), type, memory_space, file_space);
+  return row;
+}
+
 }  // namespace descentlab::store::hdf5

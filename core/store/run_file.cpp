@@ -303,28 +303,42 @@ bool external_storage(const H5::DataSet& dataset, std::string& name, uint64_t& o
   return true;
 }
 
-void collect_external_names(const H5::Group& group, std::set<std::string>& names) {
+// Adds the data file names of the datasets below `group`; with `first_only`, stops at the first one found (returns
+// whether one was).
+bool collect_external_names(const H5::Group& group, std::set<std::string>& names, bool first_only) {
   for (const auto& child : hdf5::child_names(group)) {
     const H5O_type_t type = group.childObjType(child);
     if (type == H5O_TYPE_GROUP) {
-      collect_external_names(group.openGroup(child), names);
+      if (collect_external_names(group.openGroup(child), names, first_only) && first_only) return true;
     } else if (type == H5O_TYPE_DATASET) {
       std::string name;
       uint64_t offset = 0, size = 0;
       try {
-        if (external_storage(group.openDataSet(child), name, offset, size)) names.insert(name);
+        if (external_storage(group.openDataSet(child), name, offset, size)) {
+          names.insert(name);
+          if (first_only) return true;
+        }
       } catch (const std::runtime_error&) {
         // read_checkpoint names it when the checkpoint is read
       }
     }
   }
+  return false;
 }
 
 }  // namespace
 
 std::set<std::string> external_file_names(const H5::Group& group) {
   std::set<std::string> names;
-  collect_external_names(group, names);
+  collect_external_names(group, names, false);
+  return names;
+}
+
+std::set<std::string> checkpoint_data_file_names(const H5::Group& checkpoints) {
+  std::set<std::string> names;
+  for (const auto& label : hdf5::child_names(checkpoints)) {
+    collect_external_names(checkpoints.openGroup(label), names, true);
+  }
   return names;
 }
 

@@ -71,6 +71,10 @@ record::CheckpointData read_checkpoint(const H5::Group& group, const std::string
                                        int64_t format_version, CheckpointFiles* files = nullptr);
 // The stored names of the data files the checkpoints under `checkpoints` (or one checkpoint's group) use.
 std::set<std::string> external_file_names(const H5::Group& group);
+// The data file of each checkpoint below `checkpoints`, from its first dataset alone: a checkpoint's tensors are
+// written by one commit into one data file. For readers, which open the files early (a checkpoint's file is also
+// opened when it is read); the writer's collection of unreferenced files walks every dataset (external_file_names).
+std::set<std::string> checkpoint_data_file_names(const H5::Group& checkpoints);
 // The first format_version whose checkpoints all carry checksums (a writer upgrading an older file adds them).
 inline constexpr int64_t kChecksummedFormat = 3;
 // Adds the checksums to every checkpoint under `checkpoints` that has none (an older file being upgraded),

@@ -99,7 +99,7 @@ RunReader::RunReader(const std::string& path) : path_(path), file_(std::make_uni
     format::check_log_follows(log, folded, path_);
     file_->data_files = std::make_unique<CheckpointFiles>(path_);
     const auto names = guarded(path_, "/checkpoints", [&] {
-      return format::external_file_names(file_->handle.openGroup(format::kCheckpoints));
+      return format::checkpoint_data_file_names(file_->handle.openGroup(format::kCheckpoints));
     });
     // A data file missing because a writer replaced its checkpoint after the file was opened: read the new version.
     // (One missing for another reason is named when its checkpoint is read.)
@@ -160,6 +160,38 @@ MetricSeries RunReader::metric(const std::string& name) const {
     series.values.insert(series.values.end(), rows.values.begin(), rows.values.end());
   }
   return series;
+}
+
+MetricSeries RunReader::last_metric_row(const std::string& name) const {
+  const std::string object = "/metrics/" + name;
+  const auto logged = file_->logged.metrics.find(name);
+  if (logged != file_->logged.metrics.end() && !logged->second.steps.empty()) {
+    // The log's rows come after the file's: its last row is the series' last.
+    const auto& rows = logged->second;
+    MetricSeries series;
+    series.name = name;
+    series.shape = rows.shape;
+    series.width = rows.width;
+    series.steps = {rows.steps.back()};
+    series.values.assign(rows.values.end() - rows.width, rows.values.end());
+    return series;
+  }
+  return guarded(path_, object, [&] {
+    const H5::Group group = open_child_group(file_->handle, path_, format::kMetrics, name);
+    MetricSeries series;
+    series.name = name;
+    series.shape = series_shape(group, name, path_, object);
+    const H5::DataSet steps = open_dataset(group, "step", path_, object);
+    const H5::DataSet values = open_dataset(group, "value", path_, object);
+    const auto shape = hdf5::dataset_shape(values);
+    expect(!shape.empty() && shape.size() <= 2, path_, object + "/value", "must be 1-D or 2-D");
+    expect(shape[0] == hdf5::dataset_shape(steps).at(0), path_, object, "step and value have different lengths");
+    series.width = shape.size() == 2 ? static_cast<int64_t>(shape[1]) : 1;
+    series.steps = hdf5::read_last_row<int64_t>(steps, H5::PredType::NATIVE_INT64);
+    // No wall time: a table needs none, and each column read alone inflates a chunk of up to 8192 rows.
+    series.values = hdf5::read_last_row<double>(values, H5::PredType::NATIVE_DOUBLE);
+    return series;
+  });
 }
 
 MetricSeries RunReader::metric_in_file(const std::string& name) const {

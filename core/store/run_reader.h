@@ -32,6 +32,9 @@ class RunReader {
 
   std::vector<std::string> metric_names() const;
   MetricSeries metric(const std::string& name) const;
+  // Only the series' last row (one row, or none) without its wall time: what a runs table shows, read without the
+  // series.
+  MetricSeries last_metric_row(const std::string& name) const;
 
   std::vector<std::string> histogram_names() const;
   HistogramSeries histogram(const std::string& name) const;

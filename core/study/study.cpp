@@ -113,13 +113,15 @@ RunEntry read_entry(const std::string& path, const std::string& study_folder) {
   try {
     const store::RunReader reader(path);
     entry.config = flatten_config(reader.header().config_json);
+    // Each series' last row alone; the few once-per-compression series whole (one value per compression).
     for (const auto& name : reader.metric_names()) {
-      const store::MetricSeries series = reader.metric(name);
+      const bool per_compression = ends_with(name, "_compression");
+      const store::MetricSeries series = per_compression ? reader.metric(name) : reader.last_metric_row(name);
       if (series.rows() == 0) continue;
       entry.last_step = std::max(entry.last_step, series.steps.back());
       if (series.width != 1) continue;
       entry.finals[name] = {series.steps.back(), series.values.back()};
-      if (ends_with(name, "_compression")) entry.per_compression[name] = series.values;
+      if (per_compression) entry.per_compression[name] = series.values;
     }
   } catch (const std::exception& error) {
     entry.config.clear();
