@@ -97,7 +97,7 @@ GuiFigures guiRun(const QString& preset, const QString& size, const std::vector<
                         QString::fromStdString(assignment.substr(equals + 1)));
   }
   QApplication::processEvents();
-  const QString id = controller.start({preset, size, QStringLiteral("cpu"), panel->fields()});
+  const QString id = controller.start({preset, size, QStringLiteral("cpu"), panel->fields(), {}});
   if (id.isEmpty()) {
     std::fprintf(stderr, "error: %s\n", window.lastMessage().toUtf8().constData());
     std::exit(1);

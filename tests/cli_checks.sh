@@ -560,6 +560,26 @@ for k, v in a.items(): d.attrs[k] = v"
     expect_in "bash datasets/fetch.sh" "$scratch/err"
     [ ! -e "$scratch/gpt.h5" ] || fail "a run on a changed dataset wrote a run file"
     ;;
+  gui_report_study)
+    # Issue 35 item 7: descentlab report DIR draws a folder of run files grouped (the generated study: 3 optimizers x 4
+    # seeds, seed 3 shorter, plus 2 files that are not runs). Arguments: GUI WRITE_STUDY.
+    gui=$2
+    "$3" "$scratch/study" >/dev/null || fail "writing the study"
+    QT_QPA_PLATFORM=offscreen "$gui" report "$scratch/study" --group-by optimizer.name --band std \
+      --out "$scratch/figures" >"$scratch/out" 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "report DIR"; }
+    expect_in "12 run files (2 other files skipped)" "$scratch/out"
+    for optimizer in adamw horst ham; do expect_in "group: name $optimizer (4 seeds)" "$scratch/out"; done
+    for view in training-loss test-metric dashboard; do
+      [ -s "$scratch/figures/$view.png" ] || fail "no $view.png"
+    done
+    QT_QPA_PLATFORM=offscreen "$gui" report "$scratch/study" --band wide --out "$scratch/bad" >"$scratch/out" 2>&1
+    [ $? = 2 ] || fail "--band wide was accepted"
+    expect_in '--band "wide": expected minmax or std' "$scratch/out"
+    mkdir -p "$scratch/empty"
+    QT_QPA_PLATFORM=offscreen "$gui" report "$scratch/empty" --out "$scratch/bad" >"$scratch/out" 2>&1 &&
+      fail "a folder without run files was accepted"
+    expect_in "no run file below" "$scratch/out"
+    ;;
   gui_report_sizes)
     # Issue 16 point 9: descentlab report --width 0 / -5 / abc were accepted (toInt read them as 0). Argument: GUI.
     gui=$2

@@ -46,7 +46,7 @@ inline void write_study(const std::string& folder) {
       header.app_version = "0.1.0-test";
       header.torch_version = "1.13.0";
       header.device = "cpu";
-      header.config_json = R"({"name": "vit-study", "train": {"seed": )" + std::to_string(s) +
+      header.config_json = R"({"name": "vit-study", "task": "vit", "train": {"seed": )" + std::to_string(s) +
                            R"(, "lr": 0.001}, "optimizer": {"name": ")" + study_optimizers()[static_cast<size_t>(o)] +
                            R"(", "alpha": 5}, "data": {"split_seed": )" + std::to_string(s) + "}}";
       store::RunWriterOptions options;

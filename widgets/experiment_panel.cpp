@@ -48,6 +48,15 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
   top->addRow(presetAbout_);
   top->addRow(QStringLiteral("Size"), size_);
   top->addRow(QStringLiteral("Device"), device_);
+  seeds_ = new QLineEdit(this);
+  seeds_->setObjectName(QStringLiteral("experiment-seeds"));
+  seeds_->setPlaceholderText(QStringLiteral("one run, the form's seed"));
+  seeds_->setToolTip(
+      QStringLiteral("Seeds to train, one run each (0,1,2 or 0-4): the views draw them as a group, their mean with "
+                     "a band; two train at a time, the others start as those end"));
+  seeds_->setClearButtonEnabled(true);
+  top->addRow(QStringLiteral("Seeds"), seeds_);
+  connect(seeds_, &QLineEdit::textChanged, this, [this] { validateNow(); });
   layout->addLayout(top);
 
   auto* scroll = new QScrollArea(this);
@@ -100,6 +109,36 @@ void ExperimentPanel::setPreset(const QString& preset, const QString& size) {
   rebuildForm();
 }
 
+QVector<int> parseSeeds(const QString& text, QString* error) {
+  QVector<int> seeds;
+  const auto fail = [&](const QString& part) {
+    if (error) *error = QStringLiteral("\"%1\" is not a seed or a range such as 0-4").arg(part);
+    return QVector<int>();
+  };
+  for (QString part : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+    part = part.trimmed();
+    if (part.isEmpty()) continue;
+    const QString range = part.contains(QStringLiteral("..")) ? QStringLiteral("..") : QStringLiteral("-");
+    const QStringList ends = part.split(range);
+    bool first = false, last = false;
+    const int from = ends.value(0).trimmed().toInt(&first);
+    const int to = ends.size() == 2 ? ends.value(1).trimmed().toInt(&last) : from;
+    if (!first || (ends.size() == 2 && !last) || ends.size() > 2 || from < 0 || to < from) return fail(part);
+    if (to - from > 99) {
+      if (error) *error = QStringLiteral("%1 are more than 100 runs").arg(part);
+      return {};
+    }
+    for (int seed = from; seed <= to; ++seed) {
+      if (!seeds.contains(seed)) seeds << seed;
+    }
+  }
+  return seeds;
+}
+
+void ExperimentPanel::setSeedsText(const QString& text) {
+  seeds_->setText(text);
+}
+
 QString ExperimentPanel::preset() const {
   return preset_->currentText();
 }
@@ -107,7 +146,8 @@ QString ExperimentPanel::preset() const {
 void ExperimentPanel::start() {
   validateNow();
   if (!start_->isEnabled()) return;
-  emit startRequested({preset_->currentText(), size_->currentText(), device_->currentText(), fields()});
+  emit startRequested({preset_->currentText(), size_->currentText(), device_->currentText(), fields(),
+                       parseSeeds(seeds_->text(), nullptr)});
 }
 
 void ExperimentPanel::setRunControls(const QString& target, bool canPause, bool canResume, bool canStop) {
@@ -225,6 +265,12 @@ void ExperimentPanel::validateNow() {
                     .arg(current[i].key, current[i].value.toString(),
                          wanted == QMetaType::LongLong ? QStringLiteral("a whole number") : QStringLiteral("a number"));
     }
+  }
+  if (problem.isEmpty() && seeds_) {
+    QString seedsProblem;
+    parseSeeds(seeds_->text(), &seedsProblem);
+    if (!seedsProblem.isEmpty()) problem = QStringLiteral("seeds: ") + seedsProblem;
+    seeds_->setStyleSheet(seedsProblem.isEmpty() ? QString() : QStringLiteral("background: #fde2e2;"));
   }
   if (problem.isEmpty()) problem = backend_.validate(preset_->currentText(), size_->currentText(), current);
   // The description states the values the form holds, never the preset's own.

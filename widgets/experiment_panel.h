@@ -55,7 +55,13 @@ struct ExperimentRequest {
   QString size;
   QString device;
   QList<ConfigField> fields;
+  // train.seed of each run to start (issue 35): empty, one run of the form's seed; more than one, a group of runs
+  // that differ only by their seed.
+  QVector<int> seeds;
 };
+
+// "0,1,2", "0-4" or "0..4" (and mixes: "0-2, 7") as seeds; `*error` says what cannot be read (then empty).
+QVector<int> parseSeeds(const QString& text, QString* error);
 
 class ExperimentPanel : public QWidget {
   Q_OBJECT
@@ -70,6 +76,8 @@ class ExperimentPanel : public QWidget {
   QList<ConfigField> fields() const;
   // Sets one field's text as if typed (tests and scripted demos).
   bool setFieldText(const QString& key, const QString& text);
+  // The seeds field ("0,1,2": one run per seed, drawn as a group), as if typed.
+  void setSeedsText(const QString& text);
   QString validationMessage() const;
   bool startEnabled() const;
 
@@ -93,6 +101,7 @@ class ExperimentPanel : public QWidget {
   QLabel* presetAbout_ = nullptr;
   QComboBox* size_ = nullptr;
   QComboBox* device_ = nullptr;
+  QLineEdit* seeds_ = nullptr;
   QFormLayout* form_ = nullptr;
   QWidget* formHost_ = nullptr;
   QLabel* message_ = nullptr;

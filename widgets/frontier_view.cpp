@@ -193,6 +193,11 @@ void FrontierView::rebuild() {
   overTime_->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("at %1").arg(percent(chosen)));
   plot()->axisRect(0)->axis(QCPAxis::atLeft)->setLabel(metric_);
 
+  if (model()->grouped()) {
+    drawGroups(chosen);
+    plot()->axisRect(0)->axis(QCPAxis::atBottom)->setRange(levels.front() - 0.02, levels.back() + 0.02);
+    return;
+  }
   for (auto* run : runs) {
     const auto& track = run->vectors[name];
     const QVector<double> x = levelsOf(*run);
@@ -239,9 +244,80 @@ QString FrontierView::readout(QCPAxisRect* rect, double x, double y) const {
   return QStringLiteral("sparsity %1, %2 %3").arg(percent(x), metric_).arg(y, 0, 'g', 4);
 }
 
+QVector<GroupBand> FrontierView::groupBands() const {
+  QVector<GroupBand> bands;
+  if (metric_.isEmpty()) return bands;
+  const QString name = frontierName(metric_);
+  for (const auto& group : model()->groups()) {
+    QVector<const VectorTrack*> members;
+    QVector<double> levels;
+    for (auto* run : group.members) {
+      const auto it = run->vectors.constFind(name);
+      if (it == run->vectors.cend() || it->rows.isEmpty() || levelsOf(*run).isEmpty()) continue;
+      if (levels.isEmpty()) levels = levelsOf(*run);
+      if (levelsOf(*run) != levels) continue;  // other levels: not comparable column by column
+      members.push_back(&*it);
+    }
+    if (members.isEmpty()) continue;
+    GroupBand band = vectorBand(members, model()->bandKind());
+    band.group = &group;
+    band.series = name;
+    band.columns = levels;
+    bands.push_back(band);
+  }
+  return bands;
+}
+
+void FrontierView::drawGroups(double chosen) {
+  QStringList shortened;
+  for (const auto& band : groupBands()) {
+    if (band.steps.isEmpty()) continue;
+    const int width = band.width;
+    const int last = static_cast<int>(band.steps.size()) - 1;
+    QCPAxis* levelAxis = plot()->axisRect(0)->axis(QCPAxis::atBottom);
+    QCPAxis* valueAxis = plot()->axisRect(0)->axis(QCPAxis::atLeft);
+    addBand(plot(), levelAxis, valueAxis, band.columns, band.mean.mid(last * width, width),
+            band.low.mid(last * width, width), band.high.mid(last * width, width), band.group->colour,
+            QStringLiteral("%1, step %2").arg(band.group->label).arg(band.steps.back(), 0, 'f', 0));
+    if (band.shortened) shortened << band.group->label;
+    const auto column =
+        std::find_if(band.columns.begin(), band.columns.end(), [&](double l) { return std::abs(l - chosen) < 1e-9; }) -
+        band.columns.begin();
+    if (column >= band.columns.size() || !lowerRowShown()) continue;
+    QVector<double> mean, low, high;
+    for (int row = 0; row <= last; ++row) {
+      mean.push_back(band.mean[row * width + column]);
+      low.push_back(band.low[row * width + column]);
+      high.push_back(band.high[row * width + column]);
+    }
+    addBand(plot(), overTime_->axis(QCPAxis::atBottom), overTime_->axis(QCPAxis::atLeft), band.steps, mean, low, high,
+            band.group->colour, QString())
+        ->removeFromLegend();
+  }
+  QString note = QStringLiteral("groups: mean, %1 band").arg(bandKindName(model()->bandKind()));
+  if (!shortened.isEmpty()) note += QStringLiteral("\nat the last step all members reached");
+  // Bottom left: frontiers start high at low sparsity and fall at the right, so that corner is the empty one.
+  cornerNote(plot(), plot()->axisRect(0), 0.01, 0.98, Qt::AlignBottom | Qt::AlignLeft, note);
+}
+
 QString FrontierView::csv() const {
   QString text;
   QTextStream out(&text);
+  if (model()->grouped()) {
+    out << "group,runs,metric,step,sparsity,mean,low,high\n";
+    for (const auto& band : groupBands()) {
+      for (int row = 0; row < band.steps.size(); ++row) {
+        for (int column = 0; column < band.width; ++column) {
+          const int at = row * band.width + column;
+          out << csvField(band.group->label) << ',' << band.members << ',' << metric_ << ','
+              << static_cast<qint64>(band.steps[row]) << ',' << roundTripNumber(band.columns.value(column)) << ','
+              << roundTripNumber(band.mean[at]) << ',' << roundTripNumber(band.low[at]) << ','
+              << roundTripNumber(band.high[at]) << '\n';
+        }
+      }
+    }
+    return text;
+  }
   out << "run,metric,step,sparsity,achieved_sparsity,value\n";
   for (auto* run : model()->runs()) {
     if (!run->visible) continue;  // as drawn: a run hidden from the plots is not exported

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "widgets/lab_model.h"
 #include "widgets/plot_view.h"
 
 class QCheckBox;
@@ -22,12 +23,16 @@ class FrontierView : public PlotView {
   // (relative to their mean; the highest level for one run).
   bool setChosenSparsity(double sparsity);
   double chosenSparsity() const;
+  // Grouped (LabModel::grouped()): per group, the band of its members' frontiers over the steps all reached, one
+  // column per sparsity level (`columns`); the upper plot draws the last row, the lower one the chosen level's column.
+  QVector<GroupBand> groupBands() const;
 
  protected:
   void rebuild() override;
   QString readout(QCPAxisRect* rect, double x, double y) const override;
 
  private:
+  void drawGroups(double chosenSparsity);
   QCPAxisRect* overTime_ = nullptr;
   QComboBox* sparsity_ = nullptr;
   QCheckBox* history_ = nullptr;

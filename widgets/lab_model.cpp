@@ -2,6 +2,8 @@
 
 #include <QSet>
 
+#include <cmath>
+
 namespace descentlab::widgets {
 
 const QVector<QColor>& runPalette() {
@@ -111,6 +113,125 @@ QStringList LabModel::differingKeys() const {
     }
   }
   return keys;
+}
+
+void LabModel::setGrouping(bool on, const QStringList& keys) {
+  if (on == grouped_ && keys == groupKeys_) return;
+  grouped_ = on;
+  groupKeys_ = keys;
+  groupsMadeFor_.clear();
+  markChanged();
+}
+
+void LabModel::setBandKind(record::BandKind kind) {
+  if (kind == bandKind_) return;
+  bandKind_ = kind;
+  markChanged();
+}
+
+const QVector<RunGroup>& LabModel::groups() const {
+  if (!grouped()) {
+    groups_.clear();
+    groupsMadeFor_.clear();
+    return groups_;
+  }
+  QString key = groupKeys_.join(QLatin1Char(','));
+  QVector<RunData*> visible;
+  for (const auto& run : runs_) {
+    key += QLatin1Char('|') + run->id + (run->visible ? QLatin1Char('+') : QLatin1Char('-'));
+    if (run->visible) visible.push_back(run.get());
+  }
+  if (key == groupsMadeFor_) return groups_;
+  groupsMadeFor_ = key;
+  groups_.clear();
+  QVector<StudyRunRow> rows;
+  for (auto* run : visible) {
+    StudyRunRow row;
+    row.path = run->path;
+    row.name = run->name;
+    row.config = run->config;
+    for (auto it = run->scalars.cbegin(); it != run->scalars.cend(); ++it) {
+      if (!it->values.isEmpty()) row.finals[it.key()] = it->values.back();
+    }
+    rows.push_back(row);
+  }
+  const QStringList keys = groupKeys_.isEmpty() ? groupBackend_->defaultGroupKeys(rows) : groupKeys_;
+  const auto made = groupBackend_->group(rows, QVector<bool>(rows.size(), true), keys, QString());
+  for (int g = 0; g < made.size(); ++g) {
+    RunGroup group;
+    group.label = made[g].label;
+    group.colour = runPalette().at(g % runPalette().size());
+    for (int member : made[g].members) group.members.push_back(visible.at(member));
+    groups_.push_back(group);
+  }
+  return groups_;
+}
+
+const RunGroup* LabModel::groupOf(const RunData* run) const {
+  for (const auto& group : groups()) {
+    if (group.members.contains(const_cast<RunData*>(run))) return &group;
+  }
+  return nullptr;
+}
+
+namespace {
+
+QVector<double> toQVector(const std::vector<double>& values) {
+  return QVector<double>(values.begin(), values.end());
+}
+
+GroupBand toGroupBand(const record::BandRows& rows) {
+  GroupBand band;
+  band.width = static_cast<int>(rows.width);
+  band.steps = toQVector(rows.steps);
+  band.mean = toQVector(rows.mean);
+  band.low = toQVector(rows.low);
+  band.high = toQVector(rows.high);
+  band.members = static_cast<int>(rows.members);
+  band.shortened = rows.shortened;
+  band.shortestStep = rows.shortest_step;
+  band.longestStep = rows.longest_step;
+  return band;
+}
+
+}  // namespace
+
+GroupBand scalarBand(const QVector<const ScalarTrack*>& members, record::BandKind kind) {
+  const auto rows = record::band_over(
+      static_cast<size_t>(members.size()), 1, [&](size_t m) { return static_cast<size_t>(members[m]->steps.size()); },
+      [&](size_t m, size_t r) { return members[m]->steps[r]; },
+      [&](size_t m, size_t r, size_t) { return members[m]->values[r]; }, kind);
+  return toGroupBand(rows);
+}
+
+GroupBand vectorBand(const QVector<const VectorTrack*>& members, record::BandKind kind) {
+  QVector<const VectorTrack*> same;
+  for (const auto* track : members) {
+    if (track->rows.isEmpty()) continue;
+    if (same.isEmpty() || track->width == same.front()->width) same.push_back(track);
+  }
+  const size_t width = same.isEmpty() ? 1 : static_cast<size_t>(std::max(same.front()->width, 1));
+  const auto rows = record::band_over(
+      static_cast<size_t>(same.size()), width, [&](size_t m) { return static_cast<size_t>(same[m]->steps.size()); },
+      [&](size_t m, size_t r) { return same[m]->steps[r]; },
+      [&](size_t m, size_t r, size_t c) {
+        const auto& row = same[m]->rows[r];
+        return c < static_cast<size_t>(row.size()) ? row[c] : qQNaN();
+      },
+      kind);
+  return toGroupBand(rows);
+}
+
+QString bandNote(const GroupBand& band) {
+  if (!band.shortened) return {};
+  return QStringLiteral("band over the steps all %1 runs reached (to %2; the longest ran to %3)")
+      .arg(band.members)
+      .arg(std::llround(band.steps.isEmpty() ? band.shortestStep : band.steps.back()))
+      .arg(std::llround(band.longestStep));
+}
+
+QString bandKindName(record::BandKind kind) {
+  return kind == record::BandKind::MinMax ? QStringLiteral("min–max") : QStringLiteral("±1 s.d.");
 }
 
 int64_t LabModel::revision() const {

@@ -8,9 +8,40 @@
 
 #include <memory>
 
+#include "core/record/band.h"
 #include "widgets/run_data.h"
+#include "widgets/study_rows.h"
 
 namespace descentlab::widgets {
+
+// Runs that differ only by their seeds, drawn in the views as their mean with a band (issue 35).
+struct RunGroup {
+  QString label;  // "vit-horst-quick, alpha 5.0 (3 seeds)"
+  QColor colour;
+  QVector<RunData*> members;  // visible runs only: a hidden run is in no group
+};
+
+// One group's series as a view draws it: its mean and band over the steps every member reached.
+struct GroupBand {
+  const RunGroup* group = nullptr;
+  QString series;
+  QVector<double> steps, mean, low, high;  // rows x width, row-major
+  int width = 1;
+  int members = 0;  // members that have the series
+  bool shortened = false;
+  double shortestStep = 0, longestStep = 0;
+  double atStep = -1;
+  QVector<double> columns;  // what each column stands for, where it is not a layer (a frontier's sparsity levels)  // a
+                            // band across layers (x = layer): the step its rows are from, the last all members reached
+};
+// The band over members' scalar tracks (a member without rows is skipped).
+GroupBand scalarBand(const QVector<const ScalarTrack*>& members, record::BandKind kind);
+// The band over members' vector tracks (per-layer rows); members of another width are skipped.
+GroupBand vectorBand(const QVector<const VectorTrack*>& members, record::BandKind kind);
+// "band over the steps all 4 runs reached (to 300; the longest ran to 400)"; empty when no member ran longer.
+QString bandNote(const GroupBand& band);
+// "min–max" or "±1 s.d."
+QString bandKindName(record::BandKind kind);
 
 class LabModel : public QObject {
   Q_OBJECT
@@ -35,6 +66,20 @@ class LabModel : public QObject {
   // keys such as the seed's output path.
   QStringList differingKeys() const;
 
+  // Groups (issue 35): when on, the multi-run views draw each group of visible runs as its mean with a band, and the
+  // single-run views the focus run's group. Groups are made by the app's StudyBackend (core/study's grouping) by
+  // `keys`, or when empty by every differing key but the seeds.
+  void setGroupBackend(const StudyBackend* backend) { groupBackend_ = backend; }
+  void setGrouping(bool on, const QStringList& keys = {});
+  bool grouped() const { return grouped_ && groupBackend_ != nullptr; }
+  QStringList groupKeys() const { return groupKeys_; }
+  void setBandKind(record::BandKind kind);
+  record::BandKind bandKind() const { return bandKind_; }
+  // The groups of the visible runs (empty unless grouped()), recomputed when runs or their visibility change.
+  const QVector<RunGroup>& groups() const;
+  // The group holding `run`; nullptr when not grouped or the run is hidden.
+  const RunGroup* groupOf(const RunData* run) const;
+
   // Sums every run's revision and the set of runs: views compare it to skip redraws.
   int64_t revision() const;
 
@@ -54,6 +99,12 @@ class LabModel : public QObject {
   QString focusId_;
   int64_t nextId_ = 1;
   int64_t structureRevision_ = 0;
+  const StudyBackend* groupBackend_ = nullptr;
+  bool grouped_ = false;
+  QStringList groupKeys_;
+  record::BandKind bandKind_ = record::BandKind::MinMax;
+  mutable QVector<RunGroup> groups_;
+  mutable QString groupsMadeFor_;  // the runs, visibility and configs the groups were made from
 };
 
 // The lab's palette: distinguishable on a projector and for colour-blind viewers (Okabe-Ito, then Tableau).

@@ -37,16 +37,7 @@ void LambdaView::rebuild() {
   plot()->clearItems();
   const QString name = series_->currentData().toString();
   plot()->yAxis->setLabel(series_->currentText());
-  RunData* focus = model()->focusRun();
-  if (focus && !focus->vectors.contains(name)) {
-    focus = nullptr;
-    for (auto* run : model()->runs()) {
-      if (run->vectors.contains(name)) {
-        focus = run;
-        break;
-      }
-    }
-  }
+  RunData* focus = drawnRun();
   if (!focus) {
     // The real reason: the selected run has no multipliers (ERM, or a sparse run), or has not recorded any yet.
     RunData* selected = model()->focusRun();
@@ -67,8 +58,27 @@ void LambdaView::rebuild() {
     placeholder(plot(), plot()->axisRect(), reason);
     return;
   }
-  const auto& track = focus->vectors[name];
   QCPColorGradient gradient(QCPColorGradient::gpSpectrum);
+  if (const GroupBand band = focusGroupBand(); band.group != nullptr) {
+    // The focus run's group: each layer's mean over the members with its band, over the steps all reached.
+    for (int layer = 0; layer < band.width; ++layer) {
+      QVector<double> mean, low, high;
+      for (int row = 0; row < band.steps.size(); ++row) {
+        mean.push_back(band.mean[row * band.width + layer]);
+        low.push_back(band.low[row * band.width + layer]);
+        high.push_back(band.high[row * band.width + layer]);
+      }
+      const double position = band.width > 1 ? static_cast<double>(layer) / (band.width - 1) : 0.0;
+      addBand(plot(), plot()->xAxis, plot()->yAxis, band.steps, mean, low, high,
+              QColor(gradient.color(position * 0.85, QCPRange(0, 1))), QStringLiteral("layer %1").arg(layer + 1));
+    }
+    QString caption = QStringLiteral("%1: mean, %2 band").arg(band.group->label, bandKindName(model()->bandKind()));
+    if (!bandNote(band).isEmpty()) caption += QLatin1Char('\n') + bandNote(band);
+    cornerNote(plot(), plot()->axisRect(), 0.99, 0.02, Qt::AlignTop | Qt::AlignRight, caption, band.group->colour);
+    flatAtZero_ = false;
+    return;
+  }
+  const auto& track = focus->vectors[name];
   for (int layer = 0; layer < track.width; ++layer) {
     QVector<double> values;
     values.reserve(track.rows.size());
@@ -133,12 +143,52 @@ void LambdaView::resetRanges() {
   if (flatAtZero_) plot()->yAxis->setRange(-0.05, 1.0);
 }
 
+GroupBand LambdaView::focusGroupBand() const {
+  const QString name = series_->currentData().toString();
+  const RunGroup* group = model()->groupOf(model()->focusRun());
+  if (!group) return {};
+  QVector<const VectorTrack*> members;
+  for (auto* run : group->members) {
+    const auto it = run->vectors.constFind(name);
+    if (it != run->vectors.cend() && !it->rows.isEmpty()) members.push_back(&*it);
+  }
+  if (members.isEmpty()) return {};
+  GroupBand band = vectorBand(members, model()->bandKind());
+  band.group = group;
+  band.series = name;
+  return band;
+}
+
+RunData* LambdaView::drawnRun() const {
+  const QString name = series_->currentData().toString();
+  RunData* focus = model()->focusRun();
+  if (focus && focus->vectors.contains(name)) return focus;
+  for (auto* run : model()->runs()) {
+    if (run->vectors.contains(name)) return run;
+  }
+  return nullptr;
+}
+
 QString LambdaView::csv() const {
   QString text;
   QTextStream out(&text);
-  out << "run,series,step,layer,value\n";
   const QString name = series_->currentData().toString();
-  for (auto* run : model()->runs()) {
+  if (const GroupBand band = focusGroupBand(); band.group != nullptr) {
+    out << "group,runs,series,step,layer,mean,low,high\n";
+    for (int row = 0; row < band.steps.size(); ++row) {
+      for (int layer = 0; layer < band.width; ++layer) {
+        const int at = row * band.width + layer;
+        out << csvField(band.group->label) << ',' << band.members << ',' << name << ','
+            << static_cast<qint64>(band.steps[row]) << ',' << layer + 1 << ',' << roundTripNumber(band.mean[at]) << ','
+            << roundTripNumber(band.low[at]) << ',' << roundTripNumber(band.high[at]) << '\n';
+      }
+    }
+    return text;
+  }
+  out << "run,series,step,layer,value\n";
+  // The one run drawn (the focus run, else the first with the series).
+  for (auto* run : QVector<RunData*>{drawnRun()}) {
+    if (!run) continue;
     const auto it = run->vectors.constFind(name);
     if (it == run->vectors.cend()) continue;
     for (int row = 0; row < it->rows.size(); ++row) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "widgets/lab_model.h"
 #include "widgets/plot_view.h"
 
 class QComboBox;
@@ -15,12 +16,17 @@ class LambdaView : public PlotView {
   explicit LambdaView(LabModel* model, QWidget* parent = nullptr);
   QString csv() const override;
   void setSeries(const QString& name);
+  // Grouped (LabModel::grouped()): the focus run's group's band of the shown series, one column per layer, over the
+  // steps all members reached; group is nullptr when not grouped.
+  GroupBand focusGroupBand() const;
 
  protected:
   void rebuild() override;
   void resetRanges() override;
 
  private:
+  // The run drawn when not grouped: the focus run, else the first run with the series.
+  RunData* drawnRun() const;
   QComboBox* series_ = nullptr;
   bool flatAtZero_ = false;  // the multipliers shown are 0 at every step and layer
 };

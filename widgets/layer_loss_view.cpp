@@ -179,6 +179,10 @@ void LayerLossView::rebuild() {
     for (int layer = 0; layer < width; ++layer) x.push_back(layer);
     return x;
   };
+  if (model()->grouped()) {
+    drawGroups(change, logY);
+    return;
+  }
   // The focus run's history, light to dark.
   const auto& history = focus->vectors[QLatin1String(record::metric::kTestLayerLoss)];
   const int evaluations = static_cast<int>(history.rows.size());
@@ -400,10 +404,23 @@ QString LayerLossView::hoverTable(QCPAxisRect* rect, double x, double) const {
 QString LayerLossView::csv() const {
   QString text;
   QTextStream out(&text);
+  if (model()->grouped()) {
+    out << "group,runs,series,step,layer,mean,low,high\n";
+    const QString series = changeMode() ? QStringLiteral("test_layer_loss_change") : QStringLiteral("test_layer_loss");
+    for (const auto& band : groupBands()) {
+      for (int i = 0; i < band.steps.size(); ++i) {
+        out << csvField(band.group->label) << ',' << band.members << ',' << series << ','
+            << static_cast<qint64>(band.atStep) << ',' << band.steps[i] << ',' << roundTripNumber(band.mean[i]) << ','
+            << roundTripNumber(band.low[i]) << ',' << roundTripNumber(band.high[i]) << '\n';
+      }
+    }
+    return text;
+  }
   out << "run,series,step,layer,value\n";
   // In the change mode the losses are written as drawn: f_l - f_(l-1) for l = 1..L, as series "..._change".
   const bool change = changeMode();
   for (auto* run : model()->runs()) {
+    if (!run->visible) continue;  // what the plot draws
     for (const char* name : {record::metric::kTestLayerLoss, record::metric::kTestDescendingFrequency}) {
       const QString series = QLatin1String(name);
       const auto it = run->vectors.constFind(series);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "widgets/lab_model.h"
 #include "widgets/plot_view.h"
 
 #include <QColor>
@@ -28,6 +29,9 @@ class LayerLossView : public PlotView {
   QString mode() const;
   // The change mode's y range fits the top half of the layers (true, the default) or every layer.
   void setFitTopLayers(bool fit);
+  // Grouped (LabModel::grouped()): per group of runs with the task of the focus run, the band over its members'
+  // test losses at each layer (x = layer; in the change mode f_l - f_(l-1)), at the last evaluation all reached.
+  QVector<GroupBand> groupBands() const;
 
  protected:
   void rebuild() override;
@@ -38,6 +42,7 @@ class LayerLossView : public PlotView {
  private:
   // Before any test evaluation: the runs' newest training per-layer losses, marked as training; false when none.
   bool drawTrainingLayerLoss();
+  void drawGroups(bool change, bool logY);
   QCPAxisRect* bars_ = nullptr;
   QCheckBox* allEvaluations_ = nullptr;
   QCheckBox* logY_ = nullptr;

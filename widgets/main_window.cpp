@@ -186,6 +186,10 @@ void MainWindow::buildDocks() {
   probeDock_ = makeDock(QStringLiteral("Layer probe"), probe_);
   study_ = new StudyBrowser(this);
   connect(study_, &StudyBrowser::openRunsRequested, this, &MainWindow::openRequested);
+  connect(study_, &StudyBrowser::drawGroupsRequested, this, [this](const QStringList& paths, const QStringList& keys) {
+    emit openRequested(paths);
+    setGrouping(true, keys);
+  });
   // In a scroll area: the browser needs about 190 px of height, and the Runs and Log docks it shares a tab group
   // with may get less (a tour at 1024x700 shrinks the group to the runs table's header and 3 rows).
   auto* studyScroll = new QScrollArea(this);
@@ -304,6 +308,7 @@ void MainWindow::buildMenus() {
   QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
   for (auto* dockWidget : findChildren<QDockWidget*>()) view->addAction(dockWidget->toggleViewAction());
   view->addSeparator();
+  buildGroupMenu(view->addMenu(QStringLiteral("&Groups")));
   view->addAction(QStringLiteral("Reset &layout"), this, &MainWindow::arrangeDocks);
 
   QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));

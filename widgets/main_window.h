@@ -85,6 +85,9 @@ class MainWindow : public QMainWindow {
   void setStudyBackend(const StudyBackend* backend);
   // Brings the Study dock forward with the larger share of the window's height (a study was opened).
   void showStudy();
+  // Draws runs that differ only by their seeds as groups (each its mean with a band) in every view, grouped by `keys`
+  // (empty: every differing key but the seeds); off draws every run on its own. View > Groups does the same.
+  void setGrouping(bool on, const QStringList& keys = {});
 
   // Redraws the run table and every visible view whose data changed (the app's coalescing timer calls this).
   void refreshViews();
@@ -150,6 +153,7 @@ class MainWindow : public QMainWindow {
  private:
   void buildMenus();
   void buildRunMenu();
+  void buildGroupMenu(QMenu* menu);
   void showGettingStarted();
   // Selects the run `offset` rows after the selected one (Run > Next / Previous run).
   void selectNeighbourRun(int offset);
@@ -203,6 +207,7 @@ class MainWindow : public QMainWindow {
   QAction* stopAction_ = nullptr;
   QAction* closeAction_ = nullptr;
   QAction* hideAction_ = nullptr;
+  QAction* groupAction_ = nullptr;
   static constexpr int kLayoutVersion = 4;  // bump when the docks change: older saved layouts are dropped
   QDockWidget* experimentDock_ = nullptr;
   QDockWidget* runsDock_ = nullptr;

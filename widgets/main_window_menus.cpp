@@ -7,6 +7,7 @@
 
 #include <qcustomplot.h>
 #include <QAction>
+#include <QActionGroup>
 #include <QDialog>
 #include <QDir>
 #include <QDockWidget>
@@ -14,7 +15,9 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMimeData>
 #include <QPointer>
@@ -321,6 +324,46 @@ void MainWindow::exportAllWithDialog() {
 
 void MainWindow::setStudyBackend(const StudyBackend* backend) {
   study_->setBackend(backend);
+  model_->setGroupBackend(backend);
+}
+
+void MainWindow::setGrouping(bool on, const QStringList& keys) {
+  model_->setGrouping(on, keys);
+  const QSignalBlocker blocker(groupAction_);
+  groupAction_->setChecked(on);
+  refreshViews();
+}
+
+void MainWindow::buildGroupMenu(QMenu* menu) {
+  groupAction_ = menu->addAction(QStringLiteral("Draw &seeds as groups"));
+  groupAction_->setCheckable(true);
+  groupAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
+  groupAction_->setToolTip(
+      QStringLiteral("Runs that differ only by their seeds drawn as their mean with a band, in every view"));
+  connect(groupAction_, &QAction::toggled, this, [this](bool on) { setGrouping(on, model_->groupKeys()); });
+  menu->addAction(QStringLiteral("Group &by…"), this, [this] {
+    bool ok = false;
+    const QString text = QInputDialog::getText(
+        this, QStringLiteral("Group runs by"),
+        QStringLiteral("Config keys, comma-separated (empty: every key that differs but the seeds):"),
+        QLineEdit::Normal, model_->groupKeys().join(QStringLiteral(", ")), &ok);
+    if (!ok) return;
+    QStringList keys;
+    for (const auto& key : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) keys << key.trimmed();
+    setGrouping(true, keys);
+  });
+  menu->addSeparator();
+  auto* bands = new QActionGroup(menu);
+  for (auto kind : {record::BandKind::MinMax, record::BandKind::StandardDeviation}) {
+    QAction* action = menu->addAction(QStringLiteral("Band: %1").arg(bandKindName(kind)));
+    action->setCheckable(true);
+    action->setChecked(kind == model_->bandKind());
+    bands->addAction(action);
+    connect(action, &QAction::triggered, this, [this, kind] {
+      model_->setBandKind(kind);
+      refreshViews();
+    });
+  }
 }
 
 void MainWindow::showStudy() {

@@ -161,6 +161,47 @@ void setupLegend(QCustomPlot* plot) {
   plot->plotLayout()->setRowSpacing(0);
 }
 
+int nearestIndex(const QVector<double>& steps, double x) {
+  if (steps.isEmpty()) return -1;
+  const auto after = std::lower_bound(steps.begin(), steps.end(), x);
+  if (after == steps.begin()) return 0;
+  if (after == steps.end()) return static_cast<int>(steps.size()) - 1;
+  const auto index = static_cast<int>(after - steps.begin());
+  return x - steps[index - 1] <= steps[index] - x ? index - 1 : index;
+}
+
+QString shortNumber(double value) {
+  return std::isfinite(value) ? QString::number(value, 'g', 5) : QStringLiteral("—");
+}
+
+QString roundTripNumber(double value) {
+  return std::isfinite(value) ? QString::number(value, 'g', QLocale::FloatingPointShortest) : QString();
+}
+
+QCPGraph* addBand(QCustomPlot* plot, QCPAxis* x, QCPAxis* y, const QVector<double>& keys, const QVector<double>& mean,
+                  const QVector<double>& low, const QVector<double>& high, const QColor& colour, const QString& name) {
+  QColor edge = colour;
+  edge.setAlpha(90);
+  QColor fill = colour;
+  fill.setAlpha(45);
+  auto* lower = plot->addGraph(x, y);
+  lower->setData(keys, low, true);
+  lower->setPen(QPen(edge, 1));
+  lower->removeFromLegend();
+  auto* upper = plot->addGraph(x, y);
+  upper->setData(keys, high, true);
+  upper->setPen(QPen(edge, 1));
+  upper->setBrush(fill);
+  upper->setChannelFillGraph(lower);
+  upper->removeFromLegend();
+  auto* line = plot->addGraph(x, y);
+  line->setData(keys, mean, true);
+  line->setPen(QPen(colour, 2));
+  if (keys.size() < 40) line->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colour, Qt::white, 6));
+  line->setName(name);
+  return line;
+}
+
 void bindToRun(QCustomPlot* plot, QCPAbstractPlottable* plottable, const RunData& run) {
   plottable->setProperty("runId", run.id);
   plottable->setVisible(run.visible);

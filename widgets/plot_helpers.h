@@ -6,6 +6,7 @@
 #include <QSharedPointer>
 #include <QString>
 #include <QStringList>
+#include <QVector>
 
 class QComboBox;
 class QCPAbstractPlottable;
@@ -13,6 +14,7 @@ class QCPAxis;
 class QFontMetrics;
 class QCPAxisRect;
 class QCPAxisTicker;
+class QCPGraph;
 class QCPItemText;
 class QCustomPlot;
 
@@ -36,6 +38,12 @@ void fitLogTicks(QCPAxis* axis);
 // `colour` moved towards white by `amount` (0: the colour; 1: white): older evaluations drawn behind the newest.
 QColor towardsWhite(const QColor& colour, double amount);
 
+// A group of runs (issue 35): its mean as a line of `colour` named `name` in the legend, over a translucent band from
+// `low` to `high` (kept out of the legend). Returns the mean's graph. Few points are marked, so a single evaluation
+// still shows.
+QCPGraph* addBand(QCustomPlot* plot, QCPAxis* x, QCPAxis* y, const QVector<double>& keys, const QVector<double>& mean,
+                  const QVector<double>& low, const QVector<double>& high, const QColor& colour, const QString& name);
+
 // A grey hint in the middle of an empty axis rect, its words wrapped to the rect's width.
 void placeholder(QCustomPlot* plot, QCPAxisRect* rect, const QString& text);
 
@@ -54,6 +62,13 @@ QCPItemText* cornerNote(QCustomPlot* plot, QCPAxisRect* rect, double x, double y
 
 // The legend in its own row above the plots, filled left to right: it never hides data, however small the dock.
 void setupLegend(QCustomPlot* plot);
+
+// The index of the step nearest `x` in increasing `steps`; -1 when there is none.
+int nearestIndex(const QVector<double>& steps, double x);
+// A value for a readout: 5 significant digits; "—" when not finite.
+QString shortNumber(double value);
+// A value for a CSV export: the shortest text that reads back as the same double; empty when not finite.
+QString roundTripNumber(double value);
 
 // The data of every entry of `box`, in order.
 QStringList itemDataList(const QComboBox* box);

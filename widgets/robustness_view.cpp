@@ -128,7 +128,16 @@ void RobustnessView::rebuild() {
   plot()->clearItems();
   int drawn = 0;
   QString metric;
-  for (auto* run : model()->runs()) {
+  if (model()->grouped()) {
+    // Each group: the mean over its members of each member's mean over noise seeds, with the band across members.
+    for (const auto& band : groupBands()) {
+      addBand(plot(), plot()->xAxis, plot()->yAxis, band.steps, band.mean, band.low, band.high, band.group->colour,
+              band.group->label);
+      metric = band.series;
+      ++drawn;
+    }
+  }
+  for (auto* run : model()->grouped() ? QVector<RunData*>() : model()->runs()) {
     const auto it = run->sweeps.constFind(name);
     if (it == run->sweeps.cend() || it->gamma.isEmpty() || it->seeds < 1) continue;
     metric = it->metric;
@@ -170,11 +179,52 @@ void RobustnessView::rebuild() {
   }
 }
 
+QVector<GroupBand> RobustnessView::groupBands() const {
+  QVector<GroupBand> bands;
+  const QString name = noise_->currentData().toString();
+  for (const auto& group : model()->groups()) {
+    QVector<ScalarTrack> means;  // per member: its mean over noise seeds at each γ ("steps" are the γ)
+    QString metric;
+    for (auto* run : group.members) {
+      const auto it = run->sweeps.constFind(name);
+      if (it == run->sweeps.cend() || it->gamma.isEmpty() || it->seeds < 1) continue;
+      ScalarTrack track;
+      track.steps = it->gamma;
+      for (int g = 0; g < it->gamma.size(); ++g) {
+        track.values.push_back(
+            record::seed_statistics(it->values.constData() + g * it->seeds, static_cast<size_t>(it->seeds)).mean);
+      }
+      means.push_back(track);
+      metric = it->metric;
+    }
+    if (means.isEmpty()) continue;
+    QVector<const ScalarTrack*> members;
+    for (const auto& track : means) members.push_back(&track);
+    GroupBand band = scalarBand(members, model()->bandKind());
+    band.group = &group;
+    band.series = metric;
+    bands.push_back(band);
+  }
+  return bands;
+}
+
 QString RobustnessView::csv() const {
   QString text;
   QTextStream out(&text);
+  if (model()->grouped()) {
+    out << "group,runs,noise,metric,gamma,mean,low,high\n";
+    for (const auto& band : groupBands()) {
+      for (int g = 0; g < band.steps.size(); ++g) {
+        out << csvField(band.group->label) << ',' << band.members << ',' << csvField(noise_->currentData().toString())
+            << ',' << band.series << ',' << roundTripNumber(band.steps[g]) << ',' << roundTripNumber(band.mean[g])
+            << ',' << roundTripNumber(band.low[g]) << ',' << roundTripNumber(band.high[g]) << '\n';
+      }
+    }
+    return text;
+  }
   out << "run,noise,metric,gamma,seed,value\n";
   for (auto* run : model()->runs()) {
+    if (!run->visible) continue;  // what the plot draws
     for (auto it = run->sweeps.cbegin(); it != run->sweeps.cend(); ++it) {
       for (int g = 0; g < it->gamma.size(); ++g) {
         for (int s = 0; s < it->seeds; ++s) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "widgets/lab_model.h"
 #include "widgets/plot_view.h"
 #include "widgets/run_data.h"
 
@@ -23,6 +24,9 @@ class RobustnessView : public PlotView {
   // The sweep the controls describe now (noise, γ grid, seeds).
   SweepChoice sweepChoice() const;
   void setSweepChoice(const SweepChoice& choice);
+  // Grouped (LabModel::grouped()): per group of the shown noise, the band over its members' curves, each member's
+  // curve being its mean over noise seeds at each γ (the band's "steps" are the γ).
+  QVector<GroupBand> groupBands() const;
 
  signals:
   void sweepRequested(const QString& runId, const SweepChoice& choice);

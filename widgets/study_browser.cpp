@@ -5,7 +5,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMenu>
 #include <QPushButton>
 #include <QSet>
 #include <QSortFilterProxyModel>
@@ -19,6 +18,7 @@
 #include <algorithm>
 
 #include "widgets/elided_label.h"
+#include "widgets/hyperparameter_view.h"
 
 namespace descentlab::widgets {
 
@@ -86,6 +86,9 @@ StudyBrowser::StudyBrowser(QWidget* parent) : QWidget(parent) {
   metric_->setToolTip(QStringLiteral("The final metric the groups and the pairing compare"));
   open_ = new QPushButton(QStringLiteral("Open in the lab"), this);
   open_->setToolTip(QStringLiteral("The selected runs (or every run of the selected groups) into the lab's views"));
+  drawGroups_ = new QPushButton(QStringLiteral("Draw groups"), this);
+  drawGroups_->setToolTip(
+      QStringLiteral("Every run the filter keeps into the lab's views, each group drawn as its mean with a band"));
 
   model_ = new QStandardItemModel(this);
   proxy_ = new StudyRowFilter(this);
@@ -138,6 +141,7 @@ StudyBrowser::StudyBrowser(QWidget* parent) : QWidget(parent) {
   controls->addWidget(groupBy_, 2);
   controls->addWidget(metric_, 1);
   controls->addWidget(open_);
+  controls->addWidget(drawGroups_);
   auto* pairChoice = new QHBoxLayout;
   pairChoice->addWidget(new QLabel(QStringLiteral("A"), this));
   pairChoice->addWidget(pairA_, 1);
@@ -155,6 +159,8 @@ StudyBrowser::StudyBrowser(QWidget* parent) : QWidget(parent) {
   side_->setObjectName(QStringLiteral("study-side"));
   side_->addTab(groupsTable_, QStringLiteral("Groups"));
   side_->addTab(paired, QStringLiteral("Paired by seed"));
+  hyper_ = new HyperparameterView(this);
+  side_->addTab(hyper_, QStringLiteral("Hyper-parameters"));
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(table_);
   split->addWidget(side_);
@@ -186,6 +192,7 @@ StudyBrowser::StudyBrowser(QWidget* parent) : QWidget(parent) {
   connect(pairA_, QOverload<int>::of(&QComboBox::activated), this, repair);
   connect(pairB_, QOverload<int>::of(&QComboBox::activated), this, repair);
   connect(open_, &QPushButton::clicked, this, &StudyBrowser::openSelected);
+  connect(drawGroups_, &QPushButton::clicked, this, &StudyBrowser::drawGroups);
 }
 
 void StudyBrowser::setBackend(const StudyBackend* backend) {
@@ -250,6 +257,7 @@ void StudyBrowser::finishStudy() {
 void StudyBrowser::rebuildColumns() {
   // The config keys whose values differ between the runs (those that tell runs apart), then each final metric.
   QStringList keys = backend_ ? backend_->varyingKeys(runs_) : QStringList();
+  varyingKeys_ = keys;
   QSet<QString> finals;
   for (const auto& run : runs_) {
     for (auto it = run.finals.begin(); it != run.finals.end(); ++it) finals.insert(it.key());
@@ -383,6 +391,7 @@ void StudyBrowser::regroup() {
         cell(group.count == 0 ? QStringLiteral("–")
                               : QStringLiteral("%1 – %2").arg(group.min, 0, 'f', 4).arg(group.max, 0, 'f', 4)));
   }
+  hyper_->setStudy(runs_, kept_, groups_, varyingKeys_, metric());
   // The pair choice keeps its groups by label when the groups are made again.
   const QString a = pairA_->currentText(), b = pairB_->currentText();
   QStringList labels;
@@ -440,37 +449,6 @@ void StudyBrowser::showPairing() {
   side_->setCurrentIndex(1);
 }
 
-void StudyBrowser::sortBy(const QString& column, bool ascending) {
-  const int index = column == QStringLiteral("run") ? 0 : columnKeys_.indexOf(column) + 1;
-  if (index < 0 || (index == 0 && column != QStringLiteral("run"))) return;
-  table_->sortByColumn(index, ascending ? Qt::AscendingOrder : Qt::DescendingOrder);
-}
-
-QStringList StudyBrowser::columns() const {
-  QStringList shown = {QStringLiteral("run")};
-  for (int c = 0; c < columnKeys_.size(); ++c) {
-    if (!table_->isColumnHidden(c + 1)) shown << columnKeys_[c];
-  }
-  return shown;
-}
-
-void StudyBrowser::setColumnShown(const QString& column, bool shown) {
-  columnChoice_[column] = shown;
-  const int index = columnKeys_.indexOf(column);
-  if (index >= 0) table_->setColumnHidden(index + 1, !shown);
-}
-
-void StudyBrowser::showColumnMenu(const QPoint& position) {
-  QMenu menu(this);
-  for (int c = 0; c < columnKeys_.size(); ++c) {
-    QAction* action = menu.addAction(columnKeys_[c]);
-    action->setCheckable(true);
-    action->setChecked(!table_->isColumnHidden(c + 1));
-    connect(action, &QAction::toggled, this, [this, key = columnKeys_[c]](bool on) { setColumnShown(key, on); });
-  }
-  menu.exec(table_->horizontalHeader()->mapToGlobal(position));
-}
-
 void StudyBrowser::openSelected() {
   QStringList paths;
   for (const auto& index : table_->selectionModel()->selectedRows()) {
@@ -483,6 +461,14 @@ void StudyBrowser::openSelected() {
     }
   }
   if (!paths.isEmpty()) emit openRunsRequested(paths);
+}
+
+void StudyBrowser::drawGroups() {
+  QStringList paths;
+  for (const auto& group : groups_) {
+    for (int member : group.members) paths << runs_[member].path;
+  }
+  if (!paths.isEmpty()) emit drawGroupsRequested(paths, groupKeys_);
 }
 
 }  // namespace descentlab::widgets

@@ -6,11 +6,12 @@
 // the grouping, the filter and the pairing are the engine's (core/study, through StudyBackend): widgets compute
 // nothing of their own. Plain Qt; no LibTorch.
 
-#include <QMap>
 #include <QString>
 #include <QStringList>
 #include <QVector>
 #include <QWidget>
+
+#include "widgets/study_rows.h"
 
 class QComboBox;
 class QLabel;
@@ -24,56 +25,8 @@ class QTabWidget;
 namespace descentlab::widgets {
 
 class ElidedLabel;
+class HyperparameterView;
 class StudyRowFilter;
-
-// One run of the study as the table shows it: read without its series (its header and each series' last value).
-struct StudyRunRow {
-  QString path;
-  QString name;
-  QString error;                  // why it could not be read ("" when it was)
-  QMap<QString, QString> config;  // flat keys ("train.lr") to values
-  QMap<QString, double> finals;   // each scalar series' last value
-  qint64 lastStep = 0;
-};
-
-struct StudyGroupRow {
-  QString label;  // "vit-horst-quick, alpha 5.0 (3 seeds)"
-  QMap<QString, QString> values;
-  QVector<int> members;  // indices into the runs
-  int count = 0;         // members with the metric
-  double mean = 0.0, standardDeviation = 0.0, min = 0.0, max = 0.0;
-};
-
-struct StudyPairRow {
-  QString seed;
-  double a = 0.0, b = 0.0, difference = 0.0;
-  bool aWins = false;
-};
-
-struct StudyPairing {
-  QString metric;
-  bool lowerIsBetter = false;
-  QVector<StudyPairRow> rows;
-  double mean = 0.0, standardDeviation = 0.0;
-  int wins = 0;
-};
-
-// What the app gives the browser: core/study's grouping, filter and pairing over the rows.
-class StudyBackend {
- public:
-  virtual ~StudyBackend() = default;
-  // Every config key whose value differs between the runs (the table's columns).
-  virtual QStringList varyingKeys(const QVector<StudyRunRow>& runs) const = 0;
-  // Every config key whose value differs, but the seeds.
-  virtual QStringList defaultGroupKeys(const QVector<StudyRunRow>& runs) const = 0;
-  // Which runs the filter text keeps; `*error` names the term it cannot read (then every run is kept).
-  virtual QVector<bool> filter(const QVector<StudyRunRow>& runs, const QString& text, QString* error) const = 0;
-  // The kept runs grouped by `keys`, each group's `metric` over its members.
-  virtual QVector<StudyGroupRow> group(const QVector<StudyRunRow>& runs, const QVector<bool>& kept,
-                                       const QStringList& keys, const QString& metric) const = 0;
-  virtual StudyPairing pair(const QVector<StudyRunRow>& runs, const StudyGroupRow& a, const StudyGroupRow& b,
-                            const QString& metric) const = 0;
-};
 
 class StudyBrowser : public QWidget {
   Q_OBJECT
@@ -105,7 +58,12 @@ class StudyBrowser : public QWidget {
   // Pairs groups a and b (indices into groups()); -1 clears. The "Paired by seed" tab comes forward.
   void setPair(int a, int b);
   void showPairing();
+  // What "Draw groups" does.
+  void drawGroups();
   const StudyPairing& pairing() const { return pairing_; }
+  HyperparameterView* hyperparameters() const { return hyper_; }
+  // Shows the hyper-parameter view's tab.
+  void showHyperparameters();
   // Sorts the runs table by a column (its header's text) as a click on the header does.
   void sortBy(const QString& column, bool ascending);
   QStringList columns() const;
@@ -115,6 +73,9 @@ class StudyBrowser : public QWidget {
  signals:
   // "Open in the lab": the selected runs, or every run of the chosen groups, become runs of the lab's views.
   void openRunsRequested(const QStringList& paths);
+  // "Draw groups": every run in a group (those the filter keeps) becomes a run of the lab's views, and the views
+  // draw them grouped by `keys` (empty: every differing key but the seeds).
+  void drawGroupsRequested(const QStringList& paths, const QStringList& keys);
 
  private:
   void rebuildColumns();
@@ -130,6 +91,7 @@ class StudyBrowser : public QWidget {
   StudyPairing pairing_;
   QStringList groupKeys_;             // as chosen; empty: the default
   QStringList effectiveKeys_;         // what the groups were made by
+  QStringList varyingKeys_;           // the config keys whose values differ between the runs
   QStringList columnKeys_;            // the table's columns after Name: config keys, then "final: metric"
   QMap<QString, bool> columnChoice_;  // the user's show (true) or hide per column
   QString folder_;
@@ -151,7 +113,9 @@ class StudyBrowser : public QWidget {
   QTableWidget* pairTable_ = nullptr;
   QLabel* pairSummary_ = nullptr;
   QPushButton* open_ = nullptr;
+  QPushButton* drawGroups_ = nullptr;
   QTabWidget* side_ = nullptr;
+  HyperparameterView* hyper_ = nullptr;
 };
 
 }  // namespace descentlab::widgets

@@ -263,7 +263,11 @@ void TrainingCurvesView::rebuild() {
       otherMetrics = QStringLiteral("not on this axis: %1 (select such a run)").arg(parts.join(QStringLiteral(", ")));
     }
   }
-  for (const auto& curve : all) {
+  QStringList notes;
+  if (model()->grouped()) {
+    drawn = drawGroups(notes, anySmoothable);
+  }
+  for (const auto& curve : model()->grouped() ? QVector<DrawnCurve>() : all) {
     const RunData& run = *curve.run;
     // Steps only grow; wall times may step back where a resumed run's rows follow a stopped one's (a clock change).
     const bool sortedX = std::is_sorted(curve.x.begin(), curve.x.end());
@@ -298,7 +302,6 @@ void TrainingCurvesView::rebuild() {
     }
   }
   plot()->yAxis->setLabel(label.isEmpty() ? QStringLiteral("test metric") : label);
-  QStringList notes;
   if (hiddenByLogY > 0)
     notes << QStringLiteral("hides %1 point%2 ≤ 0").arg(hiddenByLogY).arg(hiddenByLogY == 1 ? "" : "s");
   if (!otherMetrics.isEmpty()) notes << otherMetrics;
@@ -320,36 +323,21 @@ void TrainingCurvesView::rebuild() {
   }
 }
 
-namespace {
-
-// The index of the step nearest `x` in increasing `steps`; -1 when there is none.
-int nearestIndex(const QVector<double>& steps, double x) {
-  if (steps.isEmpty()) return -1;
-  const auto after = std::lower_bound(steps.begin(), steps.end(), x);
-  if (after == steps.begin()) return 0;
-  if (after == steps.end()) return static_cast<int>(steps.size()) - 1;
-  const auto index = static_cast<int>(after - steps.begin());
-  return x - steps[index - 1] <= steps[index] - x ? index - 1 : index;
-}
-
-QString number(double value) {
-  return std::isfinite(value) ? QString::number(value, 'g', 5) : QStringLiteral("—");
-}
-
-}  // namespace
-
 QString TrainingCurvesView::readout(QCPAxisRect*, double x, double) const {
   QStringList parts;
   const bool smoothing = smoothing_->value() > 0;
   for (const auto& curve : curves()) {
-    if (!curve.run->visible) continue;
+    if (!curve.run->visible || model()->grouped()) continue;
     const int i = nearestIndex(curve.x, x);
     if (i < 0) continue;
-    QString part =
-        QStringLiteral("%1 @%2: %3").arg(curve.run->name).arg(std::llround(curve.steps[i])).arg(number(curve.raw[i]));
-    if (smoothing && curve.smoothable) part += QStringLiteral(" (smoothed %1)").arg(number(curve.smoothed[i]));
+    QString part = QStringLiteral("%1 @%2: %3")
+                       .arg(curve.run->name)
+                       .arg(std::llround(curve.steps[i]))
+                       .arg(shortNumber(curve.raw[i]));
+    if (smoothing && curve.smoothable) part += QStringLiteral(" (smoothed %1)").arg(shortNumber(curve.smoothed[i]));
     parts << part;
   }
+  if (model()->grouped()) parts = groupReadout(x);
   if (parts.isEmpty()) {
     return xAxis() == XAxis::Step ? QStringLiteral("step %1").arg(std::llround(x))
                                   : QStringLiteral("%1 s").arg(x, 0, 'f', 1);
@@ -359,6 +347,7 @@ QString TrainingCurvesView::readout(QCPAxisRect*, double x, double) const {
 
 QString TrainingCurvesView::hoverTable(QCPAxisRect*, double x, double) const {
   QString rows;
+  if (model()->grouped()) return groupHoverTable(x);
   for (const auto& curve : curves()) {
     if (!curve.run->visible) continue;
     const int i = nearestIndex(curve.x, x);
@@ -368,7 +357,7 @@ QString TrainingCurvesView::hoverTable(QCPAxisRect*, double x, double) const {
                 "<td align=right>%4</td><td align=right>%5</td></tr>")
                 .arg(curve.run->colour.name(), curve.run->name.toHtmlEscaped())
                 .arg(std::llround(curve.steps[i]))
-                .arg(number(curve.smoothed[i]), number(curve.raw[i]));
+                .arg(shortNumber(curve.smoothed[i]), shortNumber(curve.raw[i]));
   }
   if (rows.isEmpty()) return {};
   return QStringLiteral(
@@ -382,20 +371,17 @@ QString TrainingCurvesView::csv() const {
   // smoothing at the slider's weight.
   QString text;
   QTextStream out(&text);
+  if (model()->grouped()) return groupCsv();
   const bool byTime = xAxis() != XAxis::Step;
   out << (byTime ? (xAxis() == XAxis::WallTime ? "run,metric,step,wall_time,value,smoothed\n"
                                                : "run,metric,step,seconds_since_start,value,smoothed\n")
                  : "run,metric,step,value,smoothed\n");
-  // Shortest round-trip text: reading the CSV back gives the very doubles that were drawn.
-  const auto field = [](double value) {
-    return std::isfinite(value) ? QString::number(value, 'g', QLocale::FloatingPointShortest) : QString();
-  };
   for (const auto& curve : curves()) {
     if (!curve.run->visible) continue;
     for (int i = 0; i < curve.steps.size(); ++i) {
       out << csvField(curve.run->name) << ',' << curve.series << ',' << static_cast<qint64>(curve.steps[i]) << ',';
-      if (byTime) out << field(curve.x[i]) << ',';
-      out << field(curve.raw[i]) << ',' << field(curve.smoothed[i]) << '\n';
+      if (byTime) out << roundTripNumber(curve.x[i]) << ',';
+      out << roundTripNumber(curve.raw[i]) << ',' << roundTripNumber(curve.smoothed[i]) << '\n';
     }
   }
   return text;

@@ -2,6 +2,7 @@
 
 #include <QVector>
 
+#include "widgets/lab_model.h"
 #include "widgets/plot_view.h"
 
 class QCheckBox;
@@ -49,6 +50,9 @@ class TrainingCurvesView : public PlotView {
   // Every run's curve of the chosen series, hidden runs included (their `run->visible` is false). In the "test metric"
   // mode only the runs whose metric is the selected run's (accuracy, RMSE, perplexity): units never share the axis.
   QVector<DrawnCurve> curves() const;
+  // Grouped (LabModel::grouped()): each group's band over its members' curves of the chosen series, unsmoothed. The
+  // view draws these instead of runs, by step, smoothed as runs are.
+  QVector<GroupBand> groupBands() const;
   // "hides 3 points ≤ 0" under log y when some are; empty otherwise.
   QString logYNote() const;
 
@@ -62,6 +66,11 @@ class TrainingCurvesView : public PlotView {
   // In the "test metric" mode: the one series drawn (the selected run's metric, else the first run's).
   QString shownTestSeries() const;
   void updateMetricChoices();
+  // Draws the groups; returns how many were drawn. Notes (a shortened band) go to `notes`.
+  int drawGroups(QStringList& notes, bool& anySmoothable);
+  QStringList groupReadout(double x) const;
+  QString groupHoverTable(double x) const;
+  QString groupCsv() const;
 
   QComboBox* metric_ = nullptr;
   QSlider* smoothing_ = nullptr;

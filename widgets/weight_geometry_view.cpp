@@ -215,6 +215,10 @@ void WeightGeometryView::drawCurves(const QString& group) {
     }
     curve.style = kStyles[copies % 4];
   }
+  if (model()->grouped()) {
+    drawGroupBands();
+    return;
+  }
   // A graph per run in the model's order; a hidden run's is not drawn, but its legend entry stays (greyed, struck
   // out) for a click to show it again.
   for (auto* run : model()->runs()) {
@@ -289,6 +293,20 @@ QString WeightGeometryView::csv() const {
   QTextStream out(&text);
   out << "plot,run,group,step,abs_w_low,abs_w_high,share\n";
   const auto number = [](double value) { return QString::number(value, 'g', 8); };
+  if (model()->grouped()) {
+    // Grouped: each group's mean share at each |w| with its band ("run" is the group's label).
+    for (const auto& band : groupBands()) {
+      for (int point = 0; point < band.steps.size(); ++point) {
+        for (const auto& [kind, values] : {std::pair<const char*, const QVector<double>*>{"mean", &band.mean},
+                                           {"low", &band.low},
+                                           {"high", &band.high}}) {
+          out << (mode_ == Mode::Cumulative ? "cumulative " : "histogram ") << kind << ','
+              << csvField(band.group->label) << ',' << csvField(drawnGroup_) << ',' << band.atStep << ",,"
+              << number(band.steps[point]) << ',' << number((*values)[point]) << '\n';
+        }
+      }
+    }
+  }
   for (const Curve& curve : curves_) {
     for (int point = 0; point < curve.x.size(); ++point) {
       const int bin = point + 1;

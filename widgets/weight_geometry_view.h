@@ -3,6 +3,7 @@
 #include <QColor>
 #include <QVector>
 
+#include "widgets/lab_model.h"
 #include "widgets/plot_view.h"
 #include "widgets/run_data.h"
 
@@ -47,6 +48,9 @@ class WeightGeometryView : public PlotView {
   // which it stands in for while shown, then names each run with its share of kept weights below 1e-2.
   bool tableShown() const { return tableShown_; }
   QTableWidget* statisticsTable() const { return table_; }
+  // Grouped (LabModel::grouped()): per group, the band over its members' drawn curves (x = |w|, the points all
+  // members have; `atStep` the newest member snapshot's step).
+  QVector<GroupBand> groupBands() const;
 
  protected:
   void rebuild() override;
@@ -71,6 +75,7 @@ class WeightGeometryView : public PlotView {
   // The statistics table under the tools, its columns and their tips (the constructor calls it).
   void buildTable();
   void drawCurves(const QString& group);
+  void drawGroupBands();
   void drawHeatMap(const QString& group);
   void fillTable();
   // Puts the heat map beside the distribution when the plot is wide, below it when it is tall; sizes the legend.

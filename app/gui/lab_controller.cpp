@@ -148,7 +148,42 @@ QString LabController::start(const widgets::ExperimentRequest& request) {
   if (!request.device.isEmpty()) {
     config.train.device = config::require_choice<config::Device>(request.device.toStdString(), "device");
   }
+  if (request.seeds.size() == 1) config.train.seed = static_cast<uint64_t>(request.seeds.front());
+  if (request.seeds.size() > 1) return startSeeds(config, request.seeds).value(0);
   return startConfig(std::move(config));
+}
+
+QStringList LabController::startSeeds(const config::ExperimentConfig& config, const QVector<int>& seeds) {
+  // The runs differ only by train.seed, so the views' default grouping puts them in one group.
+  window_.setGrouping(true, window_.model()->groupKeys());
+  for (int seed : seeds) {
+    WaitingSeed waiting{config, QStringLiteral("%1 seed%2").arg(QString::fromStdString(config.name)).arg(seed)};
+    waiting.config.train.seed = static_cast<uint64_t>(seed);
+    waitingSeeds_.push_back(std::move(waiting));
+  }
+  const QStringList started = startWaitingSeeds();
+  if (!started.isEmpty()) {
+    window_.showInfo(QStringLiteral("%1 seeds of %2, drawn as a group: %3 train now, the others start as these end")
+                         .arg(seeds.size())
+                         .arg(QString::fromStdString(config.name))
+                         .arg(started.size()));
+  }
+  return started;
+}
+
+QStringList LabController::startWaitingSeeds() {
+  QStringList started;
+  while (!waitingSeeds_.empty() && activeRuns() < kSeedsAtOnce) {
+    WaitingSeed next = std::move(waitingSeeds_.front());
+    waitingSeeds_.pop_front();
+    const QString id = startConfig(std::move(next.config), next.name);
+    if (id.isEmpty()) {  // its error is shown; the seeds after it would fail the same way
+      waitingSeeds_.clear();
+      break;
+    }
+    started << id;
+  }
+  return started;
 }
 
 QStringList LabController::startTour(const QString& name,
@@ -205,13 +240,13 @@ void LabController::showInExperimentPanel(const config::TourRun& run) {
   }
 }
 
-QString LabController::startConfig(config::ExperimentConfig config) {
+QString LabController::startConfig(config::ExperimentConfig config, const QString& runName) {
   if (!QDir().mkpath(runsDirectory_)) {
     window_.showError(QStringLiteral("cannot create the runs folder %1").arg(runsDirectory_));
     return {};
   }
   // A name is a file name here: a tour's "descent-breaks ERM" becomes descent-breaks-ERM-<time>.h5.
-  QString fileName = QString::fromStdString(config.name);
+  QString fileName = runName.isEmpty() ? QString::fromStdString(config.name) : runName;
   fileName.replace(QLatin1Char(' '), QLatin1Char('-')).replace(QLatin1Char('/'), QLatin1Char('-'));
   const QString stem =
       QStringLiteral("%1-%2").arg(fileName, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
@@ -220,7 +255,7 @@ QString LabController::startConfig(config::ExperimentConfig config) {
     path = QDir(runsDirectory_).filePath(QStringLiteral("%1-%2.h5").arg(stem).arg(suffix));
   }
   auto run = std::make_unique<widgets::RunData>();
-  run->name = QString::fromStdString(config.name);
+  run->name = runName.isEmpty() ? QString::fromStdString(config.name) : runName;
   run->path = QFileInfo(path).absoluteFilePath();
   describe_config(*run, config);
   run->state = widgets::RunState::Starting;
@@ -352,6 +387,7 @@ void LabController::onFinished(const QString& runId, const train::TrainingResult
   }
   window_.updateRunControls();
   window_.refreshViews();
+  startWaitingSeeds();  // a core is free
   emit runFinished(runId);
 }
 

@@ -65,6 +65,10 @@ class LabController : public QObject {
   StudyLoader& studies() { return studies_; }
 
   int activeRuns() const;
+  // Seeds started as a group from the experiment panel ("seeds: 0,1,2"): kSeedsAtOnce train at a time (the lab's two
+  // cores), the others wait here and start as those end.
+  static constexpr int kSeedsAtOnce = 2;
+  int waitingSeeds() const { return static_cast<int>(waitingSeeds_.size()); }
   // Opened run files that another process is writing: a CLI run, or rank 0 of a data-parallel one. Every kFollowMs
   // the window looks at each such file (its inode, size and time: the writer commits by renaming a new version over
   // it) and at its lock. When either changed, a worker thread reads the file again and the views take the new record
@@ -98,7 +102,11 @@ class LabController : public QObject {
   void drain();
   void launch(const QString& runId, std::unique_ptr<train::TrainingSession> session);
   // Starts a run of a validated config into a new file of the runs folder.
-  QString startConfig(config::ExperimentConfig config);
+  // `runName` names the run in the views (the config's name when empty).
+  QString startConfig(config::ExperimentConfig config, const QString& runName = QString());
+  // One run per seed, drawn as a group; returns the ids of those started now.
+  QStringList startSeeds(const config::ExperimentConfig& config, const QVector<int>& seeds);
+  QStringList startWaitingSeeds();
   // Pause or stop a live run: the session's flag, the run's new state and a log line, then the window follows.
   void signalLive(const QString& runId, void (train::TrainingSession::*action)(), widgets::RunState state,
                   const QString& logText);
@@ -114,6 +122,11 @@ class LabController : public QObject {
   const LabBackend& backend_;
   QString runsDirectory_;
   std::map<QString, LiveRun> live_;
+  struct WaitingSeed {
+    config::ExperimentConfig config;
+    QString name;
+  };
+  std::deque<WaitingSeed> waitingSeeds_;
   QTimer coalesce_;
   void onSweepFinished(const QString& runId, const record::SweepResult& result, const QString& error, bool cancelled);
   std::unique_ptr<train::SweepSession> sweep_;

@@ -1,7 +1,7 @@
 // descentlab: the desktop lab, and `descentlab report` (the same views rendered to PNG without a window).
 //
 //   descentlab [RUN.h5 ...] [--preset NAME] [--size quick|full|large] [--start PRESET ...] [--tour NAME] [--shots DIR]
-//   descentlab report RUN.h5 [RUN2.h5 ...] --out DIR
+//   descentlab report RUN.h5|DIR [...] --out DIR [--group-by KEYS] [--band minmax|std]
 //
 // LibTorch never reaches this file: core headers used here are torch-free, so Qt's macros are safe.
 
@@ -11,6 +11,7 @@
 #include "app/gui/probe_backend.h"
 #include "core/data/catalog.h"
 #include "core/runtime.h"
+#include "core/study/study.h"
 #include "core/util/error.h"
 
 #include <qcustomplot.h>
@@ -25,6 +26,7 @@
 #include <QTimer>
 
 #include <iostream>
+#include <string>
 
 #include "widgets/geometry_playground.h"
 #include "widgets/lab_model.h"
@@ -116,20 +118,53 @@ int run_report(int argc, char** argv) {
   parser.setApplicationDescription(QStringLiteral("Renders the lab's views of run files to PNG, without a window"));
   parser.addHelpOption();
   parser.addPositionalArgument(QStringLiteral("report"), QStringLiteral("the report command"));
-  parser.addPositionalArgument(QStringLiteral("runs"), QStringLiteral("run files (.h5)"), QStringLiteral("RUN.h5..."));
+  parser.addPositionalArgument(QStringLiteral("runs"),
+                               QStringLiteral("run files (.h5), or folders: every run file below, drawn grouped"),
+                               QStringLiteral("RUN.h5|DIR..."));
   QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Folder for the PNG files"), QStringLiteral("DIR"));
   QCommandLineOption width(QStringLiteral("width"), QStringLiteral("Width of each view in pixels"),
                            QStringLiteral("PX"), QStringLiteral("1000"));
   QCommandLineOption height(QStringLiteral("height"), QStringLiteral("Height of each view in pixels"),
                             QStringLiteral("PX"), QStringLiteral("650"));
-  parser.addOptions({out, width, height});
+  QCommandLineOption groupBy(
+      QStringLiteral("group-by"),
+      QStringLiteral("Draw runs that differ only by their seeds as groups (mean with a band), grouped by these "
+                     "comma-separated config keys; \"auto\" (the default for a folder): every differing key but "
+                     "the seeds"),
+      QStringLiteral("KEYS"));
+  QCommandLineOption band(QStringLiteral("band"), QStringLiteral("A group's band: minmax (the default) or std"),
+                          QStringLiteral("KIND"), QStringLiteral("minmax"));
+  parser.addOptions({out, width, height, groupBy, band});
   parser.process(application);
   QStringList runs = parser.positionalArguments();
   runs.removeFirst();  // "report"
   if (runs.isEmpty() || !parser.isSet(out)) {
-    std::cerr << "usage: descentlab report RUN.h5 [RUN2.h5 ...] --out DIR [--width PX] [--height PX]\n";
+    std::cerr << "usage: descentlab report RUN.h5|DIR [...] --out DIR [--group-by KEYS] [--band minmax|std] "
+                 "[--width PX] [--height PX]\n";
     return 2;
   }
+  if (parser.value(band) != QStringLiteral("minmax") && parser.value(band) != QStringLiteral("std")) {
+    std::cerr << "descentlab report: error: --band \"" << parser.value(band).toStdString()
+              << "\": expected minmax or std\n";
+    return 2;
+  }
+  // A folder stands for every run file below it, and asks for groups.
+  bool grouped = parser.isSet(groupBy);
+  QStringList files;
+  for (const auto& argument : runs) {
+    if (!QFileInfo(argument).isDir()) {
+      files << argument;
+      continue;
+    }
+    int skipped = 0;
+    for (const auto& path : descentlab::study::run_files_below(QFile::encodeName(argument).toStdString(), &skipped)) {
+      files << QFile::decodeName(QByteArray::fromStdString(path));
+    }
+    grouped = true;
+    std::cout << argument.toStdString() << ": " << files.size() << " run files"
+              << (skipped > 0 ? " (" + std::to_string(skipped) + " other files skipped)" : std::string()) << "\n";
+  }
+  runs = files;
   // Sizes in pixels, strictly: "0", "-5", "abc" or "1e3" are refused naming the option (toInt read them as 0).
   int sizes[2] = {0, 0};
   const QCommandLineOption* size_options[2] = {&width, &height};
@@ -146,10 +181,28 @@ int run_report(int argc, char** argv) {
   const LabBackend backend;
   MainWindow window(summarize_environment(), backend);
   LabController controller(window, backend, QDir::tempPath());
-  const int opened = controller.open(runs);
-  if (opened != runs.size()) {
-    std::cerr << "descentlab report: error: " << window.lastMessage().toStdString() << "\n";
+  const int opened = runs.isEmpty() ? 0 : controller.open(runs);
+  if (runs.isEmpty() || opened != runs.size()) {
+    std::cerr << "descentlab report: error: "
+              << (runs.isEmpty()
+                      ? std::string("no run file below ") + parser.positionalArguments().value(1).toStdString()
+                      : window.lastMessage().toStdString())
+              << "\n";
     return 1;
+  }
+  if (grouped) {
+    QStringList keys;
+    const QString wanted = parser.value(groupBy);
+    if (wanted != QStringLiteral("auto")) {
+      for (const auto& key : wanted.split(QLatin1Char(','), Qt::SkipEmptyParts)) keys << key.trimmed();
+    }
+    window.model()->setBandKind(parser.value(band) == QStringLiteral("std")
+                                    ? descentlab::record::BandKind::StandardDeviation
+                                    : descentlab::record::BandKind::MinMax);
+    window.setGrouping(true, keys);
+    for (const auto& group : window.model()->groups()) {
+      std::cout << "group: " << group.label.toStdString() << "\n";
+    }
   }
   window.show();
   QApplication::processEvents();
@@ -245,7 +298,7 @@ int main(int argc, char** argv) {
     if (!files.isEmpty()) controller.open(files);
     for (const auto& name : parser.values(start)) {
       window.experimentPanel()->setPreset(name, parser.value(size));
-      controller.start({name, parser.value(size), QStringLiteral("auto"), window.experimentPanel()->fields()});
+      controller.start({name, parser.value(size), QStringLiteral("auto"), window.experimentPanel()->fields(), {}});
     }
     if (parser.isSet(tour)) controller.startTour(parser.value(tour));
     // A plain start offers the runs the last session had open (a crash included: the list is kept as runs open).

@@ -243,49 +243,33 @@ Statistics statistics_of(const std::vector<double>& values) {
   stats.mean = sum / static_cast<double>(values.size());
   stats.min = *std::min_element(values.begin(), values.end());
   stats.max = *std::max_element(values.begin(), values.end());
-  if (values.size() > 1) {
-    double squares = 0.0;
-    for (double v : values) squares += (v - stats.mean) * (v - stats.mean);
-    stats.standard_deviation = std::sqrt(squares / static_cast<double>(values.size() - 1));
-  }
+  stats.standard_deviation = record::seed_statistics(values.data(), values.size()).std;
   return stats;
 }
 
 Band band_of(const std::vector<const store::MetricSeries*>& members, BandKind kind) {
-  Band band;
   std::vector<const store::MetricSeries*> drawn;
   for (const auto* series : members) {
     if (series && series->rows() > 0) drawn.push_back(series);
   }
-  band.members = drawn.size();
+  Band band;
   if (drawn.empty()) return band;
   band.width = drawn.front()->width;
   for (const auto* series : drawn) {
     if (series->width != band.width) throw Error(series->name + ": members have different widths");
-    band.longest_step = std::max(band.longest_step, series->steps.back());
-  }
-  // The steps every member has (rows matched by step, in the first member's order).
-  std::vector<std::map<int64_t, size_t>> row_of(drawn.size());
-  for (size_t m = 0; m < drawn.size(); ++m) {
-    for (size_t r = 0; r < drawn[m]->steps.size(); ++r) row_of[m][drawn[m]->steps[r]] = r;
   }
   const auto width = static_cast<size_t>(band.width);
-  std::vector<double> column(drawn.size());
-  for (int64_t step : drawn.front()->steps) {
-    bool everyone = true;
-    for (size_t m = 1; m < drawn.size() && everyone; ++m) everyone = row_of[m].count(step) > 0;
-    if (!everyone) continue;
-    band.steps.push_back(step);
-    for (size_t c = 0; c < width; ++c) {
-      for (size_t m = 0; m < drawn.size(); ++m) column[m] = drawn[m]->values[row_of[m].at(step) * width + c];
-      const Statistics stats = statistics_of(column);
-      band.mean.push_back(stats.mean);
-      band.low.push_back(kind == BandKind::MinMax ? stats.min : stats.mean - stats.standard_deviation);
-      band.high.push_back(kind == BandKind::MinMax ? stats.max : stats.mean + stats.standard_deviation);
-    }
-  }
-  const int64_t last_drawn = band.steps.empty() ? -1 : band.steps.back();
-  for (const auto* series : drawn) band.shortened = band.shortened || series->steps.back() > last_drawn;
+  const auto rows = record::band_over(
+      drawn.size(), width, [&](size_t m) { return drawn[m]->steps.size(); },
+      [&](size_t m, size_t r) { return static_cast<double>(drawn[m]->steps[r]); },
+      [&](size_t m, size_t r, size_t c) { return drawn[m]->values[r * width + c]; }, kind);
+  band.members = rows.members;
+  for (double step : rows.steps) band.steps.push_back(static_cast<int64_t>(step));
+  band.mean = rows.mean;
+  band.low = rows.low;
+  band.high = rows.high;
+  band.shortened = rows.shortened;
+  band.longest_step = static_cast<int64_t>(rows.longest_step);
   return band;
 }
 

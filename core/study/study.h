@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/record/band.h"
 #include "core/record/metrics.h"
 #include "core/store/run_file.h"
 
@@ -70,7 +71,7 @@ std::vector<Group> group_runs(const std::vector<RunEntry>& runs, const std::vect
 // compared as a number when both sides are numbers).
 std::vector<size_t> groups_matching(const std::vector<Group>& groups, const std::string& selector);
 
-enum class BandKind { MinMax, StandardDeviation };
+using record::BandKind;
 
 // One group's series drawn as its mean with a band, over the steps every member reached (a member's series may have
 // more rows than another's; the band then stops at the shortest, and `shortened` says so).

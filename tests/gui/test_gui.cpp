@@ -138,7 +138,7 @@ TEST_F(LabTest, EveryEventReachesTheViewsOnceThroughTheCoalescingTimer) {
   setTinyFields(*panel);
   ASSERT_TRUE(panel->startEnabled()) << panel->validationMessage().toStdString();
   const QString id = controller_->start(
-      {QStringLiteral("video-constrained"), QStringLiteral("quick"), QStringLiteral("cpu"), panel->fields()});
+      {QStringLiteral("video-constrained"), QStringLiteral("quick"), QStringLiteral("cpu"), panel->fields(), {}});
   ASSERT_FALSE(id.isEmpty()) << window_->lastMessage().toStdString();
   auto* run = window_->model()->run(id);
   ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 120000));
@@ -825,7 +825,7 @@ TEST_F(LabTest, AMissingDatasetFailsTheRunWithAMessageAndTheLabGoesOn) {
   auto* panel = window_->experimentPanel();
   panel->setPreset(QStringLiteral("vit-horst"));
   const QString id = controller_->start(
-      {QStringLiteral("vit-horst"), QStringLiteral("quick"), QStringLiteral("cpu"), panel->fields()});
+      {QStringLiteral("vit-horst"), QStringLiteral("quick"), QStringLiteral("cpu"), panel->fields(), {}});
   ASSERT_FALSE(id.isEmpty());
   auto* run = window_->model()->run(id);
   ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 30000));
@@ -1313,7 +1313,43 @@ QString startLongTinyRun(widgets::MainWindow& window, gui::LabController& contro
   setTinyFields(*panel);
   panel->setFieldText(QStringLiteral("train.epochs"), QStringLiteral("400"));
   return controller.start(
-      {QStringLiteral("video-constrained"), QStringLiteral("quick"), QStringLiteral("cpu"), panel->fields()});
+      {QStringLiteral("video-constrained"), QStringLiteral("quick"), QStringLiteral("cpu"), panel->fields(), {}});
+}
+
+// Issue 35 item 6: "seeds 0-2" in the experiment panel starts one run per seed, two at a time (the third when a core
+// is free), and the views draw them as one group.
+TEST_F(LabTest, SeedsFromThePanelTrainTwoAtATimeAsOneGroup) {
+  auto* panel = window_->experimentPanel();
+  panel->setPreset(QStringLiteral("video-constrained"));
+  setTinyFields(*panel);
+  panel->setSeedsText(QStringLiteral("1-x"));
+  EXPECT_FALSE(panel->startEnabled());
+  EXPECT_TRUE(panel->validationMessage().contains(QStringLiteral("seeds: \"1-x\"")))
+      << panel->validationMessage().toStdString();
+  panel->setSeedsText(QStringLiteral("0-2"));
+  ASSERT_TRUE(panel->startEnabled()) << panel->validationMessage().toStdString();
+  int mostAtOnce = 0;
+  QTimer watch;
+  QObject::connect(&watch, &QTimer::timeout, [&] { mostAtOnce = std::max(mostAtOnce, controller_->activeRuns()); });
+  watch.start(5);
+  panel->start();
+  EXPECT_EQ(controller_->activeRuns(), 2);
+  EXPECT_EQ(controller_->waitingSeeds(), 1);
+  EXPECT_EQ(window_->model()->count(), 2);
+  ASSERT_TRUE(waitUntil([&] { return window_->model()->count() == 3 && controller_->activeRuns() == 0; }, 180000))
+      << window_->lastMessage().toStdString();
+  EXPECT_LE(mostAtOnce, 2);
+  QStringList seeds;
+  for (RunData* run : window_->model()->runs()) {
+    EXPECT_EQ(run->state, RunState::Finished) << run->name.toStdString() << ": " << run->error.toStdString();
+    seeds << run->config.value(QStringLiteral("train.seed"));
+  }
+  seeds.sort();
+  EXPECT_EQ(seeds, (QStringList{QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("2")}));
+  ASSERT_TRUE(window_->model()->grouped());
+  ASSERT_EQ(window_->model()->groups().size(), 1);
+  EXPECT_TRUE(window_->model()->groups()[0].label.endsWith(QStringLiteral("(3 seeds)")))
+      << window_->model()->groups()[0].label.toStdString();
 }
 
 TEST_F(LabTest, EveryTourStartsFromHelpToursWhileARunTrains) {

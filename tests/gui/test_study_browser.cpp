@@ -25,6 +25,7 @@
 #include "gui_test_support.h"
 #include "widgets/lab_model.h"
 #include "widgets/study_browser.h"
+#include "widgets/training_curves_view.h"
 
 namespace descentlab {
 namespace {
@@ -135,6 +136,47 @@ TEST_F(StudyBrowserTest, ADroppedFolderIsGroupedFilteredSortedPairedAndOpened) {
   open->click();
   ASSERT_EQ(window_->model()->count(), 1);
   EXPECT_TRUE(window_->model()->runAt(0)->path.endsWith(QStringLiteral("adamw/seed0.h5")));
+}
+
+// "Draw groups": every run of the study into the lab, drawn in the views as a mean with a band per group.
+TEST_F(StudyBrowserTest, DrawGroupsOpensTheStudyGroupedInTheViews) {
+  const QString folder = QDir(directory_.path()).filePath(QStringLiteral("study"));
+  testing::write_study(folder.toStdString());
+  controller_->studies().open(folder);
+  ASSERT_TRUE(read(12)) << browser().status().toStdString();
+  browser().setFilterText(QStringLiteral("optimizer.name!=ham"));
+  browser().drawGroups();
+  ASSERT_TRUE(waitUntil([&] { return window_->model()->count() == 8; }, 30000))
+      << "the runs the filter keeps: " << window_->model()->count() << " groups " << browser().groups().size() << " "
+      << window_->lastMessage().toStdString();
+  ASSERT_TRUE(window_->model()->grouped());
+  ASSERT_EQ(window_->model()->groups().size(), 2);
+  window_->refreshViews();
+  widgets::TrainingCurvesView* testMetric = nullptr;
+  for (auto* view : window_->views()) {
+    if (auto* curves = qobject_cast<widgets::TrainingCurvesView*>(view);
+        curves && curves->wantedMetric() == QStringLiteral("@test"))
+      testMetric = curves;
+  }
+  ASSERT_NE(testMetric, nullptr);
+  testMetric->setSmoothing(0);
+  const auto bands = testMetric->groupBands();
+  ASSERT_EQ(bands.size(), 2);
+  for (const auto& band : bands) {
+    const int o = band.group->label.contains(QStringLiteral("horst")) ? 1 : 0;
+    ASSERT_EQ(band.steps.size(), 5) << "the steps all four seeds reached";
+    double sum = 0.0, low = 1.0;
+    for (int s = 0; s < 4; ++s) {
+      sum += study_accuracy(o, s, 5);
+      low = std::min(low, study_accuracy(o, s, 5));
+    }
+    EXPECT_NEAR(band.mean.back(), sum / 4, 1e-12);
+    EXPECT_NEAR(band.low.back(), low, 1e-12);
+  }
+  EXPECT_TRUE(testMetric->csv().startsWith(QStringLiteral("group,")));
+  window_->setGrouping(false);
+  EXPECT_FALSE(window_->model()->grouped());
+  EXPECT_TRUE(testMetric->csv().startsWith(QStringLiteral("run,")));
 }
 
 TEST_F(StudyBrowserTest, AFolderThatCannotBeListedIsNamed) {
