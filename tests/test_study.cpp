@@ -7,7 +7,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include <H5Cpp.h>
+
+#include "core/store/run_file_format.h"
 #include "core/store/run_reader.h"
+#include "core/store/run_writer.h"
 #include "core/study/study.h"
 #include "run_file_samples.h"
 #include "study_samples.h"
@@ -91,6 +95,37 @@ TEST(StudyRead, TheLastRowReadAloneIsTheSeriesLastRowFromTheFileOrTheLog) {
   check("with rows in the log");
   writer.reset();  // the end folds the log in
   check("folded");
+  {
+    // The folded scalar carries its last row as attributes, for a table to read without inflating a chunk.
+    H5::H5File file(path, H5F_ACC_RDONLY);
+    H5::Group loss = file.openGroup("/metrics/loss");
+    ASSERT_TRUE(loss.attrExists(store::format::kLastRows));
+    int64_t rows = 0, step = 0;
+    double value = 0;
+    loss.openAttribute(store::format::kLastRows).read(H5::PredType::NATIVE_INT64, &rows);
+    loss.openAttribute(store::format::kLastStep).read(H5::PredType::NATIVE_INT64, &step);
+    loss.openAttribute(store::format::kLastValue).read(H5::PredType::NATIVE_DOUBLE, &value);
+    EXPECT_EQ(rows, 300);
+    EXPECT_EQ(step, 300);
+    EXPECT_DOUBLE_EQ(value, 1.0 / 300.0);
+    EXPECT_FALSE(file.openGroup("/metrics/layer_loss").attrExists(store::format::kLastRows));
+  }
+  // A resumed run cuts the rows after its checkpoint: the last row kept becomes the attributes' (read back by
+  // the check, which compares the last row read alone with the whole series).
+  auto resumed = store::RunWriter::open(path, testing::manual_flush());
+  resumed->truncate_after(150);
+  resumed->flush();
+  resumed.reset();
+  check("truncated");
+  EXPECT_EQ(store::RunReader(path).last_metric_row("loss").steps, std::vector<int64_t>{150});
+  {
+    // Attributes that describe fewer rows than the series has (an older writer appended without them) are not used.
+    H5::H5File file(path, H5F_ACC_RDWR);
+    H5::Group loss = file.openGroup("/metrics/loss");
+    store::format::set_last_row(loss, 10, 10, -1.0);
+  }
+  check("stale attributes");
+  EXPECT_EQ(store::RunReader(path).last_metric_row("loss").steps, std::vector<int64_t>{150});
 }
 
 TEST_F(StudyTest, TheDefaultGroupingIsEveryDifferingKeyButTheSeeds) {

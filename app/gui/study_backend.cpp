@@ -18,17 +18,16 @@ study::RunEntry to_entry(const widgets::StudyRunRow& row) {
   return entry;
 }
 
-std::vector<study::RunEntry> to_entries(const QVector<widgets::StudyRunRow>& rows) {
-  std::vector<study::RunEntry> entries;
-  entries.reserve(static_cast<size_t>(rows.size()));
-  for (const auto& row : rows) entries.push_back(to_entry(row));
-  return entries;
-}
-
 QStringList to_qt(const std::vector<std::string>& items) {
   QStringList list;
   for (const auto& item : items) list << QString::fromStdString(item);
   return list;
+}
+
+std::vector<std::string> wanted_keys(const QStringList& keys) {
+  std::vector<std::string> wanted;
+  for (const auto& key : keys) wanted.push_back(key.toStdString());
+  return wanted;
 }
 
 study::Group to_group(const widgets::StudyGroupRow& row) {
@@ -51,12 +50,29 @@ widgets::StudyRunRow to_study_row(const study::RunEntry& entry) {
   return row;
 }
 
+std::vector<study::RunEntry>& StudyBackendImpl::entries(const QVector<widgets::StudyRunRow>& rows) const {
+  // Kept while every row seen before is still where it was (same path, same error); else made anew.
+  bool prefix = paths_.size() <= rows.size();
+  for (int i = 0; prefix && i < paths_.size(); ++i) {
+    prefix = rows[i].path == paths_[i] && rows[i].error.toStdString() == entries_[static_cast<size_t>(i)].error;
+  }
+  if (!prefix) {
+    entries_.clear();
+    paths_.clear();
+  }
+  for (int i = static_cast<int>(paths_.size()); i < rows.size(); ++i) {
+    entries_.push_back(to_entry(rows[i]));
+    paths_ << rows[i].path;
+  }
+  return entries_;
+}
+
 QStringList StudyBackendImpl::varyingKeys(const QVector<widgets::StudyRunRow>& runs) const {
-  return to_qt(study::varying_keys(to_entries(runs)));
+  return to_qt(study::varying_keys(entries(runs)));
 }
 
 QStringList StudyBackendImpl::defaultGroupKeys(const QVector<widgets::StudyRunRow>& runs) const {
-  return to_qt(study::default_group_keys(to_entries(runs)));
+  return to_qt(study::default_group_keys(entries(runs)));
 }
 
 QVector<bool> StudyBackendImpl::filter(const QVector<widgets::StudyRunRow>& runs, const QString& text,
@@ -65,7 +81,8 @@ QVector<bool> StudyBackendImpl::filter(const QVector<widgets::StudyRunRow>& runs
   try {
     const study::RunFilter filter(text.toStdString());
     if (filter.empty()) return kept;
-    for (int i = 0; i < runs.size(); ++i) kept[i] = filter.matches(to_entry(runs[i]));
+    const auto& all = entries(runs);
+    for (int i = 0; i < runs.size(); ++i) kept[i] = filter.matches(all[static_cast<size_t>(i)]);
   } catch (const std::exception& failure) {
     if (error) *error = QString::fromStdString(failure.what());
   }
@@ -75,16 +92,21 @@ QVector<bool> StudyBackendImpl::filter(const QVector<widgets::StudyRunRow>& runs
 QVector<widgets::StudyGroupRow> StudyBackendImpl::group(const QVector<widgets::StudyRunRow>& runs,
                                                         const QVector<bool>& kept, const QStringList& keys,
                                                         const QString& metric) const {
-  // Runs the filter hides are in no group: they stay hidden in every view.
-  std::vector<study::RunEntry> entries = to_entries(runs);
+  // Runs the filter hides are in no group: they stay hidden in every view (marked as unreadable for the grouping,
+  // then given their own error back).
+  std::vector<study::RunEntry>& entries = this->entries(runs);
+  std::vector<std::string> errors(entries.size());
   for (int i = 0; i < runs.size(); ++i) {
+    if (i < kept.size() && !kept[i]) std::swap(errors[static_cast<size_t>(i)], entries[static_cast<size_t>(i)].error);
     if (i < kept.size() && !kept[i]) entries[static_cast<size_t>(i)].error = "hidden by the filter";
   }
-  std::vector<std::string> wanted;
-  for (const auto& key : keys) wanted.push_back(key.toStdString());
+  const std::vector<study::Group> groups = study::group_runs(entries, wanted_keys(keys));
+  for (int i = 0; i < runs.size(); ++i) {
+    if (i < kept.size() && !kept[i]) entries[static_cast<size_t>(i)].error = std::move(errors[static_cast<size_t>(i)]);
+  }
   QVector<widgets::StudyGroupRow> rows;
   const std::string metric_name = metric.toStdString();
-  for (const auto& group : study::group_runs(entries, wanted)) {
+  for (const auto& group : groups) {
     widgets::StudyGroupRow row;
     row.label = QString::fromStdString(group.label);
     for (const auto& [key, value] : group.values)
@@ -108,7 +130,7 @@ QVector<widgets::StudyGroupRow> StudyBackendImpl::group(const QVector<widgets::S
 
 widgets::StudyPairing StudyBackendImpl::pair(const QVector<widgets::StudyRunRow>& runs, const widgets::StudyGroupRow& a,
                                              const widgets::StudyGroupRow& b, const QString& metric) const {
-  const auto comparison = study::pair_groups(to_entries(runs), to_group(a), to_group(b), metric.toStdString());
+  const auto comparison = study::pair_groups(entries(runs), to_group(a), to_group(b), metric.toStdString());
   widgets::StudyPairing pairing;
   pairing.metric = metric;
   pairing.lowerIsBetter = comparison.better == record::Direction::Lower;

@@ -182,6 +182,22 @@ void write_metric_rows(H5::Group& metrics, const std::string& name, record::Seri
   hdf5::append_rows(group, "wall_time", H5::PredType::NATIVE_DOUBLE, wall_times.data(), rows, 0);
   hdf5::append_rows(group, "value", H5::PredType::NATIVE_DOUBLE, values.data(), rows,
                     width == 1 ? 0 : static_cast<hsize_t>(width));
+  if (width == 1 && rows > 0) {
+    set_last_row(group, static_cast<int64_t>(hdf5::dataset_shape(group.openDataSet("step")).at(0)), steps.back(),
+                 values.back());
+  }
+}
+
+void set_last_row(H5::Group& series, int64_t rows, int64_t step, double value) {
+  hdf5::set_int_attribute(series, kLastRows, rows);
+  hdf5::set_int_attribute(series, kLastStep, step);
+  hdf5::set_double_attribute(series, kLastValue, value);
+}
+
+void remove_last_row(H5::Group& series) {
+  for (const char* name : {kLastRows, kLastStep, kLastValue}) {
+    if (hdf5::has_attribute(series, name)) series.removeAttr(name);
+  }
 }
 
 void write_histogram_rows(H5::Group& histograms, const std::string& name, const std::vector<double>& edges,

@@ -40,6 +40,14 @@ size_t element_size_of(const std::string& dtype, const std::string& path, const 
 // Names of metrics, histograms, sweeps, checkpoint labels, sections and tensors become HDF5 link names.
 void validate_name(const std::string& what, const std::string& name, const std::string& path);
 
+// A scalar series' last row as attributes of its group (issue 35): a runs table reads them without inflating a
+// chunk of up to 8192 rows per column. `last_rows` is the row count they describe; a reader uses them only when it
+// equals the series' length (a writer of an older build that appended rows without them leaves them stale).
+inline constexpr const char* kLastRows = "last_rows";
+inline constexpr const char* kLastStep = "last_step";
+inline constexpr const char* kLastValue = "last_value";
+void set_last_row(H5::Group& series, int64_t rows, int64_t step, double value);
+void remove_last_row(H5::Group& series);
 void write_metric_rows(H5::Group& metrics, const std::string& name, record::SeriesShape shape, int64_t width,
                        const std::vector<int64_t>& steps, const std::vector<double>& wall_times,
                        const std::vector<double>& values);

@@ -162,7 +162,7 @@ MetricSeries RunReader::metric(const std::string& name) const {
   return series;
 }
 
-MetricSeries RunReader::last_metric_row(const std::string& name) const {
+MetricSeries RunReader::last_metric_row(const std::string& name, bool scalars_only) const {
   const std::string object = "/metrics/" + name;
   const auto logged = file_->logged.metrics.find(name);
   if (logged != file_->logged.metrics.end() && !logged->second.steps.empty()) {
@@ -187,6 +187,15 @@ MetricSeries RunReader::last_metric_row(const std::string& name) const {
     expect(!shape.empty() && shape.size() <= 2, path_, object + "/value", "must be 1-D or 2-D");
     expect(shape[0] == hdf5::dataset_shape(steps).at(0), path_, object, "step and value have different lengths");
     series.width = shape.size() == 2 ? static_cast<int64_t>(shape[1]) : 1;
+    if (scalars_only && series.width != 1) return series;  // its shape says enough: no chunk inflated
+    // A scalar's last row kept as attributes by the writer, when they describe every row the series has.
+    if (series.width == 1 && shape[0] > 0 && hdf5::has_attribute(group, format::kLastRows) &&
+        hdf5::int_attribute(group, format::kLastRows) == static_cast<int64_t>(shape[0]) &&
+        hdf5::has_attribute(group, format::kLastStep) && hdf5::has_attribute(group, format::kLastValue)) {
+      series.steps = {hdf5::int_attribute(group, format::kLastStep)};
+      series.values = {hdf5::double_attribute(group, format::kLastValue)};
+      return series;
+    }
     series.steps = hdf5::read_last_row<int64_t>(steps, H5::PredType::NATIVE_INT64);
     // No wall time: a table needs none, and each column read alone inflates a chunk of up to 8192 rows.
     series.values = hdf5::read_last_row<double>(values, H5::PredType::NATIVE_DOUBLE);

@@ -34,7 +34,9 @@ class RunReader {
   MetricSeries metric(const std::string& name) const;
   // Only the series' last row (one row, or none) without its wall time: what a runs table shows, read without the
   // series.
-  MetricSeries last_metric_row(const std::string& name) const;
+  // With `scalars_only`, a series of more than one column (per-layer rows, a frontier) comes back with its width
+  // and no row, read from its shape alone.
+  MetricSeries last_metric_row(const std::string& name, bool scalars_only = false) const;
 
   std::vector<std::string> histogram_names() const;
   HistogramSeries histogram(const std::string& name) const;

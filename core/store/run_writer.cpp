@@ -102,6 +102,16 @@ void truncate_series(H5::H5File& file, int64_t last_step) {
       size_t keep = 0;
       while (keep < steps.size() && steps[keep] <= last_step) ++keep;
       if (keep == steps.size()) continue;
+      // A scalar series' last row (its group's attributes) becomes the last row kept.
+      if (hdf5::has_attribute(group, format::kLastRows)) {
+        format::remove_last_row(group);
+        if (keep > 0) {
+          const auto values = hdf5::read_all<double>(group.openDataSet("value"), H5::PredType::NATIVE_DOUBLE);
+          if (values.size() == steps.size()) {
+            format::set_last_row(group, static_cast<int64_t>(keep), steps[keep - 1], values[keep - 1]);
+          }
+        }
+      }
       for (const auto& dataset_name : hdf5::child_names(group)) {
         if (dataset_name == "bin_edges") continue;
         H5::DataSet dataset = group.openDataSet(dataset_name);

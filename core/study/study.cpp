@@ -113,10 +113,12 @@ RunEntry read_entry(const std::string& path, const std::string& study_folder) {
   try {
     const store::RunReader reader(path);
     entry.config = flatten_config(reader.header().config_json);
-    // Each series' last row alone; the few once-per-compression series whole (one value per compression).
+    // Each scalar series' last row alone (a series of several columns is known by its shape and not read); the few
+    // once-per-compression series whole (one value per compression).
     for (const auto& name : reader.metric_names()) {
       const bool per_compression = ends_with(name, "_compression");
-      const store::MetricSeries series = per_compression ? reader.metric(name) : reader.last_metric_row(name);
+      const store::MetricSeries series =
+          per_compression ? reader.metric(name) : reader.last_metric_row(name, /*scalars_only=*/true);
       if (series.rows() == 0) continue;
       entry.last_step = std::max(entry.last_step, series.steps.back());
       if (series.width != 1) continue;

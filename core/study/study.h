@@ -36,7 +36,7 @@ struct RunEntry {
   // Every value of the scalar series recorded once per event rather than per step: the test metric just before and
   // right after each AC/DC compression ("test_accuracy_after_compression"), in order.
   std::map<std::string, std::vector<double>> per_compression;
-  int64_t last_step = 0;  // the largest step any series reached
+  int64_t last_step = 0;  // the largest step any scalar series reached
   std::string error;      // why the file could not be read (the entry then holds only path and name)
 };
 
