@@ -296,8 +296,11 @@ void FrontierView::drawGroups(double chosen) {
   }
   QString note = QStringLiteral("groups: mean, %1 band").arg(bandKindName(model()->bandKind()));
   if (!shortened.isEmpty()) note += QStringLiteral("\nat the last step all members reached");
-  // Bottom left: frontiers start high at low sparsity and fall at the right, so that corner is the empty one.
-  cornerNote(plot(), plot()->axisRect(0), 0.01, 0.98, Qt::AlignBottom | Qt::AlignLeft, note);
+  // Bottom left: frontiers start high at low sparsity and fall at the right, so that corner is the empty one. In a
+  // squeezed view (a 1280x800 window) it would cover the curves: the legend's "(3 seeds)" says it is a group.
+  if (plot()->axisRect(0)->rect().height() >= 110) {
+    cornerNote(plot(), plot()->axisRect(0), 0.01, 0.98, Qt::AlignBottom | Qt::AlignLeft, note);
+  }
 }
 
 QString FrontierView::csv() const {

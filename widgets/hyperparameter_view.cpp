@@ -93,9 +93,18 @@ HyperparameterView::HyperparameterView(QWidget* parent) : QWidget(parent) {
   plot_ = new QCustomPlot(this);
   plot_->setMinimumHeight(120);
   plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  // The legend in its own column right of the plot: a grid of 3 x 3 groups would cover every point inside it.
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
   plot_->legend->setVisible(true);
-  plot_->legend->setFont(font());
-  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  plot_->legend->setFont(small);
+  plot_->legend->setRowSpacing(-3);
+  plot_->legend->setBorderPen(Qt::NoPen);
+  plot_->axisRect()->insetLayout()->take(plot_->legend);
+  plot_->plotLayout()->addElement(0, 1, plot_->legend);
+  plot_->plotLayout()->setColumnStretchFactor(0, 3);
+  plot_->plotLayout()->setColumnStretchFactor(1, 1);
+  plot_->legend->setMaximumSize(320, QWIDGETSIZE_MAX);
   auto* tools = new QHBoxLayout;
   tools->setContentsMargins(0, 0, 0, 0);
   tools->addWidget(mode_);

@@ -16,6 +16,7 @@
 #include <QGuiApplication>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMap>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -187,7 +188,11 @@ void MainWindow::buildDocks() {
   study_ = new StudyBrowser(this);
   connect(study_, &StudyBrowser::openRunsRequested, this, &MainWindow::openRequested);
   connect(study_, &StudyBrowser::drawGroupsRequested, this, [this](const QStringList& paths, const QStringList& keys) {
-    emit openRequested(paths);
+    QMap<QString, QString> nameOf;
+    for (const auto& row : study_->runs()) nameOf.insert(row.path, row.name);
+    QStringList names;
+    for (const auto& path : paths) names << nameOf.value(path);
+    emit openInBackgroundRequested(paths, names);
     setGrouping(true, keys);
   });
   // In a scroll area: the browser needs about 190 px of height, and the Runs and Log docks it shares a tab group

@@ -82,7 +82,9 @@ class MainWindow : public QMainWindow {
   void setProbeBackend(LayerProbeBackend* backend);
   // The Study dock (a folder of run files as a study) and the engine's grouping behind it.
   StudyBrowser* studyBrowser() const { return study_; }
-  void setStudyBackend(const StudyBackend* backend);
+  // `groupBackend` groups the lab's runs for the views (its own instance: it keeps what it converted, as the Study
+  // dock's does for the study's rows).
+  void setStudyBackend(const StudyBackend* backend, const StudyBackend* groupBackend);
   // Brings the Study dock forward with the larger share of the window's height (a study was opened).
   void showStudy();
   // Draws runs that differ only by their seeds as groups (each its mean with a band) in every view, grouped by `keys`
@@ -133,6 +135,9 @@ class MainWindow : public QMainWindow {
   void resumeRequested(const QString& runId);
   void stopRequested(const QString& runId);
   void openRequested(const QStringList& paths);
+  // Many run files at once (a study's Draw groups): opened without holding up the window.
+  // `names` name the runs in the views (a study's runs by their path below its folder: "vit-horst/seed0").
+  void openInBackgroundRequested(const QStringList& paths, const QStringList& names);
   // A folder to open as a study (File > Open folder as a study, a dropped folder).
   void openFolderRequested(const QString& folder);
   void saveRequested(const QString& runId, const QString& path);

@@ -322,9 +322,9 @@ void MainWindow::exportAllWithDialog() {
   showInfo(QStringLiteral("Exported %1 files into %2").arg(written.size()).arg(directory));
 }
 
-void MainWindow::setStudyBackend(const StudyBackend* backend) {
+void MainWindow::setStudyBackend(const StudyBackend* backend, const StudyBackend* groupBackend) {
   study_->setBackend(backend);
-  model_->setGroupBackend(backend);
+  model_->setGroupBackend(groupBackend);
 }
 
 void MainWindow::setGrouping(bool on, const QStringList& keys) {

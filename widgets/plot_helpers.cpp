@@ -197,7 +197,7 @@ QCPGraph* addBand(QCustomPlot* plot, QCPAxis* x, QCPAxis* y, const QVector<doubl
   auto* line = plot->addGraph(x, y);
   line->setData(keys, mean, true);
   line->setPen(QPen(colour, 2));
-  if (keys.size() < 40) line->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colour, Qt::white, 6));
+  if (keys.size() < 12) line->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colour, Qt::white, 6));
   line->setName(name);
   return line;
 }

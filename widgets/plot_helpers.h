@@ -39,8 +39,8 @@ void fitLogTicks(QCPAxis* axis);
 QColor towardsWhite(const QColor& colour, double amount);
 
 // A group of runs (issue 35): its mean as a line of `colour` named `name` in the legend, over a translucent band from
-// `low` to `high` (kept out of the legend). Returns the mean's graph. Few points are marked, so a single evaluation
-// still shows.
+// `low` to `high` (kept out of the legend). Returns the mean's graph. Few points (under 12) are marked, so a single
+// evaluation still shows.
 QCPGraph* addBand(QCustomPlot* plot, QCPAxis* x, QCPAxis* y, const QVector<double>& keys, const QVector<double>& mean,
                   const QVector<double>& low, const QVector<double>& high, const QColor& colour, const QString& name);
 

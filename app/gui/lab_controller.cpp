@@ -96,6 +96,7 @@ LabController::LabController(widgets::MainWindow& window, const LabBackend& back
   connect(&window_, &widgets::MainWindow::resumeRequested, this, &LabController::resume);
   connect(&window_, &widgets::MainWindow::stopRequested, this, &LabController::stop);
   connect(&window_, &widgets::MainWindow::openRequested, this, [this](const QStringList& paths) { open(paths); });
+  connect(&window_, &widgets::MainWindow::openInBackgroundRequested, this, &LabController::openInBackground);
   connect(&window_, &widgets::MainWindow::saveRequested, this, &LabController::save);
   connect(&window_, &widgets::MainWindow::closeRunRequested, this, &LabController::close);
   connect(&window_, &widgets::MainWindow::sweepRequested, this, &LabController::sweep);
@@ -123,6 +124,8 @@ LabController::LabController(widgets::MainWindow& window, const LabBackend& back
 
 LabController::~LabController() {
   follow_.stop();
+  stopOpening_->store(true);
+  if (opener_.joinable()) opener_.join();  // within one run file's read; what it posted is dropped with us
   if (reader_.joinable()) reader_.join();  // one pass over the watched files; what it posts is dropped with us
   for (auto& [id, live] : live_) live.session->stop();
   for (auto& [id, live] : live_) live.session->join();
@@ -446,43 +449,98 @@ void LabController::stop(const QString& runId) {
              QStringLiteral("stopping after the current batch"));
 }
 
+LabController::OpenedFile LabController::readRunFile(const QString& path) {
+  OpenedFile opened;
+  opened.path = path;
+  opened.absolute = QFileInfo(path).absoluteFilePath();
+  try {
+    // Whether someone writes it, before reading: a writer that lets go meanwhile is caught at the next look, and
+    // the follower reads whatever was committed after this read.
+    opened.writer = current_writer(opened.absolute);
+    opened.follower = std::make_shared<store::RunFollower>(QFile::encodeName(opened.absolute).toStdString());
+    opened.run = load_run_file(*opened.follower->poll().whole);
+  } catch (const std::exception& error) {
+    opened.error = QString::fromUtf8(error.what());
+  }
+  return opened;
+}
+
+bool LabController::adopt(OpenedFile opened) {
+  if (!opened.error.isEmpty()) {
+    window_.showError(QStringLiteral("cannot open %1: %2").arg(opened.path, opened.error));
+    return false;
+  }
+  if (auto* existing = window_.model()->runByPath(opened.absolute)) {  // opened meanwhile
+    window_.model()->setFocusRun(existing->id);
+    return false;
+  }
+  auto& run = opened.run;
+  const QString interruption = opened.writer.isEmpty() ? describeInterruption(opened.absolute, *run) : QString();
+  if (!interruption.isEmpty()) {
+    run->appendLog(QStringLiteral("%1 %2").arg(timestamp(), interruption));
+    window_.showInfo(interruption);
+  }
+  if (!opened.writer.isEmpty()) {
+    run->state = widgets::RunState::Watching;
+    run->appendLog(QStringLiteral("%1 %2 is being written by %3: watching it, read again at each commit")
+                       .arg(timestamp(), opened.absolute, opened.writer));
+  }
+  widgets::RunData* added = window_.model()->addRun(std::move(run));
+  if (!opened.writer.isEmpty()) {
+    watched_[added->id] = WatchedFile{std::move(opened.follower)};
+    if (!follow_.isActive()) follow_.start();
+  }
+  window_.addRecentFile(opened.absolute);
+  return true;
+}
+
 int LabController::open(const QStringList& paths) {
   int opened = 0;
   for (const auto& path : paths) {
-    const QString absolute = QFileInfo(path).absoluteFilePath();
-    if (auto* existing = window_.model()->runByPath(absolute)) {
+    if (auto* existing = window_.model()->runByPath(QFileInfo(path).absoluteFilePath())) {
       window_.model()->setFocusRun(existing->id);
       continue;
     }
-    try {
-      // Whether someone writes it, before reading: a writer that lets go meanwhile is caught at the next look, and
-      // the follower reads whatever was committed after this read.
-      const QString writer = current_writer(absolute);
-      auto follower = std::make_shared<store::RunFollower>(QFile::encodeName(absolute).toStdString());
-      auto run = load_run_file(*follower->poll().whole);
-      const QString interruption = writer.isEmpty() ? describeInterruption(absolute, *run) : QString();
-      if (!interruption.isEmpty()) {
-        run->appendLog(QStringLiteral("%1 %2").arg(timestamp(), interruption));
-        window_.showInfo(interruption);
-      }
-      if (!writer.isEmpty()) {
-        run->state = widgets::RunState::Watching;
-        run->appendLog(QStringLiteral("%1 %2 is being written by %3: watching it, read again at each commit")
-                           .arg(timestamp(), absolute, writer));
-      }
-      widgets::RunData* added = window_.model()->addRun(std::move(run));
-      if (!writer.isEmpty()) {
-        watched_[added->id] = WatchedFile{std::move(follower)};
-        if (!follow_.isActive()) follow_.start();
-      }
-      window_.addRecentFile(absolute);
-      ++opened;
-    } catch (const std::exception& error) {
-      window_.showError(QStringLiteral("cannot open %1: %2").arg(path, QString::fromUtf8(error.what())));
-    }
+    opened += adopt(readRunFile(path)) ? 1 : 0;
   }
   window_.refreshViews();
   return opened;
+}
+
+void LabController::openInBackground(const QStringList& paths, const QStringList& names) {
+  QStringList wanted, wantedNames;
+  for (int i = 0; i < paths.size(); ++i) {
+    if (window_.model()->runByPath(QFileInfo(paths[i]).absoluteFilePath())) continue;
+    wanted << paths[i];
+    wantedNames << names.value(i);
+  }
+  if (wanted.isEmpty()) return;
+  if (opener_.joinable()) opener_.join();  // the files of an earlier call: read by now or soon
+  openingRuns_ += static_cast<int>(wanted.size());
+  window_.showInfo(QStringLiteral("Opening %1 run files…").arg(wanted.size()));
+  opener_ = std::thread([this, wanted, wantedNames, stop = stopOpening_] {
+    // Handed over in batches (16 files or 100 ms): each batch costs the window one refresh, not one per run.
+    auto batch = std::make_shared<std::vector<OpenedFile>>();
+    auto sent = std::chrono::steady_clock::now();
+    const auto send = [&] {
+      if (batch->empty()) return;
+      postToGui([this, files = std::move(batch)] {
+        for (auto& file : *files) adopt(std::move(file));
+        openingRuns_ -= static_cast<int>(files->size());
+        if (openingRuns_ == 0) window_.showInfo(QStringLiteral("Opened the run files"));
+        // The views follow on the window's own refresh (each run added asks for one): drawing here too drew twice.
+      });
+      batch = std::make_shared<std::vector<OpenedFile>>();
+      sent = std::chrono::steady_clock::now();
+    };
+    for (int i = 0; i < wanted.size(); ++i) {
+      if (stop->load()) return;
+      batch->push_back(readRunFile(wanted[i]));
+      if (batch->back().run && !wantedNames[i].isEmpty()) batch->back().run->name = wantedNames[i];
+      if (batch->size() >= 16 || std::chrono::steady_clock::now() - sent > std::chrono::milliseconds(100)) send();
+    }
+    send();
+  });
 }
 
 bool LabController::save(const QString& runId, const QString& path) {

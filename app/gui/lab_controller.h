@@ -15,6 +15,7 @@
 #include <QObject>
 #include <QTimer>
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -54,6 +55,11 @@ class LabController : public QObject {
   void stop(const QString& runId);
   // Opens run files into the lab; a bad file shows its error and opens nothing for that path.
   int open(const QStringList& paths);
+  // The same on a worker thread, each run joining the views as it is read (a study's Draw groups: 300 runs' series
+  // read on the GUI thread held it for 7 s). openingRuns() counts those not yet in.
+  // `names` (when given) name the runs in the views: a study's runs by their path below its folder.
+  void openInBackground(const QStringList& paths, const QStringList& names = {});
+  int openingRuns() const { return openingRuns_; }
   bool save(const QString& runId, const QString& path);
   void close(const QString& runId);
   // Sweeps the run's latest checkpoint under noise on a worker thread; progress goes to the runs table.
@@ -96,6 +102,15 @@ class LabController : public QObject {
   // Runs `task` on the GUI thread, after what was posted before it (app/gui/gui_task_queue.h). Worker threads hand
   // everything over through here.
   void postToGui(std::function<void()> task);
+  // A run file read for the lab (any thread), then added to it (the GUI thread; false when it cannot be read or is
+  // open already).
+  struct OpenedFile {
+    QString path, absolute, writer, error;
+    std::shared_ptr<store::RunFollower> follower;
+    std::unique_ptr<widgets::RunData> run;
+  };
+  static OpenedFile readRunFile(const QString& path);
+  bool adopt(OpenedFile opened);
   // The experiment panel shows a tour's run: its preset, size and overrides.
   void showInExperimentPanel(const config::TourRun& run);
   void scheduleDrain(qint64 wokenAtNs);
@@ -127,6 +142,9 @@ class LabController : public QObject {
     QString name;
   };
   std::deque<WaitingSeed> waitingSeeds_;
+  std::thread opener_;
+  std::shared_ptr<std::atomic<bool>> stopOpening_ = std::make_shared<std::atomic<bool>>(false);
+  int openingRuns_ = 0;
   QTimer coalesce_;
   void onSweepFinished(const QString& runId, const record::SweepResult& result, const QString& error, bool cancelled);
   std::unique_ptr<train::SweepSession> sweep_;

@@ -11,13 +11,13 @@
 namespace descentlab::gui {
 
 StudyLoader::StudyLoader(widgets::MainWindow& window, QObject* parent) : QObject(parent), window_(window) {
-  window_.setStudyBackend(&backend_);
+  window_.setStudyBackend(&backend_, &groupBackend_);
   connect(&window_, &widgets::MainWindow::openFolderRequested, this, &StudyLoader::open);
 }
 
 StudyLoader::~StudyLoader() {
   cancel();
-  window_.setStudyBackend(nullptr);
+  window_.setStudyBackend(nullptr, nullptr);
 }
 
 void StudyLoader::cancel() {

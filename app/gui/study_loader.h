@@ -35,7 +35,8 @@ class StudyLoader : public QObject {
   void cancel();
 
   widgets::MainWindow& window_;
-  StudyBackendImpl backend_;
+  StudyBackendImpl backend_;       // the Study dock's
+  StudyBackendImpl groupBackend_;  // the lab's groups in the views
   std::thread worker_;
   std::shared_ptr<std::atomic<bool>> cancelled_;
   bool loading_ = false;
