@@ -47,6 +47,7 @@ struct TourInfo {
   QString curves;     // the series the central training-curves view shows; "" keeps its choice
   QString layerLoss;  // the per-layer view's mode: "value", "change" (f_l - f_(l-1)); "" keeps its choice
   int runs = 0;
+  QVector<int> seeds;  // the seeds its effect was measured over
 };
 
 struct EnvironmentSummary {
@@ -112,6 +113,10 @@ class MainWindow : public QMainWindow {
   void setRunVisible(const QString& runId, bool visible);
   // Help > Tours: one entry per tour; choosing one emits tourRequested.
   void setTours(const QVector<TourInfo>& tours);
+  // Help > Tours > "Run each tour with its measured seeds": a tour then starts every run once per seed, drawn as
+  // groups.
+  bool toursWithSeeds() const;
+  void setToursWithSeeds(bool on);
   // A started tour: its caption above the views (until dismissed or another tour starts) and its views in front.
   void showTour(const TourInfo& tour);
   QString tourCaption() const;  // the caption's text as shown, "" when none (tests)
@@ -213,6 +218,7 @@ class MainWindow : public QMainWindow {
   QAction* closeAction_ = nullptr;
   QAction* hideAction_ = nullptr;
   QAction* groupAction_ = nullptr;
+  QAction* toursWithSeeds_ = nullptr;
   static constexpr int kLayoutVersion = 4;  // bump when the docks change: older saved layouts are dropped
   QDockWidget* experimentDock_ = nullptr;
   QDockWidget* runsDock_ = nullptr;

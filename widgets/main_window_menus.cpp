@@ -135,6 +135,14 @@ void MainWindow::setTours(const QVector<TourInfo>& tours) {
     const QString name = tour.name;
     connect(action, &QAction::triggered, this, [this, name] { emit tourRequested(name); });
   }
+  toursMenu_->addSeparator();
+  const bool withSeeds = toursWithSeeds();
+  toursWithSeeds_ = toursMenu_->addAction(QStringLiteral("Run each tour with its measured seeds"));
+  toursWithSeeds_->setCheckable(true);
+  toursWithSeeds_->setChecked(withSeeds);
+  toursWithSeeds_->setToolTip(
+      QStringLiteral("A tour then trains each of its runs once per seed its effect was measured over (docs/tours.md), "
+                     "two at a time, and the views draw each run's seeds as a group: its mean with a band"));
   toursMenu_->setToolTipsVisible(true);
   toursMenu_->setEnabled(!tours.isEmpty());
 }
@@ -320,6 +328,14 @@ void MainWindow::exportAllWithDialog() {
   if (directory.isEmpty()) return;
   const QStringList written = exportAll(directory);
   showInfo(QStringLiteral("Exported %1 files into %2").arg(written.size()).arg(directory));
+}
+
+bool MainWindow::toursWithSeeds() const {
+  return toursWithSeeds_ && toursWithSeeds_->isChecked();
+}
+
+void MainWindow::setToursWithSeeds(bool on) {
+  if (toursWithSeeds_) toursWithSeeds_->setChecked(on);
 }
 
 void MainWindow::setStudyBackend(const StudyBackend* backend, const StudyBackend* groupBackend) {

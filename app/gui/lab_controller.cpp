@@ -114,6 +114,7 @@ LabController::LabController(widgets::MainWindow& window, const LabBackend& back
       info.caption = QString::fromStdString(tour.caption);
       for (const auto& view : tour.views) info.views << QString::fromStdString(view);
       info.runs = static_cast<int>(tour.runs.size());
+      info.seeds = QVector<int>(tour.seeds.begin(), tour.seeds.end());
       tours.push_back(info);
     }
   } catch (const std::exception& error) {
@@ -205,10 +206,29 @@ QStringList LabController::startTour(const QString& name,
     return {};
   }
   QStringList ids;
-  for (auto& config : configs) {
-    const QString id = startConfig(std::move(config));
-    if (id.isEmpty()) return ids;  // its error is shown; the runs already started go on
-    ids << id;
+  if (window_.toursWithSeeds() && !configs.empty()) {
+    // Every run once per measured seed (train.seed and data.split_seed, as scripts/tours.sh measured them), two at a
+    // time, each run's seeds a group.
+    window_.setGrouping(true, window_.model()->groupKeys());
+    // Seed by seed: the first two to start are the tour's pair at its first seed, as without seeds.
+    for (int seed : tour.seeds) {
+      for (const auto& config : configs) {
+        WaitingSeed waiting{config, QStringLiteral("%1 seed%2").arg(QString::fromStdString(config.name)).arg(seed)};
+        waiting.config.train.seed = static_cast<uint64_t>(seed);
+        waiting.config.data.split_seed = static_cast<uint64_t>(seed);
+        waitingSeeds_.push_back(std::move(waiting));
+      }
+    }
+    ids = startWaitingSeeds();
+    window_.showInfo(QStringLiteral("%1 runs x %2 seeds, two at a time; each run's seeds are drawn as a group")
+                         .arg(configs.size())
+                         .arg(tour.seeds.size()));
+  } else {
+    for (auto& config : configs) {
+      const QString id = startConfig(std::move(config));
+      if (id.isEmpty()) return ids;  // its error is shown; the runs already started go on
+      ids << id;
+    }
   }
   widgets::TourInfo info;
   info.name = QString::fromStdString(tour.name);

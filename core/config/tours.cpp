@@ -41,12 +41,12 @@ Tour parse_tour(const std::string& json_text, const std::string& source) {
   for (const auto& item : document.items()) {
     // A copy, not a structured binding: Clang 14 (the sanitizer builds) cannot capture those in a lambda.
     const std::string key = item.key();
-    static const char* known[] = {"name", "title", "watch",  "caption",   "effect",
-                                  "runs", "views", "curves", "layer_loss"};
+    static const char* known[] = {"name", "title", "watch",  "caption",    "effect",
+                                  "runs", "views", "curves", "layer_loss", "seeds"};
     if (std::none_of(std::begin(known), std::end(known), [&](const char* name) { return key == name; })) {
       throw ConfigError(source, key,
                         "unknown key (known here: name, title, watch, caption, effect, runs, views, curves, "
-                        "layer_loss)");
+                        "layer_loss, seeds)");
     }
   }
   Tour tour;
@@ -69,6 +69,17 @@ Tour parse_tour(const std::string& json_text, const std::string& source) {
     const record::MetricInfo* info = record::find_metric(tour.curves);
     if (!info || info->shape != record::SeriesShape::Scalar) {
       throw ConfigError(source, "curves", "\"" + tour.curves + "\" is not a scalar series of the metric vocabulary");
+    }
+  }
+  if (document.contains("seeds")) {
+    const nlohmann::json& seeds = document.at("seeds");
+    if (!seeds.is_array() || seeds.empty()) throw ConfigError(source, "seeds", "expected a list of seeds");
+    tour.seeds.clear();
+    for (const auto& seed : seeds) {
+      if (!seed.is_number_integer() || seed.get<int64_t>() < 0 || seed.get<int64_t>() > 1000000) {
+        throw ConfigError(source, "seeds", seed.dump() + " is not a seed (a whole number from 0)");
+      }
+      tour.seeds.push_back(seed.get<int>());
     }
   }
   tour.layer_loss = text_of(document, "layer_loss", source, false);

@@ -8,7 +8,7 @@
 //   {"name": "descent-breaks", "title": "...", "watch": "one sentence", "caption": "...",
 //    "effect": "what the measurement checks",
 //    "runs": [{"label": "ERM", "preset": "text-erm", "size": "quick", "set": {"model.layers": 8}}, ...],
-//    "views": ["layer_loss", "lambda"], "curves": "mask_churn"}
+//    "views": ["layer_loss", "lambda"], "curves": "mask_churn", "seeds": [0, 1, 2, 3, 4]}
 // "curves" (optional) is the scalar series the central training-curves view shows (default: the training loss).
 // "layer_loss" (optional): what the per-layer loss view plots, "value" (f_l, the default) or "change" (f_l - f_(l-1),
 // the change from the layer before: a rise of a few thousandths of a nat is invisible on an axis spanning f_0's 2
@@ -38,8 +38,11 @@ struct Tour {
   std::string caption;  // what to watch and what it means, in full
   std::string effect;
   std::vector<TourRun> runs;
-  std::string curves;              // a scalar series of the metric vocabulary, or "" (training loss)
-  std::string layer_loss;          // "value", "change" or "" (the view's choice stays)
+  std::string curves;      // a scalar series of the metric vocabulary, or "" (training loss)
+  std::string layer_loss;  // "value", "change" or "" (the view's choice stays)
+  // The seeds docs/tours.md measured the effect over (scripts/tours.sh; "seeds" in the file, default 0 1 2): the
+  // window can run a tour with all of them, each run a group of seeds.
+  std::vector<int> seeds = {0, 1, 2};
   std::vector<std::string> views;  // training_curves, test_metric, layer_loss, lambda, weight_geometry, robustness,
                                    // frontier, playground
 };

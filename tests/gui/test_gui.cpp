@@ -1352,6 +1352,26 @@ TEST_F(LabTest, SeedsFromThePanelTrainTwoAtATimeAsOneGroup) {
       << window_->model()->groups()[0].label.toStdString();
 }
 
+// Issue 35 item 6: Help > Tours > "Run each tour with its measured seeds" starts every run of the tour once per
+// measured seed (docs/tours.md), two at a time, seed by seed, and the views draw each run's seeds as a group.
+TEST_F(LabTest, ATourRunsItsMeasuredSeedsAsGroups) {
+  const config::Tour tour = config::find_tour("descent-breaks");
+  ASSERT_EQ(tour.seeds, (std::vector<int>{0, 1, 2, 3, 4}));
+  window_->setToursWithSeeds(true);
+  ASSERT_TRUE(window_->toursWithSeeds());
+  const QStringList ids = controller_->startTour(QStringLiteral("descent-breaks"), shrinkForTest);
+  ASSERT_EQ(ids.size(), 2) << window_->lastMessage().toStdString();
+  EXPECT_EQ(controller_->waitingSeeds(), 2 * 5 - 2);
+  ASSERT_EQ(window_->model()->count(), 2);
+  for (RunData* run : window_->model()->runs()) {
+    EXPECT_TRUE(run->name.endsWith(QStringLiteral(" seed0"))) << run->name.toStdString();
+    EXPECT_EQ(run->config.value(QStringLiteral("train.seed")), QStringLiteral("0"));
+    EXPECT_EQ(run->config.value(QStringLiteral("data.split_seed")), QStringLiteral("0"));
+  }
+  ASSERT_TRUE(window_->model()->grouped());
+  EXPECT_EQ(window_->model()->groups().size(), 2) << "ERM and constrained, each its own group";
+}
+
 TEST_F(LabTest, EveryTourStartsFromHelpToursWhileARunTrains) {
   controller_->setMenuTourAdjustment(shrinkForTest);
   const QString trainingId = startLongTinyRun(*window_, *controller_);
@@ -1367,8 +1387,15 @@ TEST_F(LabTest, EveryTourStartsFromHelpToursWhileARunTrains) {
   ASSERT_NE(toursMenu, nullptr);
   ASSERT_TRUE(toursMenu->isEnabled());
   const std::vector<config::Tour> tours = config::tours();
-  ASSERT_EQ(toursMenu->actions().size(), static_cast<int>(tours.size()));
+  // Every tour, then a separator and the "measured seeds" choice.
+  QList<QAction*> tourActions;
   for (QAction* action : toursMenu->actions()) {
+    if (!action->isSeparator() && !action->isCheckable()) tourActions << action;
+  }
+  ASSERT_EQ(tourActions.size(), static_cast<int>(tours.size()));
+  ASSERT_EQ(toursMenu->actions().size(), static_cast<int>(tours.size()) + 2);
+  EXPECT_FALSE(window_->toursWithSeeds()) << "a tour starts its pair alone unless asked";
+  for (QAction* action : tourActions) {
     const config::Tour tour = config::find_tour(action->data().toString().toStdString());
     SCOPED_TRACE(tour.name);
     const int before = window_->model()->count();
