@@ -215,7 +215,7 @@ TEST_F(GroupViewsTest, PerLayerLossAndLambdaDrawTheGroupsBands) {
 TEST_F(GroupViewsTest, RobustnessFrontierAndWeightGeometryDrawTheGroupsBands) {
   widgets::RobustnessView robustness(&model_);
   show(robustness);
-  const GroupBand& ham = bandOf(robustness.groupBands(), 2);
+  const GroupBand ham = bandOf(robustness.groupBands(), 2);
   ASSERT_EQ(ham.steps, (QVector<double>{0, 1, 2})) << "x is the noise strength";
   for (int g = 0; g < 3; ++g) {
     QVector<double> seeds;
@@ -228,7 +228,7 @@ TEST_F(GroupViewsTest, RobustnessFrontierAndWeightGeometryDrawTheGroupsBands) {
 
   widgets::FrontierView frontierView(&model_);
   show(frontierView);
-  const GroupBand& horst = bandOf(frontierView.groupBands(), 1);
+  const GroupBand horst = bandOf(frontierView.groupBands(), 1);
   ASSERT_EQ(horst.columns, (QVector<double>{0.5, 0.9}));
   ASSERT_EQ(horst.steps.size(), 5);
   EXPECT_NEAR(horst.mean[4 * 2 + 1], frontier(1, 0, 5, 1) + 0.004 * 1.5, 1e-12);
@@ -238,7 +238,7 @@ TEST_F(GroupViewsTest, RobustnessFrontierAndWeightGeometryDrawTheGroupsBands) {
   widgets::WeightGeometryView geometry(&model_);
   geometry.setMode(widgets::WeightGeometryView::Mode::Cumulative);
   show(geometry);
-  const GroupBand& adamw = bandOf(geometry.groupBands(), 0);
+  const GroupBand adamw = bandOf(geometry.groupBands(), 0);
   ASSERT_FALSE(adamw.steps.isEmpty());
   // The mean of the members' cumulative shares at each |w|.
   for (int point = 0; point < adamw.steps.size(); ++point) {
