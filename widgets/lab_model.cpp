@@ -1,5 +1,6 @@
 #include "widgets/lab_model.h"
 
+#include <QDateTime>
 #include <QSet>
 
 #include <cmath>
@@ -80,6 +81,30 @@ QVector<RunData*> LabModel::runs() const {
 RunData* LabModel::focusRun() const {
   if (auto* focus = run(focusId_)) return focus;
   return runs_.empty() ? nullptr : runs_.front().get();
+}
+
+bool LabModel::changeRun(const QString& id, const std::function<void(RunData&)>& change) {
+  RunData* changed = run(id);
+  if (!changed) return false;
+  change(*changed);
+  changed->touch();
+  emit this->changed();
+  return true;
+}
+
+QString LabModel::timestamp() {
+  return QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss"));
+}
+
+bool LabModel::logToRun(const QString& id, const QString& text) {
+  return changeRun(id, [&text](RunData& run) { run.appendLog(QStringLiteral("%1 %2").arg(timestamp(), text)); });
+}
+
+void LabModel::setRunsToCome(int count) {
+  if (count == runsToCome_) return;
+  runsToCome_ = count;
+  ++structureRevision_;
+  emit changed();
 }
 
 void LabModel::setFocusRun(const QString& id) {

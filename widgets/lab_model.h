@@ -6,6 +6,7 @@
 #include <QStringList>
 #include <QVector>
 
+#include <functional>
 #include <memory>
 
 #include "core/record/band.h"
@@ -83,6 +84,19 @@ class LabModel : public QObject {
   // Sums every run's revision and the set of runs: views compare it to skip redraws.
   int64_t revision() const;
 
+  // Every change the app makes to a run goes through here: `change` edits it, then the run counts as changed and the
+  // window redraws (views, runs table, log, run controls) once, on its next turn of the event loop, however many
+  // changes came before. False, with nothing done, when the run is gone (closed meanwhile).
+  bool changeRun(const QString& id, const std::function<void(RunData&)>& change);
+  // A line in the run's log, stamped with the time of day ("14:02:11 paused after the current batch").
+  bool logToRun(const QString& id, const QString& text);
+  static QString timestamp();
+
+  // Runs that are being read into the lab (a study's Draw groups): while any is still to come, the views wait and
+  // draw once they are all in (a band over 2 of 3 members is not the group's), and only the runs table follows.
+  void setRunsToCome(int count);
+  int runsToCome() const { return runsToCome_; }
+
   // Tells views something changed (they redraw on the next coalescing tick).
   void markChanged() {
     ++structureRevision_;
@@ -99,6 +113,7 @@ class LabModel : public QObject {
   QString focusId_;
   int64_t nextId_ = 1;
   int64_t structureRevision_ = 0;
+  int runsToCome_ = 0;
   const StudyBackend* groupBackend_ = nullptr;
   bool grouped_ = false;
   QStringList groupKeys_;

@@ -105,10 +105,14 @@ MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBacken
     bannerBox_->hide();
     emit openRequested(paths);
   });
-  // A change made in the window (a selection, a colour, a hidden run) shows at once, not at the next training event.
+  // Every change of the model (the app's run state, a selection, a colour, a hidden run) shows at the next turn of the
+  // event loop, once for all the changes made before it: the app never redraws by hand.
   refreshSoon_.setSingleShot(true);
   refreshSoon_.setInterval(0);
-  connect(&refreshSoon_, &QTimer::timeout, this, &MainWindow::refreshViews);
+  connect(&refreshSoon_, &QTimer::timeout, this, [this] {
+    updateRunControls();
+    refreshViews();
+  });
   connect(model_, &LabModel::changed, &refreshSoon_, qOverload<>(&QTimer::start));
   connect(model_, &LabModel::runsChanged, &refreshSoon_, qOverload<>(&QTimer::start));
 
@@ -364,6 +368,8 @@ QVector<PlotView*> MainWindow::views() const {
 void MainWindow::refreshViews() {
   updateRunTable();
   updateLog();
+  // Runs still being read (a study's Draw groups): the table shows each as it comes, the views draw them all at once.
+  if (model_->runsToCome() > 0) return;
   for (auto* view : views()) {
     if (view->isVisible() || !isVisible()) view->refresh();
   }
