@@ -303,25 +303,20 @@ void FrontierView::drawGroups(double chosen) {
   }
 }
 
-QString FrontierView::csv() const {
-  QString text;
-  QTextStream out(&text);
+CsvTable FrontierView::table() const {
   if (model()->grouped()) {
-    out << "group,runs,metric,step,sparsity,mean,low,high\n";
+    CsvTable table(
+        CsvTable::bandColumns({QStringLiteral("metric"), QStringLiteral("step"), QStringLiteral("sparsity")}));
     for (const auto& band : groupBands()) {
-      for (int row = 0; row < band.steps.size(); ++row) {
-        for (int column = 0; column < band.width; ++column) {
-          const int at = row * band.width + column;
-          out << csvField(band.group->label) << ',' << band.members << ',' << metric_ << ','
-              << static_cast<qint64>(band.steps[row]) << ',' << roundTripNumber(band.columns.value(column)) << ','
-              << roundTripNumber(band.mean[at]) << ',' << roundTripNumber(band.low[at]) << ','
-              << roundTripNumber(band.high[at]) << '\n';
-        }
-      }
+      table.addBand(band, {metric_}, [&band](int row, int column) {
+        return QStringList{QString::number(static_cast<qint64>(band.steps[row])),
+                           roundTripNumber(band.columns.value(column))};
+      });
     }
-    return text;
+    return table;
   }
-  out << "run,metric,step,sparsity,achieved_sparsity,value\n";
+  CsvTable table({QStringLiteral("run"), QStringLiteral("metric"), QStringLiteral("step"), QStringLiteral("sparsity"),
+                  QStringLiteral("achieved_sparsity"), QStringLiteral("value")});
   for (auto* run : model()->runs()) {
     if (!run->visible) continue;  // as drawn: a run hidden from the plots is not exported
     for (const QString& taskMetric : {QStringLiteral("accuracy"), QStringLiteral("perplexity")}) {
@@ -333,15 +328,15 @@ QString FrontierView::csv() const {
         for (int column = 0; column < it->rows[row].size() && column < levels->rows[row].size(); ++column) {
           const bool hasAchieved =
               achieved != run->vectors.cend() && row < achieved->rows.size() && column < achieved->rows[row].size();
-          out << csvField(run->name) << ',' << taskMetric << ',' << static_cast<qint64>(it->steps[row]) << ','
-              << QString::number(levels->rows[row][column], 'g', 6) << ','
-              << (hasAchieved ? QString::number(achieved->rows[row][column], 'g', 6) : QString()) << ','
-              << QString::number(it->rows[row][column], 'g', 9) << '\n';
+          table.add({run->name, taskMetric, QString::number(static_cast<qint64>(it->steps[row])),
+                     QString::number(levels->rows[row][column], 'g', 6),
+                     hasAchieved ? QString::number(achieved->rows[row][column], 'g', 6) : QString(),
+                     QString::number(it->rows[row][column], 'g', 9)});
         }
       }
     }
   }
-  return text;
+  return table;
 }
 
 }  // namespace descentlab::widgets

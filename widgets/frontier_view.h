@@ -17,7 +17,7 @@ class FrontierView : public PlotView {
 
  public:
   explicit FrontierView(LabModel* model, QWidget* parent = nullptr);
-  QString csv() const override;
+  CsvTable table() const override;
   // The sparsity the lower plot follows (one of the runs' frontier sparsities), as if the user chose it; false when
   // there is none such. Until a choice, it follows the level where the shown runs' newest frontiers differ most
   // (relative to their mean; the highest level for one run).

@@ -161,44 +161,38 @@ GroupBand LambdaView::focusGroupBand() const {
 
 RunData* LambdaView::drawnRun() const {
   const QString name = series_->currentData().toString();
+  // A run hidden from the plots stays hidden here too, even when it is the focus run.
   RunData* focus = model()->focusRun();
-  if (focus && focus->vectors.contains(name)) return focus;
+  if (focus && focus->visible && focus->vectors.contains(name)) return focus;
   for (auto* run : model()->runs()) {
-    if (run->vectors.contains(name)) return run;
+    if (run->visible && run->vectors.contains(name)) return run;
   }
   return nullptr;
 }
 
-QString LambdaView::csv() const {
-  QString text;
-  QTextStream out(&text);
+CsvTable LambdaView::table() const {
   const QString name = series_->currentData().toString();
   if (const GroupBand band = focusGroupBand(); band.group != nullptr) {
-    out << "group,runs,series,step,layer,mean,low,high\n";
-    for (int row = 0; row < band.steps.size(); ++row) {
-      for (int layer = 0; layer < band.width; ++layer) {
-        const int at = row * band.width + layer;
-        out << csvField(band.group->label) << ',' << band.members << ',' << name << ','
-            << static_cast<qint64>(band.steps[row]) << ',' << layer + 1 << ',' << roundTripNumber(band.mean[at]) << ','
-            << roundTripNumber(band.low[at]) << ',' << roundTripNumber(band.high[at]) << '\n';
-      }
-    }
-    return text;
+    CsvTable table(CsvTable::bandColumns({QStringLiteral("series"), QStringLiteral("step"), QStringLiteral("layer")}));
+    table.addBand(band, {name}, [&band](int row, int layer) {
+      return QStringList{QString::number(static_cast<qint64>(band.steps[row])), QString::number(layer + 1)};
+    });
+    return table;
   }
-  out << "run,series,step,layer,value\n";
+  CsvTable table({QStringLiteral("run"), QStringLiteral("series"), QStringLiteral("step"), QStringLiteral("layer"),
+                  QStringLiteral("value")});
   // The one run drawn (the focus run, else the first with the series).
-  for (auto* run : QVector<RunData*>{drawnRun()}) {
-    if (!run) continue;
-    const auto it = run->vectors.constFind(name);
-    if (it == run->vectors.cend()) continue;
-    for (int row = 0; row < it->rows.size(); ++row) {
-      for (int layer = 0; layer < it->rows[row].size(); ++layer) {
-        out << csvField(run->name) << ',' << name << ',' << static_cast<qint64>(it->steps[row]) << ',' << layer + 1
-            << ',' << QString::number(it->rows[row][layer], 'g', 9) << '\n';
-      }
+  const RunData* run = drawnRun();
+  if (!run) return table;
+  const auto it = run->vectors.constFind(name);
+  if (it == run->vectors.cend()) return table;
+  for (int row = 0; row < it->rows.size(); ++row) {
+    for (int layer = 0; layer < it->rows[row].size(); ++layer) {
+      table.add({run->name, name, QString::number(static_cast<qint64>(it->steps[row])), QString::number(layer + 1),
+                 QString::number(it->rows[row][layer], 'g', 9)});
     }
   }
-  return text;
+  return table;
 }
 
 }  // namespace descentlab::widgets

@@ -14,7 +14,7 @@ class LambdaView : public PlotView {
 
  public:
   explicit LambdaView(LabModel* model, QWidget* parent = nullptr);
-  QString csv() const override;
+  CsvTable table() const override;
   void setSeries(const QString& name);
   // Grouped (LabModel::grouped()): the focus run's group's band of the shown series, one column per layer, over the
   // steps all members reached; group is nullptr when not grouped.

@@ -401,22 +401,19 @@ QString LayerLossView::hoverTable(QCPAxisRect* rect, double x, double) const {
       .arg(rows);
 }
 
-QString LayerLossView::csv() const {
-  QString text;
-  QTextStream out(&text);
+CsvTable LayerLossView::table() const {
   if (model()->grouped()) {
-    out << "group,runs,series,step,layer,mean,low,high\n";
+    CsvTable table(CsvTable::bandColumns({QStringLiteral("series"), QStringLiteral("step"), QStringLiteral("layer")}));
     const QString series = changeMode() ? QStringLiteral("test_layer_loss_change") : QStringLiteral("test_layer_loss");
     for (const auto& band : groupBands()) {
-      for (int i = 0; i < band.steps.size(); ++i) {
-        out << csvField(band.group->label) << ',' << band.members << ',' << series << ','
-            << static_cast<qint64>(band.atStep) << ',' << band.steps[i] << ',' << roundTripNumber(band.mean[i]) << ','
-            << roundTripNumber(band.low[i]) << ',' << roundTripNumber(band.high[i]) << '\n';
-      }
+      table.addBand(band, {series}, [&band](int row, int) {
+        return QStringList{QString::number(static_cast<qint64>(band.atStep)), QString::number(band.steps[row])};
+      });
     }
-    return text;
+    return table;
   }
-  out << "run,series,step,layer,value\n";
+  CsvTable table({QStringLiteral("run"), QStringLiteral("series"), QStringLiteral("step"), QStringLiteral("layer"),
+                  QStringLiteral("value")});
   // In the change mode the losses are written as drawn: f_l - f_(l-1) for l = 1..L, as series "..._change".
   const bool change = changeMode();
   for (auto* run : model()->runs()) {
@@ -431,13 +428,13 @@ QString LayerLossView::csv() const {
         const auto& values = it->rows[row];
         for (int layer = differenced ? 1 : 0; layer < values.size(); ++layer) {
           const double value = differenced ? values[layer] - values[layer - 1] : values[layer];
-          out << csvField(run->name) << ',' << written << ',' << static_cast<qint64>(it->steps[row]) << ',' << layer
-              << ',' << QString::number(value, 'g', 9) << '\n';
+          table.add({run->name, written, QString::number(static_cast<qint64>(it->steps[row])), QString::number(layer),
+                     QString::number(value, 'g', 9)});
         }
       }
     }
   }
-  return text;
+  return table;
 }
 
 }  // namespace descentlab::widgets

@@ -23,7 +23,7 @@ class LayerLossView : public PlotView {
 
  public:
   explicit LayerLossView(LabModel* model, QWidget* parent = nullptr);
-  QString csv() const override;
+  CsvTable table() const override;
   // "value" (f_l) or "change" (f_l - f_(l-1)); a tour chooses (core/config/tours.h).
   void setMode(const QString& mode);
   QString mode() const;

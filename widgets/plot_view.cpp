@@ -21,15 +21,6 @@
 
 namespace descentlab::widgets {
 
-QString csvField(const QString& text) {
-  if (!text.contains(QLatin1Char(',')) && !text.contains(QLatin1Char('"')) && !text.contains(QLatin1Char('\n'))) {
-    return text;
-  }
-  QString quoted = text;
-  quoted.replace(QStringLiteral("\""), QStringLiteral("\"\""));
-  return QStringLiteral("\"%1\"").arg(quoted);
-}
-
 PlotView::PlotView(LabModel* model, QString title, QWidget* parent)
     : QWidget(parent), model_(model), title_(std::move(title)) {
   auto* layout = new QVBoxLayout(this);

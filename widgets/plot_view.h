@@ -7,6 +7,8 @@
 #include <QString>
 #include <QWidget>
 
+#include "widgets/csv_table.h"
+
 class QCustomPlot;
 class QCPAxisRect;
 class QCPItemStraightLine;
@@ -33,8 +35,10 @@ class PlotView : public QWidget {
   // Redraws from the model when it changed since the last refresh (or always with force).
   void refresh(bool force = false);
 
-  // The plotted data as CSV (header row, then one row per point).
-  virtual QString csv() const = 0;
+  // What the plot draws, as a table (one row per point drawn; a group as its mean and band): the one CSV export
+  // every view shares (widgets/csv_table.h).
+  virtual CsvTable table() const = 0;
+  QString csv() const { return table().text(); }
 
   // Writes the picture; the format follows the suffix (.png, .svg, .pdf). Throws nothing: false on failure.
   bool exportImage(const QString& path, int width = 0, int height = 0);
@@ -113,8 +117,5 @@ class PlotView : public QWidget {
   bool userZoomed_ = false;
   bool legendTaken_ = false;
 };
-
-// Quotes a CSV field when needed.
-QString csvField(const QString& text);
 
 }  // namespace descentlab::widgets

@@ -208,34 +208,29 @@ QVector<GroupBand> RobustnessView::groupBands() const {
   return bands;
 }
 
-QString RobustnessView::csv() const {
-  QString text;
-  QTextStream out(&text);
+CsvTable RobustnessView::table() const {
   if (model()->grouped()) {
-    out << "group,runs,noise,metric,gamma,mean,low,high\n";
+    CsvTable table(CsvTable::bandColumns({QStringLiteral("noise"), QStringLiteral("metric"), QStringLiteral("gamma")}));
     for (const auto& band : groupBands()) {
-      for (int g = 0; g < band.steps.size(); ++g) {
-        out << csvField(band.group->label) << ',' << band.members << ',' << csvField(noise_->currentData().toString())
-            << ',' << band.series << ',' << roundTripNumber(band.steps[g]) << ',' << roundTripNumber(band.mean[g])
-            << ',' << roundTripNumber(band.low[g]) << ',' << roundTripNumber(band.high[g]) << '\n';
-      }
+      table.addBand(band, {noise_->currentData().toString(), band.series},
+                    [&band](int row, int) { return QStringList{roundTripNumber(band.steps[row])}; });
     }
-    return text;
+    return table;
   }
-  out << "run,noise,metric,gamma,seed,value\n";
+  CsvTable table({QStringLiteral("run"), QStringLiteral("noise"), QStringLiteral("metric"), QStringLiteral("gamma"),
+                  QStringLiteral("seed"), QStringLiteral("value")});
   for (auto* run : model()->runs()) {
     if (!run->visible) continue;  // what the plot draws
     for (auto it = run->sweeps.cbegin(); it != run->sweeps.cend(); ++it) {
       for (int g = 0; g < it->gamma.size(); ++g) {
         for (int s = 0; s < it->seeds; ++s) {
-          out << csvField(run->name) << ',' << csvField(it.key()) << ',' << it->metric << ','
-              << QString::number(it->gamma[g], 'g', 6) << ',' << s << ','
-              << QString::number(it->values[g * it->seeds + s], 'g', 9) << '\n';
+          table.add({run->name, it.key(), it->metric, QString::number(it->gamma[g], 'g', 6), QString::number(s),
+                     QString::number(it->values[g * it->seeds + s], 'g', 9)});
         }
       }
     }
   }
-  return text;
+  return table;
 }
 
 }  // namespace descentlab::widgets

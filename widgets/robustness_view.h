@@ -19,7 +19,7 @@ class RobustnessView : public PlotView {
 
  public:
   explicit RobustnessView(LabModel* model, QWidget* parent = nullptr);
-  QString csv() const override;
+  CsvTable table() const override;
   void setSweepRunning(bool running);
   // The sweep the controls describe now (noise, γ grid, seeds).
   SweepChoice sweepChoice() const;

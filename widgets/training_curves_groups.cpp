@@ -97,18 +97,13 @@ QString TrainingCurvesView::groupHoverTable(double x) const {
       .arg(plot()->yAxis->label().toHtmlEscaped(), bandKindName(model()->bandKind()), rows);
 }
 
-QString TrainingCurvesView::groupCsv() const {
-  QString text;
-  QTextStream out(&text);
-  out << "group,runs,metric,step,mean,low,high\n";
+CsvTable TrainingCurvesView::groupTable() const {
+  CsvTable table(CsvTable::bandColumns({QStringLiteral("metric"), QStringLiteral("step")}));
   for (const auto& band : groupBands()) {
-    for (int i = 0; i < band.steps.size(); ++i) {
-      out << csvField(band.group->label) << ',' << band.members << ',' << band.series << ','
-          << static_cast<qint64>(band.steps[i]) << ',' << roundTripNumber(band.mean[i]) << ','
-          << roundTripNumber(band.low[i]) << ',' << roundTripNumber(band.high[i]) << '\n';
-    }
+    table.addBand(band, {band.series},
+                  [&band](int row, int) { return QStringList{QString::number(static_cast<qint64>(band.steps[row]))}; });
   }
-  return text;
+  return table;
 }
 
 }  // namespace descentlab::widgets

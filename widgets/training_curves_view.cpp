@@ -366,25 +366,26 @@ QString TrainingCurvesView::hoverTable(QCPAxisRect*, double x, double) const {
       .arg(plot()->yAxis->label().toHtmlEscaped(), rows);
 }
 
-QString TrainingCurvesView::csv() const {
+CsvTable TrainingCurvesView::table() const {
   // Exactly what is drawn: the visible runs, the values log y keeps (a hidden one is an empty field) and the
   // smoothing at the slider's weight.
-  QString text;
-  QTextStream out(&text);
-  if (model()->grouped()) return groupCsv();
+  if (model()->grouped()) return groupTable();
   const bool byTime = xAxis() != XAxis::Step;
-  out << (byTime ? (xAxis() == XAxis::WallTime ? "run,metric,step,wall_time,value,smoothed\n"
-                                               : "run,metric,step,seconds_since_start,value,smoothed\n")
-                 : "run,metric,step,value,smoothed\n");
+  QStringList columns = {QStringLiteral("run"), QStringLiteral("metric"), QStringLiteral("step")};
+  if (byTime)
+    columns << (xAxis() == XAxis::WallTime ? QStringLiteral("wall_time") : QStringLiteral("seconds_since_start"));
+  columns << QStringLiteral("value") << QStringLiteral("smoothed");
+  CsvTable table(columns);
   for (const auto& curve : curves()) {
     if (!curve.run->visible) continue;
     for (int i = 0; i < curve.steps.size(); ++i) {
-      out << csvField(curve.run->name) << ',' << curve.series << ',' << static_cast<qint64>(curve.steps[i]) << ',';
-      if (byTime) out << roundTripNumber(curve.x[i]) << ',';
-      out << roundTripNumber(curve.raw[i]) << ',' << roundTripNumber(curve.smoothed[i]) << '\n';
+      QStringList row = {curve.run->name, curve.series, QString::number(static_cast<qint64>(curve.steps[i]))};
+      if (byTime) row << roundTripNumber(curve.x[i]);
+      row << roundTripNumber(curve.raw[i]) << roundTripNumber(curve.smoothed[i]);
+      table.add(row);
     }
   }
-  return text;
+  return table;
 }
 
 }  // namespace descentlab::widgets

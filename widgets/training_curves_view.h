@@ -37,7 +37,7 @@ class TrainingCurvesView : public PlotView {
  public:
   // `defaultMetric` is a scalar name ("loss") or "@test" for each run's test metric.
   TrainingCurvesView(LabModel* model, const QString& title, const QString& defaultMetric, QWidget* parent = nullptr);
-  QString csv() const override;
+  CsvTable table() const override;
   void setMetric(const QString& metric);
   QString wantedMetric() const { return wanted_; }
   void setSmoothing(double weight);
@@ -70,7 +70,7 @@ class TrainingCurvesView : public PlotView {
   int drawGroups(QStringList& notes, bool& anySmoothable);
   QStringList groupReadout(double x) const;
   QString groupHoverTable(double x) const;
-  QString groupCsv() const;
+  CsvTable groupTable() const;
 
   QComboBox* metric_ = nullptr;
   QSlider* smoothing_ = nullptr;

@@ -286,23 +286,23 @@ void WeightGeometryView::resetRanges() {
   if (heatMap_) heatMap_->rescaleAxes();
 }
 
-QString WeightGeometryView::csv() const {
-  // What is drawn, in one table: the distribution (per run, as in the current mode) and the heat map's cells.
-  // Cumulative rows give the share of kept weights from the lowest kept edge up to abs_w_high.
-  QString text;
-  QTextStream out(&text);
-  out << "plot,run,group,step,abs_w_low,abs_w_high,share\n";
+CsvTable WeightGeometryView::table() const {
+  // What is drawn, in one table of its three kinds of rows (so not the other views' band shape): the distribution
+  // (per run, as in the current mode; grouped, each group's mean, low and high share as three rows) and the heat
+  // map's cells. Cumulative rows give the share of kept weights from the lowest kept edge up to abs_w_high.
+  CsvTable table({QStringLiteral("plot"), QStringLiteral("run"), QStringLiteral("group"), QStringLiteral("step"),
+                  QStringLiteral("abs_w_low"), QStringLiteral("abs_w_high"), QStringLiteral("share")});
   const auto number = [](double value) { return QString::number(value, 'g', 8); };
+  const bool cumulative = mode_ == Mode::Cumulative;
   if (model()->grouped()) {
-    // Grouped: each group's mean share at each |w| with its band ("run" is the group's label).
     for (const auto& band : groupBands()) {
       for (int point = 0; point < band.steps.size(); ++point) {
         for (const auto& [kind, values] : {std::pair<const char*, const QVector<double>*>{"mean", &band.mean},
                                            {"low", &band.low},
                                            {"high", &band.high}}) {
-          out << (mode_ == Mode::Cumulative ? "cumulative " : "histogram ") << kind << ','
-              << csvField(band.group->label) << ',' << csvField(drawnGroup_) << ',' << band.atStep << ",,"
-              << number(band.steps[point]) << ',' << number((*values)[point]) << '\n';
+          table.add({(cumulative ? QStringLiteral("cumulative ") : QStringLiteral("histogram ")) + QLatin1String(kind),
+                     band.group->label, drawnGroup_, QString::number(band.atStep), QString(), number(band.steps[point]),
+                     number((*values)[point])});
         }
       }
     }
@@ -310,10 +310,9 @@ QString WeightGeometryView::csv() const {
   for (const Curve& curve : curves_) {
     for (int point = 0; point < curve.x.size(); ++point) {
       const int bin = point + 1;
-      const bool cumulative = mode_ == Mode::Cumulative;
-      out << (cumulative ? "cumulative" : "histogram") << ',' << csvField(curve.name) << ',' << csvField(drawnGroup_)
-          << ',' << curve.step << ',' << number(cumulative ? curve.edges[1] : curve.edges[bin]) << ','
-          << number(cumulative ? curve.x[point] : curve.edges[bin + 1]) << ',' << number(curve.y[point]) << '\n';
+      table.add({cumulative ? QStringLiteral("cumulative") : QStringLiteral("histogram"), curve.name, drawnGroup_,
+                 QString::number(curve.step), number(cumulative ? curve.edges[1] : curve.edges[bin]),
+                 number(cumulative ? curve.x[point] : curve.edges[bin + 1]), number(curve.y[point])});
     }
   }
   for (int column = 0; column < heatTrack_.counts.size(); ++column) {
@@ -321,12 +320,13 @@ QString WeightGeometryView::csv() const {
     double total = 0;
     for (double count : counts) total += count;
     for (int bin = 0; bin < counts.size() && bin + 1 < heatTrack_.edges.size(); ++bin) {
-      out << "heat map," << csvField(heatRunName_) << ',' << csvField(drawnGroup_) << ','
-          << static_cast<qint64>(heatTrack_.steps[column]) << ',' << number(bin == 0 ? 0.0 : heatTrack_.edges[bin])
-          << ',' << number(heatTrack_.edges[bin + 1]) << ',' << number(total > 0 ? counts[bin] / total : 0.0) << '\n';
+      table.add({QStringLiteral("heat map"), heatRunName_, drawnGroup_,
+                 QString::number(static_cast<qint64>(heatTrack_.steps[column])),
+                 number(bin == 0 ? 0.0 : heatTrack_.edges[bin]), number(heatTrack_.edges[bin + 1]),
+                 number(total > 0 ? counts[bin] / total : 0.0)});
     }
   }
-  return text;
+  return table;
 }
 
 }  // namespace descentlab::widgets

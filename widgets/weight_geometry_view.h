@@ -33,7 +33,7 @@ class WeightGeometryView : public PlotView {
 
   explicit WeightGeometryView(LabModel* model, QWidget* parent = nullptr);
   ~WeightGeometryView() override;
-  QString csv() const override;
+  CsvTable table() const override;
   void setGroup(const QString& name);
 
   // As if the user chose it: the choice then stays, whatever the number of runs.

@@ -253,6 +253,116 @@ TEST_F(GroupViewsTest, RobustnessFrontierAndWeightGeometryDrawTheGroupsBands) {
   }
 }
 
+// Issue 35 item 8: one CSV export (widgets/csv_table.h) serves every view. Each view's table is what it draws: a group
+// as one row per cell of its band, in the same shape everywhere, with values that read back exactly; ungrouped, a
+// hidden run is in no view's table.
+QVector<QStringList> parseCsv(const QString& text) {
+  QVector<QStringList> rows;
+  QStringList row;
+  QString field;
+  bool quoted = false;
+  for (int i = 0; i < text.size(); ++i) {
+    const QChar c = text[i];
+    if (quoted) {
+      if (c == QLatin1Char('"') && i + 1 < text.size() && text[i + 1] == QLatin1Char('"')) {
+        field += c;
+        ++i;
+      } else if (c == QLatin1Char('"')) {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == QLatin1Char('"')) {
+      quoted = true;
+    } else if (c == QLatin1Char(',')) {
+      row << field;
+      field.clear();
+    } else if (c == QLatin1Char('\n')) {
+      rows.push_back(row << field);
+      row.clear();
+      field.clear();
+    } else {
+      field += c;
+    }
+  }
+  return rows;
+}
+
+TEST(CsvTableTest, FieldsAreQuotedWhereNeededAndEveryRowHasTheHeadersWidth) {
+  widgets::CsvTable table({QStringLiteral("run"), QStringLiteral("value")});
+  table.add({QStringLiteral("vit, alpha \"5\""), QStringLiteral("0.5")});
+  table.add({QStringLiteral("plain"), QString()});
+  EXPECT_EQ(table.rows(), 2);
+  const QVector<QStringList> rows = parseCsv(table.text());
+  ASSERT_EQ(rows.size(), 3);
+  EXPECT_EQ(rows[1], (QStringList{QStringLiteral("vit, alpha \"5\""), QStringLiteral("0.5")}));
+  EXPECT_EQ(rows[2], (QStringList{QStringLiteral("plain"), QString()}));
+}
+
+TEST_F(GroupViewsTest, EveryViewsExportIsTheOneTableOfWhatItDraws) {
+  widgets::TrainingCurvesView curves(&model_, QStringLiteral("Test metric"), QStringLiteral("@test"));
+  widgets::LayerLossView layers(&model_);
+  widgets::LambdaView lambdas(&model_);
+  widgets::RobustnessView robustness(&model_);
+  widgets::FrontierView frontierView(&model_);
+  show(curves);
+  show(layers);
+  show(lambdas);
+  show(robustness);
+  show(frontierView);
+  struct Exported {
+    const char* name;
+    widgets::PlotView* view;
+    QVector<GroupBand> bands;
+  };
+  const QVector<Exported> views = {{"curves", &curves, curves.groupBands()},
+                                   {"per-layer", &layers, layers.groupBands()},
+                                   {"lambda", &lambdas, {lambdas.focusGroupBand()}},
+                                   {"robustness", &robustness, robustness.groupBands()},
+                                   {"frontier", &frontierView, frontierView.groupBands()}};
+  for (const auto& exported : views) {
+    SCOPED_TRACE(exported.name);
+    const QVector<QStringList> rows = parseCsv(exported.view->csv());
+    ASSERT_FALSE(rows.isEmpty());
+    const QStringList& header = rows.front();
+    ASSERT_GE(header.size(), 5);
+    EXPECT_EQ(header.mid(0, 2), (QStringList{QStringLiteral("group"), QStringLiteral("runs")}));
+    EXPECT_EQ(header.mid(header.size() - 3),
+              (QStringList{QStringLiteral("mean"), QStringLiteral("low"), QStringLiteral("high")}));
+    // One row per cell of every band drawn, each with its group's label and member count and the band's own values.
+    int expected = 0;
+    QVector<double> means;
+    for (const auto& band : exported.bands) {
+      ASSERT_NE(band.group, nullptr);
+      expected += static_cast<int>(band.steps.size()) * band.width;
+      means += band.mean;
+    }
+    ASSERT_EQ(rows.size(), 1 + expected);
+    for (int i = 1; i < rows.size(); ++i) {
+      ASSERT_EQ(rows[i].size(), header.size());
+      EXPECT_TRUE(rows[i][0].contains(QStringLiteral("seeds)"))) << rows[i][0].toStdString();
+      EXPECT_EQ(rows[i][1], QStringLiteral("4"));
+      EXPECT_EQ(rows[i][header.size() - 3].toDouble(), means[i - 1]) << "the mean reads back exactly";
+    }
+  }
+
+  // Ungrouped, with one run hidden: no view's table holds it (three views exported hidden runs before).
+  model_.setGrouping(false);
+  RunData* hidden = model_.runAt(5);
+  hidden->visible = false;
+  model_.setFocusRun(hidden->id);
+  model_.markChanged();
+  for (const auto& exported : views) {
+    SCOPED_TRACE(exported.name);
+    exported.view->refresh(true);
+    const QVector<QStringList> rows = parseCsv(exported.view->csv());
+    ASSERT_FALSE(rows.isEmpty());
+    EXPECT_EQ(rows.front().front(), QStringLiteral("run"));
+    EXPECT_GT(rows.size(), 1);
+    for (const auto& row : rows) EXPECT_NE(row.front(), hidden->name);
+  }
+}
+
 // Issue 35 item 5: a tuning grid (lr x alpha, two seeds) as the metric against a key, one point per run coloured by
 // its group, log x for the rate; and as parallel coordinates.
 TEST(HyperparameterViewTest, ATuningGridIsDrawnAgainstItsKeysAndAsParallelCoordinates) {
