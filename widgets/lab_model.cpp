@@ -158,16 +158,14 @@ const QVector<RunGroup>& LabModel::groups() const {
     return groups_;
   }
   QString key = groupKeys_.join(QLatin1Char(','));
-  QVector<RunData*> visible;
   for (const auto& run : runs_) {
     key += QLatin1Char('|') + run->id + (run->visible ? QLatin1Char('+') : QLatin1Char('-'));
-    if (run->visible) visible.push_back(run.get());
   }
   if (key == groupsMadeFor_) return groups_;
   groupsMadeFor_ = key;
   groups_.clear();
   QVector<StudyRunRow> rows;
-  for (auto* run : visible) {
+  for (const auto& run : runs_) {
     StudyRunRow row;
     row.path = run->path;
     row.name = run->name;
@@ -183,10 +181,32 @@ const QVector<RunGroup>& LabModel::groups() const {
     RunGroup group;
     group.label = made[g].label;
     group.colour = runPalette().at(g % runPalette().size());
-    for (int member : made[g].members) group.members.push_back(visible.at(member));
+    for (int member : made[g].members) {
+      RunData* run = runs_.at(member).get();
+      (run->visible ? group.members : group.hiddenMembers).push_back(run);
+    }
+    // "(3 seeds)" -> "(2 of 3 seeds)": what the band is made of.
+    const int open = static_cast<int>(group.label.lastIndexOf(QStringLiteral(" (")));
+    if (!group.hiddenMembers.isEmpty() && !group.members.isEmpty() && open >= 0) {
+      group.label.insert(open + 2, QStringLiteral("%1 of ").arg(group.members.size()));
+    }
     groups_.push_back(group);
   }
   return groups_;
+}
+
+bool LabModel::toggleGroup(const QString& label) {
+  for (const auto& group : groups()) {
+    if (group.label != label) continue;
+    const bool show = group.hidden();
+    for (auto* run : group.members + group.hiddenMembers) {
+      run->visible = show;
+      run->touch();
+    }
+    markChanged();
+    return true;
+  }
+  return false;
 }
 
 const RunGroup* LabModel::groupOf(const RunData* run) const {

@@ -19,7 +19,10 @@ namespace descentlab::widgets {
 struct RunGroup {
   QString label;  // "vit-horst-quick, alpha 5.0 (3 seeds)"
   QColor colour;
-  QVector<RunData*> members;  // visible runs only: a hidden run is in no group
+  QVector<RunData*> members;        // visible runs only: a hidden run is in no group
+  QVector<RunData*> hiddenMembers;  // its runs hidden from the plots (a legend click hides a whole group)
+  // Every member hidden: the views list it in their legends, struck out, and draw nothing of it.
+  bool hidden() const { return members.isEmpty(); }
 };
 
 // One group's series as a view draws it: its mean and band over the steps every member reached.
@@ -76,8 +79,13 @@ class LabModel : public QObject {
   QStringList groupKeys() const { return groupKeys_; }
   void setBandKind(record::BandKind kind);
   record::BandKind bandKind() const { return bandKind_; }
-  // The groups of the visible runs (empty unless grouped()), recomputed when runs or their visibility change.
+  // The groups (empty unless grouped()), recomputed when runs or their visibility change. They are made from every
+  // run, hidden or not, so that hiding runs changes neither the groups nor their colours; a group's label counts its
+  // visible members ("alpha 5 (2 of 3 seeds)" while one is hidden).
   const QVector<RunGroup>& groups() const;
+  // Hides every member of the group labelled `label`, or shows them all again when all are hidden (a legend click).
+  // False when no group has that label.
+  bool toggleGroup(const QString& label);
   // The group holding `run`; nullptr when not grouped or the run is hidden.
   const RunGroup* groupOf(const RunData* run) const;
 

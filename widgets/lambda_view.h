@@ -23,6 +23,7 @@ class LambdaView : public PlotView {
  protected:
   void rebuild() override;
   void resetRanges() override;
+  bool listsGroups() const override { return false; }  // its legend lists layers: one group is drawn, the focus run's
 
  private:
   // The run drawn when not grouped: the focus run, else the first run with the series.

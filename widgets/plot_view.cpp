@@ -54,6 +54,12 @@ PlotView::PlotView(LabModel* model, QString title, QWidget* parent)
     for (int i = 0; i < plot_->legend->itemCount(); ++i) {
       auto* entry = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i));
       if (!entry || !entry->visible() || !entry->rect().contains(event->pos())) continue;
+      // A group's entry hides or shows every member of the group (a run of it stays so in the runs table).
+      const QString groupLabel = entry->plottable()->property("groupLabel").toString();
+      if (!groupLabel.isEmpty()) {
+        model_->toggleGroup(groupLabel);
+        return;
+      }
       RunData* run = model_->run(entry->plottable()->property("runId").toString());
       if (!run) return;
       run->visible = !run->visible;
@@ -199,10 +205,12 @@ void PlotView::refresh(bool force) {
   drawnRevision_ = revision;
   fitLowerRow();
   rebuild();
+  bindGroupEntries();
   fitLegend();
   // The legend just drawn may leave the plots another room than the one fitLowerRow saw: then once more.
   if (fitLowerRow()) {
     rebuild();
+    bindGroupEntries();
     fitLegend();
   }
   // A legend without items would squeeze its layout column to nothing (QCustomPlot takes the smallest maximum
@@ -218,6 +226,58 @@ void PlotView::refresh(bool force) {
   }
   if (!userZoomed_) resetRanges();
   plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PlotView::bindGroupEntries() {
+  if (!model_->grouped() || !listsGroups()) return;
+  // A group's legend entry is its mean line, named by its label (a view may add to the name: the longest label that
+  // starts it is the group's). A click on it hides or shows the group (the handler above).
+  const auto& groups = model_->groups();
+  for (int i = 0; i < plot_->plottableCount(); ++i) {
+    QCPAbstractPlottable* plottable = plot_->plottable(i);
+    if (!plot_->legend->hasItemWithPlottable(plottable) || plottable->property("runId").isValid()) continue;
+    QString found;
+    for (const auto& group : groups) {
+      if (plottable->name().startsWith(group.label) && group.label.size() > found.size()) found = group.label;
+    }
+    if (!found.isEmpty()) plottable->setProperty("groupLabel", found);
+  }
+  // A hidden group draws nothing but keeps its entry, struck out and grey, so that a click shows it again.
+  for (const auto& group : groups) {
+    if (!group.hidden()) continue;
+    auto* entry = plot_->addGraph(firstAxisRect()->axis(QCPAxis::atBottom), firstAxisRect()->axis(QCPAxis::atLeft));
+    entry->setName(group.label);
+    entry->setPen(QPen(group.colour, 2));
+    entry->setProperty("groupLabel", group.label);
+    if (auto* item = plot_->legend->itemWithPlottable(entry)) {
+      QFont font = plot_->legend->font();
+      font.setStrikeOut(true);
+      item->setFont(font);
+      item->setTextColor(QColor(150, 150, 150));
+    }
+  }
+  // The entries in the groups' order, hidden ones in their place: a second click where the first one was shows the
+  // group again (entries of no group keep their order, after the groups').
+  auto* legend = plot_->legend;
+  QVector<QPair<int, QCPAbstractLegendItem*>> items;
+  for (int i = 0; i < legend->itemCount(); ++i) {
+    QCPAbstractLegendItem* item = legend->item(i);
+    int order = static_cast<int>(groups.size()) + i;
+    if (auto* entry = qobject_cast<QCPPlottableLegendItem*>(item)) {
+      const QString label = entry->plottable()->property("groupLabel").toString();
+      for (int g = 0; g < groups.size(); ++g) {
+        if (groups[g].label == label) order = g;
+      }
+    }
+    items.push_back({order, item});
+  }
+  std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  bool sorted = true;
+  for (int i = 0; i < items.size(); ++i) sorted = sorted && items[i].second == legend->item(i);
+  if (sorted) return;
+  for (const auto& item : items) legend->take(item.second);
+  legend->simplify();
+  for (const auto& item : items) legend->addItem(item.second);
 }
 
 void PlotView::resetRanges() {

@@ -82,6 +82,8 @@ class PlotView : public QWidget {
   bool lowerRowShown() const { return lowerRowShown_; }
   // Forgets the user's zoom: the next refresh fits the ranges to the data again (a change of what is plotted).
   void resetZoom() { userZoomed_ = false; }
+  // Whether the legend lists the model's groups by their labels (every multi-run view; λ lists layers).
+  virtual bool listsGroups() const { return true; }
   // Around an image export (true, then false): a view that shows on screen what the picture needs elsewhere (the
   // weight geometry's table stands in for its legend) puts it into the picture.
   virtual void setExporting(bool exporting) { Q_UNUSED(exporting); }
@@ -89,6 +91,8 @@ class PlotView : public QWidget {
  private:
   // Puts the lower row in or takes it out for the room the legend leaves; true when that changed.
   bool fitLowerRow();
+  // Marks each group's legend entry for the legend click, and lists hidden groups (struck out) to be shown again.
+  void bindGroupEntries();
   // As many legend columns as the widest entry allows; an entry wider than the plot is shortened in the middle.
   void fitLegend();
   QCPAxisRect* firstAxisRect() const;

@@ -6,6 +6,7 @@
 
 #include <qcustomplot.h>
 #include <QApplication>
+#include <QTest>
 
 #include <algorithm>
 #include <cmath>
@@ -130,7 +131,9 @@ TEST_F(GroupViewsTest, GroupsAreMadeBySeedlessKeysAndLeaveHiddenRunsOut) {
   }
   model_.runAt(1)->visible = false;  // adamw seed 1
   model_.markChanged();
-  EXPECT_EQ(model_.groups()[0].label, QStringLiteral("name adamw (3 seeds)"));
+  EXPECT_EQ(model_.groups()[0].label, QStringLiteral("name adamw (3 of 4 seeds)"));
+  EXPECT_EQ(model_.groups()[0].members.size(), 3);
+  EXPECT_EQ(model_.groups()[0].hiddenMembers.size(), 1);
   EXPECT_EQ(model_.groupOf(model_.runAt(1)), nullptr);
   model_.setGrouping(true, {QStringLiteral("train.seed")});
   EXPECT_EQ(model_.groups().size(), 4) << "grouped by the seed: one group per seed";
@@ -297,6 +300,43 @@ TEST(CsvTableTest, FieldsAreQuotedWhereNeededAndEveryRowHasTheHeadersWidth) {
   ASSERT_EQ(rows.size(), 3);
   EXPECT_EQ(rows[1], (QStringList{QStringLiteral("vit, alpha \"5\""), QStringLiteral("0.5")}));
   EXPECT_EQ(rows[2], (QStringList{QStringLiteral("plain"), QString()}));
+}
+
+// A click on a group's legend entry hides the whole group in every view; its entry stays, struck out, and a second
+// click shows it again. The other groups keep their members and colours.
+TEST_F(GroupViewsTest, ALegendClickHidesAGroupAndASecondClickShowsIt) {
+  widgets::TrainingCurvesView view(&model_, QStringLiteral("Test metric"), QStringLiteral("@test"));
+  show(view);
+  auto* plot = view.plot();
+  const auto entryOf = [plot](const QString& startsWith) -> QCPPlottableLegendItem* {
+    plot->replot();
+    QApplication::processEvents();
+    for (int i = 0; i < plot->legend->itemCount(); ++i) {
+      auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i));
+      if (item && item->plottable()->name().startsWith(startsWith)) return item;
+    }
+    return nullptr;
+  };
+  const QColor horstColour = model_.groups()[1].colour;
+  auto* adamw = entryOf(QStringLiteral("name adamw"));
+  ASSERT_NE(adamw, nullptr);
+  QTest::mouseClick(plot, Qt::LeftButton, Qt::NoModifier, adamw->rect().center());
+  for (int s = 0; s < kSeeds; ++s) EXPECT_FALSE(model_.runAt(s)->visible) << "adamw seed " << s;
+  EXPECT_TRUE(model_.runAt(kSeeds)->visible);
+  ASSERT_EQ(model_.groups().size(), 3) << "hiding runs changes neither the groups nor their colours";
+  EXPECT_TRUE(model_.groups()[0].hidden());
+  EXPECT_EQ(model_.groups()[1].colour, horstColour);
+  view.refresh();
+  EXPECT_EQ(view.groupBands().size(), 2) << "a hidden group draws nothing";
+  adamw = entryOf(QStringLiteral("name adamw"));
+  ASSERT_NE(adamw, nullptr) << "a hidden group keeps its legend entry, to be clicked back on";
+  EXPECT_TRUE(adamw->font().strikeOut());
+  EXPECT_EQ(plot->legend->item(0), adamw) << "in its place: a second click where the first was shows it again";
+  EXPECT_TRUE(view.csv().indexOf(QStringLiteral("name adamw")) < 0) << "nor is it exported";
+  QTest::mouseClick(plot, Qt::LeftButton, Qt::NoModifier, adamw->rect().center());
+  for (int s = 0; s < kSeeds; ++s) EXPECT_TRUE(model_.runAt(s)->visible);
+  view.refresh();
+  EXPECT_EQ(view.groupBands().size(), 3);
 }
 
 TEST_F(GroupViewsTest, EveryViewsExportIsTheOneTableOfWhatItDraws) {
