@@ -276,9 +276,10 @@ void FrontierView::drawGroups(double chosen) {
     const int last = static_cast<int>(band.steps.size()) - 1;
     QCPAxis* levelAxis = plot()->axisRect(0)->axis(QCPAxis::atBottom);
     QCPAxis* valueAxis = plot()->axisRect(0)->axis(QCPAxis::atLeft);
-    addBand(plot(), levelAxis, valueAxis, band.columns, band.mean.mid(last * width, width),
-            band.low.mid(last * width, width), band.high.mid(last * width, width), band.group->colour,
-            QStringLiteral("%1, step %2").arg(band.group->label).arg(band.steps.back(), 0, 'f', 0));
+    bindToGroup(addBand(plot(), levelAxis, valueAxis, band.columns, band.mean.mid(last * width, width),
+                        band.low.mid(last * width, width), band.high.mid(last * width, width), band.group->colour,
+                        QStringLiteral("%1, step %2").arg(band.group->label).arg(band.steps.back(), 0, 'f', 0)),
+                *band.group);
     if (band.shortened) shortened << band.group->label;
     const auto column =
         std::find_if(band.columns.begin(), band.columns.end(), [&](double l) { return std::abs(l - chosen) < 1e-9; }) -

@@ -66,9 +66,10 @@ void LayerLossView::drawGroups(bool change, bool logY) {
       for (auto& value : values) value = logY && value <= 0 ? qQNaN() : value;
       return values;
     };
-    addBand(plot(), plot()->xAxis, plot()->yAxis, band.steps, positive(band.mean), positive(band.low),
-            positive(band.high), band.group->colour,
-            QStringLiteral("%1, step %2").arg(band.group->label).arg(band.atStep, 0, 'f', 0));
+    bindToGroup(addBand(plot(), plot()->xAxis, plot()->yAxis, band.steps, positive(band.mean), positive(band.low),
+                        positive(band.high), band.group->colour,
+                        QStringLiteral("%1, step %2").arg(band.group->label).arg(band.atStep, 0, 'f', 0)),
+                *band.group);
     if (band.shortened) shortened << band.group->label;
   }
   notes << QStringLiteral("groups: mean, %1 band").arg(bandKindName(model()->bandKind()));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "widgets/lab_model.h"
 #include "widgets/run_data.h"
 
 namespace descentlab::widgets {
@@ -205,11 +206,19 @@ QCPGraph* addBand(QCustomPlot* plot, QCPAxis* x, QCPAxis* y, const QVector<doubl
 void bindToRun(QCustomPlot* plot, QCPAbstractPlottable* plottable, const RunData& run) {
   plottable->setProperty("runId", run.id);
   plottable->setVisible(run.visible);
+  styleLegendEntry(plot, plottable, !run.visible);
+}
+
+void bindToGroup(QCPAbstractPlottable* plottable, const RunGroup& group) {
+  plottable->setProperty("groupLabel", group.label);
+}
+
+void styleLegendEntry(QCustomPlot* plot, QCPAbstractPlottable* plottable, bool hidden) {
   if (auto* item = plot->legend->itemWithPlottable(plottable)) {
     QFont font = plot->legend->font();
-    font.setStrikeOut(!run.visible);
+    font.setStrikeOut(hidden);
     item->setFont(font);
-    item->setTextColor(run.visible ? Qt::black : QColor(150, 150, 150));
+    item->setTextColor(hidden ? QColor(150, 150, 150) : QColor(Qt::black));
   }
 }
 

@@ -20,11 +20,17 @@ class QCustomPlot;
 
 namespace descentlab::widgets {
 
+struct RunGroup;
+
 class RunData;
 
 // Ties a plottable to its run: a click on its legend entry hides or shows the run (PlotView), and a hidden run's
 // curve is not drawn while its legend entry stays, greyed and struck out, to be clicked back on.
 void bindToRun(QCustomPlot* plot, QCPAbstractPlottable* plottable, const RunData& run);
+// Ties a group's mean line to the group: a click on its legend entry hides or shows the whole group (PlotView).
+void bindToGroup(QCPAbstractPlottable* plottable, const RunGroup& group);
+// A legend entry of something hidden from the plots: struck out and grey (black again when shown).
+void styleLegendEntry(QCustomPlot* plot, QCPAbstractPlottable* plottable, bool hidden);
 
 // A linear axis ticker whose labels always tell neighbouring ticks apart: with QCustomPlot's 6 significant digits,
 // two runs' training losses 2e-6 apart (the first points of a tour's pair) were labelled 0.721279, 0.721279, 0.721278.

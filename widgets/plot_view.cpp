@@ -230,31 +230,16 @@ void PlotView::refresh(bool force) {
 
 void PlotView::bindGroupEntries() {
   if (!model_->grouped() || !listsGroups()) return;
-  // A group's legend entry is its mean line, named by its label (a view may add to the name: the longest label that
-  // starts it is the group's). A click on it hides or shows the group (the handler above).
+  // Each view tied its groups' mean lines to their groups where it drew them (bindToGroup). A hidden group draws
+  // nothing but keeps its entry, struck out and grey, so that a click shows it again.
   const auto& groups = model_->groups();
-  for (int i = 0; i < plot_->plottableCount(); ++i) {
-    QCPAbstractPlottable* plottable = plot_->plottable(i);
-    if (!plot_->legend->hasItemWithPlottable(plottable) || plottable->property("runId").isValid()) continue;
-    QString found;
-    for (const auto& group : groups) {
-      if (plottable->name().startsWith(group.label) && group.label.size() > found.size()) found = group.label;
-    }
-    if (!found.isEmpty()) plottable->setProperty("groupLabel", found);
-  }
-  // A hidden group draws nothing but keeps its entry, struck out and grey, so that a click shows it again.
   for (const auto& group : groups) {
     if (!group.hidden()) continue;
     auto* entry = plot_->addGraph(firstAxisRect()->axis(QCPAxis::atBottom), firstAxisRect()->axis(QCPAxis::atLeft));
     entry->setName(group.label);
     entry->setPen(QPen(group.colour, 2));
-    entry->setProperty("groupLabel", group.label);
-    if (auto* item = plot_->legend->itemWithPlottable(entry)) {
-      QFont font = plot_->legend->font();
-      font.setStrikeOut(true);
-      item->setFont(font);
-      item->setTextColor(QColor(150, 150, 150));
-    }
+    bindToGroup(entry, group);
+    styleLegendEntry(plot_, entry, true);
   }
   // The entries in the groups' order, hidden ones in their place: a second click where the first one was shows the
   // group again (entries of no group keep their order, after the groups').

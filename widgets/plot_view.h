@@ -91,7 +91,7 @@ class PlotView : public QWidget {
  private:
   // Puts the lower row in or takes it out for the room the legend leaves; true when that changed.
   bool fitLowerRow();
-  // Marks each group's legend entry for the legend click, and lists hidden groups (struck out) to be shown again.
+  // Lists hidden groups in the legend (struck out) to be shown again, every group's entry in the groups' order.
   void bindGroupEntries();
   // As many legend columns as the widest entry allows; an entry wider than the plot is shortened in the middle.
   void fitLegend();

@@ -131,8 +131,9 @@ void RobustnessView::rebuild() {
   if (model()->grouped()) {
     // Each group: the mean over its members of each member's mean over noise seeds, with the band across members.
     for (const auto& band : groupBands()) {
-      addBand(plot(), plot()->xAxis, plot()->yAxis, band.steps, band.mean, band.low, band.high, band.group->colour,
-              band.group->label);
+      bindToGroup(addBand(plot(), plot()->xAxis, plot()->yAxis, band.steps, band.mean, band.low, band.high,
+                          band.group->colour, band.group->label),
+                  *band.group);
       metric = band.series;
       ++drawn;
     }

@@ -51,8 +51,9 @@ int TrainingCurvesView::drawGroups(QStringList& notes, bool& anySmoothable) {
       }
       return weight > 0 && smoothable ? smoothExponential(values, weight) : values;
     };
-    addBand(plot(), plot()->xAxis, plot()->yAxis, band.steps, prepare(band.mean), prepare(band.low), prepare(band.high),
-            band.group->colour, band.group->label);
+    bindToGroup(addBand(plot(), plot()->xAxis, plot()->yAxis, band.steps, prepare(band.mean), prepare(band.low),
+                        prepare(band.high), band.group->colour, band.group->label),
+                *band.group);
     ++drawn;
     if (band.shortened) shortened << QStringLiteral("%1: %2").arg(band.group->label, bandNote(band));
   }

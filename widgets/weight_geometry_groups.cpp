@@ -41,6 +41,7 @@ void WeightGeometryView::drawGroupBands() {
   for (const auto& band : groupBands()) {
     auto* mean = addBand(plot(), plot()->xAxis, plot()->yAxis, band.steps, band.mean, band.low, band.high,
                          band.group->colour, band.group->label);
+    bindToGroup(mean, *band.group);
     mean->setScatterStyle(QCPScatterStyle());  // the bins are many; marks would hide the band
     if (mode_ == Mode::Histogram) mean->setLineStyle(QCPGraph::lsStepCenter);
   }
