@@ -233,8 +233,19 @@ void PlotView::bindGroupEntries() {
   // Each view tied its groups' mean lines to their groups where it drew them (bindToGroup). A hidden group draws
   // nothing but keeps its entry, struck out and grey, so that a click shows it again.
   const auto& groups = model_->groups();
+  for (int i = 0; i < plot_->plottableCount(); ++i) {
+    const QString label = plot_->plottable(i)->property("groupLabel").toString();
+    for (const auto& group : groups) {
+      if (group.label != label || label.isEmpty()) continue;
+      for (const auto* member : group.members) drawnInGroups_.insert(member->id);
+    }
+  }
+  // Only where the group was drawn: a ViT group hidden from the training curves has no entry in the per-layer loss.
   for (const auto& group : groups) {
     if (!group.hidden()) continue;
+    bool drawnHere = false;
+    for (const auto* member : group.hiddenMembers) drawnHere = drawnHere || drawnInGroups_.contains(member->id);
+    if (!drawnHere) continue;
     auto* entry = plot_->addGraph(firstAxisRect()->axis(QCPAxis::atBottom), firstAxisRect()->axis(QCPAxis::atLeft));
     entry->setName(group.label);
     entry->setPen(QPen(group.colour, 2));

@@ -4,6 +4,7 @@
 // (PNG, SVG, PDF) and of the plotted data (CSV).
 
 #include <QPoint>
+#include <QSet>
 #include <QString>
 #include <QWidget>
 
@@ -118,6 +119,7 @@ class PlotView : public QWidget {
   bool lowerRowShown_ = true;
   QPoint pressedAt_;
   int64_t drawnRevision_ = -1;
+  QSet<QString> drawnInGroups_;  // runs this view has drawn as members of a group (their group, hidden, is listed)
   bool userZoomed_ = false;
   bool legendTaken_ = false;
 };
