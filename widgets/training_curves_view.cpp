@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "core/record/metrics.h"
+#include "widgets/elided_label.h"
 #include "widgets/flow_layout.h"
 #include "widgets/lab_model.h"
 #include "widgets/plot_helpers.h"
@@ -49,7 +50,9 @@ TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, co
   smoothingLabel_ = new QLabel(this);
   logY_ = new QCheckBox(QStringLiteral("log y"), this);
   logY_->setToolTip(QStringLiteral("A logarithmic y axis; values ≤ 0 cannot be drawn on it and are counted beside"));
-  logYNote_ = new QLabel(this);
+  // Elided, the whole note in its tooltip: a long one ("not on this axis: ...") must not widen the dock.
+  logYNote_ = new ElidedLabel(this);
+  logYNote_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);  // a flow layout gives Ignored no width
   logYNote_->setStyleSheet(QStringLiteral("color: #8a4b00;"));
   logYNote_->hide();
   xAxis_ = new QComboBox(this);
@@ -231,7 +234,7 @@ QVector<DrawnCurve> TrainingCurvesView::curves() const {
 }
 
 QString TrainingCurvesView::logYNote() const {
-  return logYNote_->text();  // empty unless log y hides points
+  return logYNote_->fullText();  // empty unless log y hides points
 }
 
 void TrainingCurvesView::rebuild() {
@@ -305,7 +308,7 @@ void TrainingCurvesView::rebuild() {
   if (hiddenByLogY > 0)
     notes << QStringLiteral("hides %1 point%2 ≤ 0").arg(hiddenByLogY).arg(hiddenByLogY == 1 ? "" : "s");
   if (!otherMetrics.isEmpty()) notes << otherMetrics;
-  logYNote_->setText(notes.join(QStringLiteral("; ")));
+  logYNote_->setFullText(notes.join(QStringLiteral("; ")));
   logYNote_->setVisible(!notes.isEmpty());
   // The slider says when it has nothing to smooth, rather than seeming to do nothing.
   const bool canSmooth = all.isEmpty() || anySmoothable;

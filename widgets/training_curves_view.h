@@ -12,6 +12,7 @@ class QSlider;
 
 namespace descentlab::widgets {
 
+class ElidedLabel;
 class RunData;
 
 // One run's curve as the view draws it, and as its CSV export writes it.
@@ -77,7 +78,7 @@ class TrainingCurvesView : public PlotView {
   QLabel* smoothingLabel_ = nullptr;
   QCheckBox* logY_ = nullptr;
   QComboBox* xAxis_ = nullptr;
-  QLabel* logYNote_ = nullptr;
+  ElidedLabel* logYNote_ = nullptr;
   QString wanted_;
 };
 

@@ -538,5 +538,28 @@ TEST(RunDataTest, WhatAUserCanDoFollowsTheRunsState) {
   EXPECT_FALSE(widgets::availableActions(run).resume);
 }
 
+// A 1024x700 window grew past the screen's right edge once a study's groups were drawn beside a video run: the test
+// metric view's note ("not on this axis: ...") was a plain label, whose whole text became the view's minimum width.
+// The note now shortens to the width it is given, the whole of it kept (and in its tooltip).
+TEST(PlotsNoteTest, ALongNoteNeverWidensTheView) {
+  LabModel model;
+  TrainingCurvesView view(&model, QStringLiteral("Test metric"), QStringLiteral("@test"));
+  view.resize(300, 400);
+  view.show();
+  const int before = view.minimumSizeHint().width();
+  const QStringList metrics = {QStringLiteral("accuracy"), QStringLiteral("rmse"), QStringLiteral("perplexity")};
+  for (int i = 0; i < 12; ++i) {
+    auto run = std::make_unique<RunData>();
+    run->name = QStringLiteral("a run of a task with a long name %1").arg(i);
+    run->metric = metrics[i % 3] + QString::number(i);
+    run->addScalar(QStringLiteral("test_") + run->metric, 1, 0, 0.5);
+    model.addRun(std::move(run));
+  }
+  view.refresh(true);
+  ASSERT_TRUE(view.logYNote().startsWith(QStringLiteral("not on this axis: "))) << view.logYNote().toStdString();
+  EXPECT_GT(view.fontMetrics().horizontalAdvance(view.logYNote()), 600);
+  EXPECT_LE(view.minimumSizeHint().width(), std::max(before, 300)) << view.logYNote().toStdString();
+}
+
 }  // namespace
 }  // namespace descentlab
