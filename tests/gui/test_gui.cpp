@@ -22,7 +22,6 @@
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
-#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -166,21 +165,6 @@ TEST_F(LabTest, EveryEventReachesTheViewsOnceThroughTheCoalescingTimer) {
   EXPECT_EQ(run->currentStep, run->totalSteps);
 }
 
-// How long a stop may take: the batch in flight and the "latest" checkpoint, never the rest of the epoch. Under
-// ThreadSanitizer every step and the checkpoint's write run 5-15 times slower (measured on a quiet 2-core machine:
-// 6.7-7.2 s).
-#if defined(__SANITIZE_THREAD__)
-constexpr int kStopWithinMs = 20000;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr int kStopWithinMs = 20000;
-#else
-constexpr int kStopWithinMs = 5000;
-#endif
-#else
-constexpr int kStopWithinMs = 5000;
-#endif
-
 TEST_F(LabTest, AWorkerPausesResumesAndStopsWithinOneBatch) {
   auto config = config::load_experiment("video-constrained", "quick", "",
                                         {"data.train_clips=256", "model.layers=2", "model.width=16"});
@@ -222,12 +206,13 @@ TEST_F(LabTest, AWorkerPausesResumesAndStopsWithinOneBatch) {
   session.resume();
   // Training again: a few more steps (under ThreadSanitizer on a loaded machine a step can take a second).
   ASSERT_TRUE(waitUntil([&] { return probe.step.load() >= paused_at + 5; }, 120000));
-  QElapsedTimer clock;
-  clock.start();
+  // A stop ends the run within the batch in flight, never the rest of the epoch. Counted in steps, not seconds: a
+  // 5 s limit on the wall clock failed at 5.5 s on a machine loaded by a 25 M-parameter run beside the CI (the time
+  // includes the "latest" checkpoint's write). The loss of a finished batch may reach the probe just after stop().
   session.stop();
-  ASSERT_TRUE(waitUntil([&] { return done.load(); }, 30000));
-  EXPECT_LT(clock.elapsed(), kStopWithinMs)
-      << "a stop waits for the batch in flight and the \"latest\" checkpoint only";
+  const int64_t step_at_stop = probe.step.load();
+  ASSERT_TRUE(waitUntil([&] { return done.load(); }, 60000)) << "the run did not end after stop()";
+  EXPECT_LE(result.steps, step_at_stop + 2) << "a stop waits for the batch in flight only";
   ASSERT_TRUE(error.empty()) << error;
   EXPECT_TRUE(result.stopped);
   EXPECT_GT(result.steps, paused_at);
