@@ -86,7 +86,9 @@ RunData* LabModel::focusRun() const {
 bool LabModel::changeRun(const QString& id, const std::function<void(RunData&)>& change) {
   RunData* changed = run(id);
   if (!changed) return false;
+  const QMap<QString, QString> config = changed->config;  // shared, not copied
   change(*changed);
+  if (changed->config != config) differingFor_.clear();
   changed->touch();
   emit this->changed();
   return true;
@@ -116,24 +118,30 @@ void LabModel::setFocusRun(const QString& id) {
 }
 
 QStringList LabModel::differingKeys() const {
-  QStringList keys;
-  if (runs_.size() < 2) return keys;
-  QSet<QString> all;
-  for (const auto& run : runs_) {
-    for (auto it = run->config.cbegin(); it != run->config.cend(); ++it) all.insert(it.key());
+  if (runs_.size() < 2) return {};
+  // The cache holds for the runs it was made over if they are still the first ones, in the same order.
+  bool prefix = !differingFor_.isEmpty() && differingFor_.size() <= static_cast<qsizetype>(runs_.size());
+  for (qsizetype i = 0; prefix && i < differingFor_.size(); ++i) prefix = runs_[i]->id == differingFor_[i];
+  if (!prefix) {
+    differingFor_ = {runs_.front()->id};
+    differing_.clear();
   }
-  QStringList sorted(all.begin(), all.end());
-  sorted.sort();
-  for (const auto& key : sorted) {
-    if (key == QStringLiteral("name")) continue;  // the run's name is its first column already
-    const QString first = runs_.front()->config.value(key, QStringLiteral("(unset)"));
-    for (const auto& run : runs_) {
-      if (run->config.value(key, QStringLiteral("(unset)")) != first) {
-        keys.push_back(key);
-        break;
-      }
+  // A key differs when some run's value (or "(unset)") is not the first run's.
+  const auto& first = runs_.front()->config;
+  const QString unset = QStringLiteral("(unset)");
+  for (auto i = static_cast<size_t>(differingFor_.size()); i < runs_.size(); ++i) {
+    const auto& config = runs_[i]->config;
+    for (auto it = config.cbegin(); it != config.cend(); ++it) {
+      if (!differing_.contains(it.key()) && first.value(it.key(), unset) != it.value()) differing_.insert(it.key());
     }
+    for (auto it = first.cbegin(); it != first.cend(); ++it) {
+      if (!config.contains(it.key()) && it.value() != unset) differing_.insert(it.key());
+    }
+    differingFor_ << runs_[i]->id;
   }
+  QStringList keys(differing_.begin(), differing_.end());
+  keys.removeAll(QStringLiteral("name"));  // the run's name is its first column already
+  keys.sort();
   return keys;
 }
 

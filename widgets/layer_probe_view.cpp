@@ -127,7 +127,11 @@ LayerProbeView::LayerProbeView(LabModel* model, QWidget* parent) : QWidget(paren
 
   poll_.setInterval(1000);
   connect(&poll_, &QTimer::timeout, this, &LayerProbeView::refresh);
-  connect(model_, &LabModel::runsChanged, this, &LayerProbeView::refresh);
+  // Once for the runs added together (Draw groups adds 300 in batches of 16): its run lists are rebuilt from every run.
+  refreshSoon_.setSingleShot(true);
+  refreshSoon_.setInterval(0);
+  connect(&refreshSoon_, &QTimer::timeout, this, &LayerProbeView::refresh);
+  connect(model_, &LabModel::runsChanged, &refreshSoon_, qOverload<>(&QTimer::start));
   const auto again = [this] {
     if (!updatingChoices_) requestAll();
   };

@@ -134,6 +134,7 @@ class LayerProbeView : public QWidget {
   QStackedWidget* pages_ = nullptr;
   QCustomPlot* plot_ = nullptr;
   FrameGrid* grid_ = nullptr;
+  QTimer refreshSoon_;
   QTimer poll_;  // while shown: a live run's new evaluation (a new "latest" checkpoint) probes again
 
   quint64 nextId_ = 1;

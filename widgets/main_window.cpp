@@ -167,6 +167,7 @@ void MainWindow::buildDocks() {
     if (auto* item = runTable_->item(rows.front().row(), 0)) model_->setFocusRun(item->data(Qt::UserRole).toString());
   });
   runsDock_ = makeDock(QStringLiteral("Runs"), runTable_);
+  runTable_->installEventFilter(this);  // filled when it shows (see updateRunTable)
 
   log_ = new QPlainTextEdit(this);
   log_->setObjectName(QStringLiteral("log"));

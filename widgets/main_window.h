@@ -105,6 +105,7 @@ class MainWindow : public QMainWindow {
   // files written.
   QStringList exportAll(const QString& directory);
   void addRecentFile(const QString& path);
+  void addRecentFiles(const QStringList& paths);  // one settings write and menu rebuild for a batch
   // Docks the optimizer-geometry playground (tabbed with λ and robustness), then re-applies the saved layout.
   void addPlayground(QWidget* playground);
   // The selected run's controls follow its state (the app calls this after changing a state).
@@ -156,6 +157,7 @@ class MainWindow : public QMainWindow {
   // titles ("Per-l…", "Te…") were unreadable where a tour put several views behind one.
   bool event(QEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
   void showEvent(QShowEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;

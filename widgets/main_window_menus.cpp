@@ -275,11 +275,18 @@ QStringList MainWindow::exportAll(const QString& directory) {
 }
 
 void MainWindow::addRecentFile(const QString& path) {
+  addRecentFiles({path});
+}
+
+void MainWindow::addRecentFiles(const QStringList& paths) {
+  if (paths.isEmpty()) return;
   QSettings settings;
   QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
-  const QString absolute = QFileInfo(path).absoluteFilePath();
-  recent.removeAll(absolute);
-  recent.prepend(absolute);
+  for (const QString& path : paths) {  // the last one on top, as if added one by one
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    recent.removeAll(absolute);
+    recent.prepend(absolute);
+  }
   while (recent.size() > kRecentFiles) recent.removeLast();
   settings.setValue(QStringLiteral("recentFiles"), recent);
   updateRecentMenu();

@@ -106,20 +106,20 @@ bool RunOpener::adopt(OpenedFile opened) {
   }
   widgets::RunData* added = model_.addRun(std::move(run));
   if (!opened.writer.isEmpty()) watched_.watch(added->id, std::move(opened.follower));
-  window_.addRecentFile(opened.absolute);
   return true;
 }
 
 int RunOpener::open(const QStringList& paths) {
-  int opened = 0;
+  QStringList opened;
   for (const auto& path : paths) {
     if (auto* existing = model_.runByPath(QFileInfo(path).absoluteFilePath())) {
       model_.setFocusRun(existing->id);
       continue;
     }
-    opened += adopt(read(path)) ? 1 : 0;
+    if (adopt(read(path))) opened << path;
   }
-  return opened;
+  window_.addRecentFiles(opened);
+  return static_cast<int>(opened.size());
 }
 
 void RunOpener::openInBackground(const QStringList& paths, const QStringList& names) {
@@ -141,7 +141,12 @@ void RunOpener::openInBackground(const QStringList& paths, const QStringList& na
     const auto send = [&] {
       if (batch->empty()) return;
       posted_.post([this, files = std::move(batch)] {
-        for (auto& file : *files) adopt(std::move(file));
+        QStringList adopted;  // File > Open recent written once per batch (a settings write and a menu each)
+        for (auto& file : *files) {
+          const QString path = file.absolute;
+          if (adopt(std::move(file))) adopted << path;
+        }
+        window_.addRecentFiles(adopted);
         openingRuns_ -= static_cast<int>(files->size());
         model_.setRunsToCome(openingRuns_);  // at 0 the views draw every run read
         if (openingRuns_ == 0) window_.showInfo(QStringLiteral("Opened the run files"));

@@ -593,6 +593,27 @@ TEST_F(LabTest, AWatchedRunShowsRowsCommittedBetweenCheckpoints) {
   EXPECT_EQ(controller_->watchedRuns(), 0);
 }
 
+// The runs table behind another tab (the Study's while Draw groups reads 300 runs) is not rebuilt for every batch
+// of runs: it is filled when it shows, with every run opened meanwhile.
+TEST_F(LabTest, AHiddenRunsTableIsFilledWhenItShows) {
+  QDockWidget* runsDock = nullptr;
+  for (auto* dock : window_->findChildren<QDockWidget*>()) {
+    if (dock->windowTitle() == QStringLiteral("Runs")) runsDock = dock;
+  }
+  ASSERT_NE(runsDock, nullptr);
+  auto* table = window_->findChild<QTableWidget*>(QStringLiteral("runs-table"));
+  ASSERT_NE(table, nullptr);
+  runsDock->hide();
+  ASSERT_TRUE(waitUntil([&] { return !table->isVisible(); }, 5000));
+  ASSERT_EQ(controller_->open({samplePath()}), 1);
+  QApplication::processEvents();
+  EXPECT_EQ(table->rowCount(), 0) << "rebuilt while hidden";
+  runsDock->show();
+  ASSERT_TRUE(waitUntil([&] { return table->rowCount() == 1; }, 5000)) << "not filled when shown";
+  ASSERT_NE(table->item(0, 0), nullptr);
+  EXPECT_EQ(table->item(0, 0)->text(), window_->model()->runAt(0)->name);
+}
+
 TEST_F(LabTest, OpensGoodRunFilesAndNamesTheProblemWithBadOnes) {
   EXPECT_EQ(controller_->open({samplePath()}), 1);
   ASSERT_EQ(window_->model()->count(), 1);

@@ -100,6 +100,7 @@ TEST(LayerProbeView, ShowsAAndBsPerLayerBarsAndFollowsGamma) {
   EXPECT_TRUE(view.placeholder().contains(QStringLiteral("Open or start a layerwise-descent run")));
   addLayerwiseRun(model, QStringLiteral("text-constrained"), QStringLiteral("text"), true);
   addLayerwiseRun(model, QStringLiteral("text-erm"), QStringLiteral("text"), false);
+  view.refresh();  // what the view's own timer does at the next turn of the event loop: once for runs added together
   FakeBackend backend;
   view.setBackend(&backend);
   // The defaults: A is the ERM run, B the constrained one.
@@ -141,6 +142,7 @@ TEST(LayerProbeView, TheDefaultPairIsOfOneTask) {
   addLayerwiseRun(model, QStringLiteral("text-erm"), QStringLiteral("text"), false);
   addLayerwiseRun(model, QStringLiteral("text-constrained"), QStringLiteral("text"), true);
   addLayerwiseRun(model, QStringLiteral("video-constrained"), QStringLiteral("video"), true);
+  view.refresh();
   FakeBackend backend;
   view.setBackend(&backend);
   EXPECT_EQ(view.runChoice(0)->currentText(), QStringLiteral("text-erm"));
@@ -160,6 +162,23 @@ TEST(LayerProbeView, TheDefaultPairIsOfOneTask) {
   second.refresh();
   EXPECT_EQ(second.runChoice(0)->currentText(), QStringLiteral("video-a"));
   EXPECT_EQ(second.runChoice(1)->currentText(), QStringLiteral("video-b"));
+}
+
+// Draw groups adds 300 runs in batches: the view's run lists, rebuilt from every run, follow once per batch at the
+// next turn of the event loop, not once per run added (quadratic in the runs opened).
+TEST(LayerProbeView, RunsAddedTogetherAreListedAtTheNextTurn) {
+  LabModel model;
+  LayerProbeView view(&model);
+  view.resize(700, 450);
+  view.show();
+  for (int i = 0; i < 20; ++i) {
+    addLayerwiseRun(model, QStringLiteral("text-%1").arg(i), QStringLiteral("text"), i % 2 == 0);
+  }
+  EXPECT_EQ(view.runChoice(0)->count(), 0) << "listed before the event loop turned";
+  QElapsedTimer timer;
+  timer.start();
+  while (view.runChoice(0)->count() < 20 && timer.elapsed() < 5000) QApplication::processEvents();
+  EXPECT_EQ(view.runChoice(0)->count(), 20);
 }
 
 TEST(LayerProbeView, OnlyTheNewestRequestsAnswerIsShown) {

@@ -561,5 +561,30 @@ TEST(PlotsNoteTest, ALongNoteNeverWidensTheView) {
   EXPECT_LE(view.minimumSizeHint().width(), std::max(before, 300)) << view.logYNote().toStdString();
 }
 
+// The runs table's config columns: the keys whose values differ between the runs, kept up to date as runs are added
+// (extended run by run), removed (made again) or changed (a config replaced through changeRun).
+TEST(LabModelKeysTest, DifferingKeysFollowAddedRemovedAndChangedRuns) {
+  LabModel model;
+  const auto add = [&](const QString& name, const QMap<QString, QString>& config) {
+    auto run = std::make_unique<RunData>();
+    run->name = name;
+    run->config = config;
+    return model.addRun(std::move(run))->id;
+  };
+  const QString a = add(QStringLiteral("a"), {{"name", "a"}, {"train.lr", "0.1"}, {"train.seed", "0"}});
+  EXPECT_TRUE(model.differingKeys().isEmpty());
+  const QString b = add(QStringLiteral("b"), {{"name", "b"}, {"train.lr", "0.1"}, {"train.seed", "1"}});
+  EXPECT_EQ(model.differingKeys(), QStringList({"train.seed"}));  // "name" is the table's first column already
+  // A key only the new run has, and one it lacks: both differ from the first run's "(unset)" or value.
+  const QString c = add(QStringLiteral("c"), {{"name", "c"}, {"train.seed", "0"}, {"optimizer.alpha", "5"}});
+  EXPECT_EQ(model.differingKeys(), QStringList({"optimizer.alpha", "train.lr", "train.seed"}));
+  model.removeRun(c);
+  EXPECT_EQ(model.differingKeys(), QStringList({"train.seed"}));
+  model.changeRun(b, [](RunData& run) { run.config[QStringLiteral("train.seed")] = QStringLiteral("0"); });
+  EXPECT_TRUE(model.differingKeys().isEmpty());
+  model.removeRun(a);
+  EXPECT_TRUE(model.differingKeys().isEmpty());
+}
+
 }  // namespace
 }  // namespace descentlab
