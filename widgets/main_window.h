@@ -184,6 +184,8 @@ class MainWindow : public QMainWindow {
   // Hides the layerwise views while only sparse runs are open, and shows them again when a layerwise run opens.
   void showRelevantDocks();
   void updateRunTable();
+  QVector<RunData*> runsInTableOrder(const QStringList& keys, int firstKey, bool anyLayerwise) const;
+  void fillProgressCell(int row, const RunData& run);
   void updateLog();
   void updateRecentMenu();
   void openWithDialog();

@@ -147,6 +147,77 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
   return QMainWindow::eventFilter(watched, event);
 }
 
+// The rows in the order of the column whose header was clicked (numbers as numbers), else as the runs came.
+QVector<RunData*> MainWindow::runsInTableOrder(const QStringList& keys, int firstKey, bool anyLayerwise) const {
+  QVector<RunData*> ordered = model_->runs();
+  if (sortColumn_ < 0 || sortColumn_ >= firstKey + keys.size()) return ordered;
+  const int column = sortColumn_;
+  const auto key = [&](const RunData* run) -> QVariant {
+    switch (column) {
+      case 0: return run->name;
+      case 1: return runStateName(run->state);
+      case 2: return run->progress();
+      case 3: return run->stepsPerSecond;
+      case 4: return run->etaSeconds();
+      case 5: {
+        const auto it = run->scalars.constFind(QStringLiteral("test_") + run->metric);
+        return it != run->scalars.cend() && !it->values.isEmpty() ? QVariant(it->values.back()) : QVariant();
+      }
+      default: break;
+    }
+    if (anyLayerwise && column == 6) {
+      const record::DescentCertificate certificate = descentCertificate(*run);
+      return certificate.valid() ? QVariant(certificate.overall.share) : QVariant();
+    }
+    const QString text = run->config.value(keys.value(column - firstKey));
+    bool number = false;
+    const double value = text.toDouble(&number);
+    return number ? QVariant(value) : QVariant(text);
+  };
+  // Each run's key once (a certificate or a config lookup per comparison would repeat them n log n times).
+  QVector<QPair<QVariant, RunData*>> keyed;
+  for (RunData* run : ordered) keyed.push_back({key(run), run});
+  const auto less = [](const QVariant& x, const QVariant& y) {
+    if (!x.isValid() || !y.isValid()) return x.isValid() && !y.isValid();  // runs without a value go last
+    if (x.typeId() == QMetaType::Double && y.typeId() == QMetaType::Double) return x.toDouble() < y.toDouble();
+    return QString::localeAwareCompare(x.toString(), y.toString()) < 0;
+  };
+  std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+    return sortOrder_ == Qt::AscendingOrder ? less(a.first, b.first) : less(b.first, a.first);
+  });
+  for (int i = 0; i < keyed.size(); ++i) ordered[i] = keyed[i].second;
+  return ordered;
+}
+
+// The progress column: training steps, or a robustness sweep's γ and seed while one runs.
+void MainWindow::fillProgressCell(int row, const RunData& run) {
+  auto* bar = qobject_cast<QProgressBar*>(runTable_->cellWidget(row, 2));
+  if (!bar) {
+    bar = new QProgressBar(runTable_);
+    bar->setRange(0, 1000);
+    bar->setTextVisible(true);
+    // Dark text on a light bar: readable over the done and the remaining part, selected or not.
+    bar->setStyleSheet(
+        QStringLiteral("QProgressBar { border: 1px solid #b0b0b0; border-radius: 2px; "
+                       "background: white; color: black; text-align: center; }"
+                       "QProgressBar::chunk { background: #a9d1f5; }"));
+    runTable_->setCellWidget(row, 2, bar);
+  }
+  const SweepActivity& sweep = run.sweep;
+  if (sweep.running) {  // a robustness sweep: γ i of n and the seed, instead of the training steps
+    bar->setValue(sweep.cells > 0 ? sweep.done * 1000 / sweep.cells : 0);
+    bar->setFormat(QStringLiteral("%1: γ %2/%3, seed %4")
+                       .arg(sweep.noise)
+                       .arg(sweep.gammaIndex + 1)
+                       .arg(sweep.gammas)
+                       .arg(sweep.seed + 1));
+  } else {
+    bar->setValue(static_cast<int>(run.progress() * 1000));
+    bar->setFormat(run.totalSteps > 0 ? QStringLiteral("%1 / %2").arg(run.currentStep).arg(run.totalSteps)
+                                      : QStringLiteral("%1 steps").arg(run.currentStep));
+  }
+}
+
 void MainWindow::updateRunTable() {
   const int64_t revision = model_->revision();
   if (revision == tableRevision_) return;
@@ -171,54 +242,20 @@ void MainWindow::updateRunTable() {
                                                                 : QString());
   }
   const int previousRows = runTable_->rowCount();
-  runTable_->setColumnCount(static_cast<int>(headers.size()));
-  runTable_->setHorizontalHeaderLabels(headers);
+  if (headers != previousHeaders) {
+    runTable_->setColumnCount(static_cast<int>(headers.size()));
+    runTable_->setHorizontalHeaderLabels(headers);
+  }
   runTable_->setRowCount(model_->count());
-  // The rows in the order of the column whose header was clicked (numbers as numbers), else as the runs came.
-  QVector<RunData*> ordered = model_->runs();
+  const QVector<RunData*> ordered = runsInTableOrder(keys, firstKey, anyLayerwise);
   if (sortColumn_ >= 0 && sortColumn_ < headers.size()) {
-    const int column = sortColumn_;
-    const auto key = [&](const RunData* run) -> QVariant {
-      switch (column) {
-        case 0: return run->name;
-        case 1: return runStateName(run->state);
-        case 2: return run->progress();
-        case 3: return run->stepsPerSecond;
-        case 4: return run->etaSeconds();
-        case 5: {
-          const auto it = run->scalars.constFind(QStringLiteral("test_") + run->metric);
-          return it != run->scalars.cend() && !it->values.isEmpty() ? QVariant(it->values.back()) : QVariant();
-        }
-        default: break;
-      }
-      if (anyLayerwise && column == 6) {
-        const record::DescentCertificate certificate = descentCertificate(*run);
-        return certificate.valid() ? QVariant(certificate.overall.share) : QVariant();
-      }
-      const QString text = run->config.value(keys.value(column - firstKey));
-      bool number = false;
-      const double value = text.toDouble(&number);
-      return number ? QVariant(value) : QVariant(text);
-    };
-    // Each run's key once (a certificate or a config lookup per comparison would repeat them n log n times).
-    QVector<QPair<QVariant, RunData*>> keyed;
-    for (RunData* run : ordered) keyed.push_back({key(run), run});
-    const auto less = [](const QVariant& x, const QVariant& y) {
-      if (!x.isValid() || !y.isValid()) return x.isValid() && !y.isValid();  // runs without a value go last
-      if (x.typeId() == QMetaType::Double && y.typeId() == QMetaType::Double) return x.toDouble() < y.toDouble();
-      return QString::localeAwareCompare(x.toString(), y.toString()) < 0;
-    };
-    std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
-      return sortOrder_ == Qt::AscendingOrder ? less(a.first, b.first) : less(b.first, a.first);
-    });
-    for (int i = 0; i < keyed.size(); ++i) ordered[i] = keyed[i].second;
     runTable_->horizontalHeader()->setSortIndicator(sortColumn_, sortOrder_);
   }
   runTable_->horizontalHeader()->setSortIndicatorShown(sortColumn_ >= 0);
   // Cells are reused and written only where their text changed, and only the columns that changed are fitted: with
   // 300 runs open, a rebuild of every cell and column was 25-35 ms at each redraw of a run training beside them.
   QSet<int> changedColumns;
-  if (headers != previousHeaders || runTable_->rowCount() != previousRows) {
+  if (headers != previousHeaders || runTable_->rowCount() < previousRows) {  // added rows mark their columns
     for (int column = 0; column < runTable_->columnCount(); ++column) changedColumns.insert(column);
   }
   const auto cell = [&](int row, int column, const QString& text) {
@@ -247,31 +284,8 @@ void MainWindow::updateRunTable() {
     QTableWidgetItem* state = cell(row, 1, run->sweep.running ? QStringLiteral("sweeping") : runStateName(run->state));
     state->setData(Qt::ForegroundRole, run->state == RunState::Failed ? QVariant(QColor(176, 0, 32)) : QVariant());
     state->setToolTip(run->error);
-    auto* bar = qobject_cast<QProgressBar*>(runTable_->cellWidget(row, 2));
-    if (!bar) {
-      bar = new QProgressBar(runTable_);
-      bar->setRange(0, 1000);
-      bar->setTextVisible(true);
-      // Dark text on a light bar: readable over the done and the remaining part, selected or not.
-      bar->setStyleSheet(
-          QStringLiteral("QProgressBar { border: 1px solid #b0b0b0; border-radius: 2px; "
-                         "background: white; color: black; text-align: center; }"
-                         "QProgressBar::chunk { background: #a9d1f5; }"));
-      runTable_->setCellWidget(row, 2, bar);
-    }
+    fillProgressCell(row, *run);
     const SweepActivity& sweep = run->sweep;
-    if (sweep.running) {  // a robustness sweep: γ i of n and the seed, instead of the training steps
-      bar->setValue(sweep.cells > 0 ? sweep.done * 1000 / sweep.cells : 0);
-      bar->setFormat(QStringLiteral("%1: γ %2/%3, seed %4")
-                         .arg(sweep.noise)
-                         .arg(sweep.gammaIndex + 1)
-                         .arg(sweep.gammas)
-                         .arg(sweep.seed + 1));
-    } else {
-      bar->setValue(static_cast<int>(run->progress() * 1000));
-      bar->setFormat(run->totalSteps > 0 ? QStringLiteral("%1 / %2").arg(run->currentStep).arg(run->totalSteps)
-                                         : QStringLiteral("%1 steps").arg(run->currentStep));
-    }
     // A paused run has no speed; the ETA resumes with it. A watched run's speed comes from its file's wall times.
     const bool live = run->state == RunState::Running || run->state == RunState::Watching;
     cell(row, 3, live ? QString::number(run->stepsPerSecond, 'f', 1) : QString());
