@@ -109,16 +109,10 @@ LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
   setLowerRow(bars_, 2.0, 1.0);
 }
 
-void LayerLossView::rebuild() {
-  // The rotated label must fit beside the bars: a short one when the view is squeezed (a 1024x700 window).
-  const QFontMetrics labelMetrics(bars_->axis(QCPAxis::atLeft)->labelFont());
-  const QString longLabel = QStringLiteral("descending share");
-  bars_->axis(QCPAxis::atLeft)
-      ->setLabel(labelMetrics.horizontalAdvance(longLabel) + 8 < bars_->rect().height() ? longLabel
-                                                                                        : QStringLiteral("share"));
-  plot()->clearPlottables();
-  plot()->clearItems();
-  RunData* focus = model()->focusRun();
+// The layerwise runs evaluated on the test set, of the focus run's task (the focus run falls back to the first of
+// them); `otherTask` counts those of another task.
+QVector<RunData*> LayerLossView::runsOfFocusTask(RunData*& focus, int& otherTask) const {
+  focus = model()->focusRun();
   if (focus && !focus->vectors.contains(QLatin1String(record::metric::kTestLayerLoss))) focus = nullptr;
   QVector<RunData*> layerwise;
   for (auto* run : model()->runs()) {
@@ -127,7 +121,7 @@ void LayerLossView::rebuild() {
   if (!focus && !layerwise.isEmpty()) focus = layerwise.front();
   // Text losses (nats of cross-entropy) and video losses (mean squared error) never share the axis: the selected
   // run's task is drawn, and the others are counted in a note.
-  int otherTask = 0;
+  otherTask = 0;
   if (focus) {
     QVector<RunData*> sameTask;
     for (auto* run : layerwise) {
@@ -139,66 +133,15 @@ void LayerLossView::rebuild() {
     }
     layerwise = sameTask;
   }
-  // The y axis says which losses it shows: test ones, or training ones while no run has been evaluated yet; just
-  // "fₗ" where the title would not fit beside the curves (the legend names training curves as such).
-  QCPAxis* lossAxis = plot()->axisRect(0)->axis(QCPAxis::atLeft);
-  const auto setLossLabel = [&](const QString& label) {
-    const bool fits = labelMetrics.horizontalAdvance(label) + 8 < plot()->axisRect(0)->rect().height();
-    lossAxis->setLabel(fits ? label : changeMode() ? QStringLiteral("Δfₗ") : QStringLiteral("fₗ"));
-  };
-  setLossLabel(QStringLiteral("test loss fₗ"));
-  plot()->xAxis->setLabel(QStringLiteral("layer ℓ"));
-  bars_->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("layer ℓ"));
-  bars_->axis(QCPAxis::atBottom)->setLabelColor(plot()->xAxis->labelColor());
-  drawn_.clear();
-  changeRangeValid_ = false;
-  if (layerwise.isEmpty() && drawTrainingLayerLoss()) {
-    setLossLabel(changeMode() ? QStringLiteral("training fₗ − fₗ₋₁") : QStringLiteral("training loss fₗ"));
-    return;
-  }
-  if (layerwise.isEmpty()) {
-    // The real reason: no layerwise run open, or one that has not reached its first test evaluation.
-    QStringList waiting;
-    for (auto* run : model()->runs()) {
-      if (run->kind == RunKind::Layerwise) waiting << run->name;
-    }
-    placeholder(plot(), plot()->axisRect(0),
-                waiting.isEmpty()
-                    ? QStringLiteral("No layerwise-descent run open\n(presets text-* and video-*)")
-                    : QStringLiteral("Not evaluated yet: %1 run%2\n(test losses come at each epoch's end)")
-                          .arg(waiting.size())
-                          .arg(waiting.size() == 1 ? "" : "s"));
-    return;
-  }
-  const bool change = changeMode();
-  const bool logY = logY_->isChecked() && !change;
-  if (change) setLossLabel(QStringLiteral("change fₗ − fₗ₋₁"));
-  QVector<double> x, y;
-  auto layerAxis = [](int width) {
-    QVector<double> x;
-    for (int layer = 0; layer < width; ++layer) x.push_back(layer);
-    return x;
-  };
-  if (model()->grouped()) {
-    drawGroups(change, logY);
-    return;
-  }
-  // The focus run's history, light to dark.
-  const auto& history = focus->vectors[QLatin1String(record::metric::kTestLayerLoss)];
-  const int evaluations = static_cast<int>(history.rows.size());
-  if (allEvaluations_->isChecked() && focus->visible) {
-    for (int row = 0; row + 1 < evaluations; ++row) {
-      auto* graph = plot()->addGraph();
-      plotted(history.rows[row], change, logY, x, y);
-      graph->setData(x, y, true);
-      const double age = evaluations > 1 ? 1.0 - static_cast<double>(row) / (evaluations - 1) : 0.0;
-      graph->setPen(QPen(towardsWhite(focus->colour, 0.25 + 0.6 * age), 1.2));
-      graph->removeFromLegend();
-    }
-  }
+  return layerwise;
+}
+
+// Returns the first layer of the change mode's fitted range (the top half of the layers).
+int LayerLossView::drawNewestCurves(const QVector<RunData*>& layerwise, const RunData* focus, bool change, bool logY) {
   // The newest curve of every layerwise run; the focus run's solid and bold, the others dashed. Where a run's
   // descent breaks, a marker in its own colour, outlined red, named after it in the legend.
   int topFrom = 1;
+  QVector<double> x, y;
   for (auto* run : layerwise) {
     const auto& track = run->vectors[QLatin1String(record::metric::kTestLayerLoss)];
     const auto& newest = track.rows.back();
@@ -239,26 +182,16 @@ void LayerLossView::rebuild() {
     breaks->setName(
         QStringLiteral("%1: descent breaks at ℓ %2").arg(run->name, breakLayers.join(QStringLiteral(", "))));
   }
-  // What the plot leaves out is said under it, in the layer axis' title, never over the data: at 1280x800 a note in
-  // the top right corner covered ERM's rise at the last layer, the very thing the descent-breaks tour is about.
-  QStringList notes;
-  if (change) {
-    auto* zero = new QCPItemStraightLine(plot());
-    zero->setClipAxisRect(plot()->axisRect(0));
-    zero->point1->setAxes(plot()->xAxis, plot()->yAxis);
-    zero->point2->setAxes(plot()->xAxis, plot()->yAxis);
-    zero->point1->setCoords(0, 0);
-    zero->point2->setCoords(1, 0);
-    zero->setPen(QPen(QColor(120, 120, 120), 1.2, Qt::DashLine));
-    notes << QStringLiteral("above 0: breaks");
-    if (fitTop_->isChecked() && changeRangeValid_ && topFrom > 1) notes << QStringLiteral("y fits ℓ ≥ %1").arg(topFrom);
-  }
-  if (otherTask > 0)
-    notes << QStringLiteral("%1 other-task run%2 hidden").arg(otherTask).arg(otherTask == 1 ? "" : "s");
-  // As many notes as the axis' width holds (a docked 1024x700 view cut the title at both ends).
-  plot()->xAxis->setLabel(fittedTitle(plot()->xAxis, QStringLiteral("layer ℓ"), notes));
+  return topFrom;
+}
 
-  if (!lowerRowShown()) return;
+// The lower plot, with the focus run's certificate in words under it.
+void LayerLossView::drawDescendingShares(const QVector<RunData*>& layerwise, const RunData& focus) {
+  auto layerAxis = [](int width) {
+    QVector<double> x;
+    for (int layer = 0; layer < width; ++layer) x.push_back(layer);
+    return x;
+  };
   // Descending share per layer, newest evaluation, bars side by side.
   auto* group = new QCPBarsGroup(plot());
   const double width = 0.8 / std::max<int>(1, static_cast<int>(layerwise.size()));
@@ -291,12 +224,100 @@ void LayerLossView::rebuild() {
   // bars looked unequal): the overall share with its interval, and whether the mean curve above hides a minority of
   // samples that get worse. Short enough for a narrow dock; the runs table's tooltip has every layer.
   QCPAxis* barsLayer = bars_->axis(QCPAxis::atBottom);
-  const record::DescentCertificate certificate = descentCertificate(*focus);
-  const bool captioned = certificate.valid() && focus->visible;
+  const record::DescentCertificate certificate = descentCertificate(focus);
+  const bool captioned = certificate.valid() && focus.visible;
   barsLayer->setLabel(captioned ? fittedTitle(barsLayer, QStringLiteral("layer ℓ"),
                                               {QStringLiteral("descending pairs %1").arg(certificateText(certificate))})
                                 : QStringLiteral("layer ℓ"));
-  barsLayer->setLabelColor(captioned ? focus->colour.darker(130) : plot()->xAxis->labelColor());
+  barsLayer->setLabelColor(captioned ? focus.colour.darker(130) : plot()->xAxis->labelColor());
+}
+
+void LayerLossView::rebuild() {
+  // The rotated label must fit beside the bars: a short one when the view is squeezed (a 1024x700 window).
+  const QFontMetrics labelMetrics(bars_->axis(QCPAxis::atLeft)->labelFont());
+  const QString longLabel = QStringLiteral("descending share");
+  bars_->axis(QCPAxis::atLeft)
+      ->setLabel(labelMetrics.horizontalAdvance(longLabel) + 8 < bars_->rect().height() ? longLabel
+                                                                                        : QStringLiteral("share"));
+  plot()->clearPlottables();
+  plot()->clearItems();
+  int otherTask = 0;
+  RunData* focus = nullptr;
+  const QVector<RunData*> layerwise = runsOfFocusTask(focus, otherTask);
+  // The y axis says which losses it shows: test ones, or training ones while no run has been evaluated yet; just
+  // "fₗ" where the title would not fit beside the curves (the legend names training curves as such).
+  QCPAxis* lossAxis = plot()->axisRect(0)->axis(QCPAxis::atLeft);
+  const auto setLossLabel = [&](const QString& label) {
+    const bool fits = labelMetrics.horizontalAdvance(label) + 8 < plot()->axisRect(0)->rect().height();
+    lossAxis->setLabel(fits ? label : changeMode() ? QStringLiteral("Δfₗ") : QStringLiteral("fₗ"));
+  };
+  setLossLabel(QStringLiteral("test loss fₗ"));
+  plot()->xAxis->setLabel(QStringLiteral("layer ℓ"));
+  bars_->axis(QCPAxis::atBottom)->setLabel(QStringLiteral("layer ℓ"));
+  bars_->axis(QCPAxis::atBottom)->setLabelColor(plot()->xAxis->labelColor());
+  drawn_.clear();
+  changeRangeValid_ = false;
+  if (layerwise.isEmpty() && drawTrainingLayerLoss()) {
+    setLossLabel(changeMode() ? QStringLiteral("training fₗ − fₗ₋₁") : QStringLiteral("training loss fₗ"));
+    return;
+  }
+  if (layerwise.isEmpty()) {
+    // The real reason: no layerwise run open, or one that has not reached its first test evaluation.
+    QStringList waiting;
+    for (auto* run : model()->runs()) {
+      if (run->kind == RunKind::Layerwise) waiting << run->name;
+    }
+    placeholder(plot(), plot()->axisRect(0),
+                waiting.isEmpty()
+                    ? QStringLiteral("No layerwise-descent run open\n(presets text-* and video-*)")
+                    : QStringLiteral("Not evaluated yet: %1 run%2\n(test losses come at each epoch's end)")
+                          .arg(waiting.size())
+                          .arg(waiting.size() == 1 ? "" : "s"));
+    return;
+  }
+  const bool change = changeMode();
+  const bool logY = logY_->isChecked() && !change;
+  if (change) setLossLabel(QStringLiteral("change fₗ − fₗ₋₁"));
+  if (model()->grouped()) {
+    drawGroups(change, logY);
+    return;
+  }
+  // The focus run's history, light to dark.
+  QVector<double> x, y;
+  const auto& history = focus->vectors[QLatin1String(record::metric::kTestLayerLoss)];
+  const int evaluations = static_cast<int>(history.rows.size());
+  if (allEvaluations_->isChecked() && focus->visible) {
+    for (int row = 0; row + 1 < evaluations; ++row) {
+      auto* graph = plot()->addGraph();
+      plotted(history.rows[row], change, logY, x, y);
+      graph->setData(x, y, true);
+      const double age = evaluations > 1 ? 1.0 - static_cast<double>(row) / (evaluations - 1) : 0.0;
+      graph->setPen(QPen(towardsWhite(focus->colour, 0.25 + 0.6 * age), 1.2));
+      graph->removeFromLegend();
+    }
+  }
+  const int topFrom = drawNewestCurves(layerwise, focus, change, logY);
+  // What the plot leaves out is said under it, in the layer axis' title, never over the data: at 1280x800 a note in
+  // the top right corner covered ERM's rise at the last layer, the very thing the descent-breaks tour is about.
+  QStringList notes;
+  if (change) {
+    auto* zero = new QCPItemStraightLine(plot());
+    zero->setClipAxisRect(plot()->axisRect(0));
+    zero->point1->setAxes(plot()->xAxis, plot()->yAxis);
+    zero->point2->setAxes(plot()->xAxis, plot()->yAxis);
+    zero->point1->setCoords(0, 0);
+    zero->point2->setCoords(1, 0);
+    zero->setPen(QPen(QColor(120, 120, 120), 1.2, Qt::DashLine));
+    notes << QStringLiteral("above 0: breaks");
+    if (fitTop_->isChecked() && changeRangeValid_ && topFrom > 1) notes << QStringLiteral("y fits ℓ ≥ %1").arg(topFrom);
+  }
+  if (otherTask > 0)
+    notes << QStringLiteral("%1 other-task run%2 hidden").arg(otherTask).arg(otherTask == 1 ? "" : "s");
+  // As many notes as the axis' width holds (a docked 1024x700 view cut the title at both ends).
+  plot()->xAxis->setLabel(fittedTitle(plot()->xAxis, QStringLiteral("layer ℓ"), notes));
+
+  if (!lowerRowShown()) return;
+  drawDescendingShares(layerwise, *focus);
 }
 
 bool LayerLossView::drawTrainingLayerLoss() {
