@@ -22,6 +22,7 @@
 #include "widgets/imgui_qt_bridge.h"
 
 struct ImVec2;
+struct ImDrawList;
 
 namespace descentlab::widgets {
 
@@ -148,6 +149,9 @@ class GeometryPlayground : public QOpenGLWidget {
   bool captionInView() const;
   void drawCaption();
   void drawPlane();
+  ImVec2 planeToScreen(double px, double py) const;
+  void drawPlaneScene(ImDrawList* draw);
+  void drawStartPoint(ImDrawList* draw, ImVec2 canvasMin, ImVec2 canvasMax, ImVec2 readoutMin, ImVec2 readoutMax);
   void drawEndPoints();
   void drawSparse();
   struct TableRow {

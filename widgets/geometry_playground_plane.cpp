@@ -45,6 +45,78 @@ QPointF GeometryPlayground::planeToWidget(double x, double y) const {
   return {cx + static_cast<float>(x - 0.5) * pixels, cy - static_cast<float>(y - 0.5) * pixels};
 }
 
+// Far-away points (a diverged path) are pinned where float arithmetic stays exact enough to draw a line off-canvas.
+ImVec2 GeometryPlayground::planeToScreen(double px, double py) const {
+  const double limit = 1e3 * viewScale_;
+  const QPointF point = planeToWidget(std::clamp(px, -limit, limit), std::clamp(py, -limit, limit));
+  return ImVec2(static_cast<float>(point.x()), static_cast<float>(point.y()));
+}
+
+// The plane's contents: grid and axes, the line a·θ = b, the three balls that touch it, the optimizers' paths.
+void GeometryPlayground::drawPlaneScene(ImDrawList* draw) {
+  const auto toScreen = [this](double px, double py) { return planeToScreen(px, py); };
+  const float pixels = std::min(canvasW_, canvasH_) / static_cast<float>(2.0 * viewScale_);
+  // Grid and axes.
+  const double step = viewScale_ > 5 ? 1.0 : (viewScale_ > 1 ? 0.5 : 0.1);
+  for (double g = -std::ceil(2 * viewScale_ / step) * step; g <= 2 * viewScale_ + 1; g += step) {
+    draw->AddLine(toScreen(g, -100), toScreen(g, 100), IM_COL32(235, 235, 235, 255));
+    draw->AddLine(toScreen(-100, g), toScreen(100, g), IM_COL32(235, 235, 235, 255));
+  }
+  draw->AddLine(toScreen(0, -100), toScreen(0, 100), IM_COL32(150, 150, 150, 255), 1.5f);
+  draw->AddLine(toScreen(-100, 0), toScreen(100, 0), IM_COL32(150, 150, 150, 255), 1.5f);
+  // The solutions a·θ = b.
+  const double far = 200.0;
+  const double dx = -a_[1], dy = a_[0];
+  const double px = a_[0] * b_ / (a_[0] * a_[0] + a_[1] * a_[1]), py = a_[1] * b_ / (a_[0] * a_[0] + a_[1] * a_[1]);
+  draw->AddLine(toScreen(px - far * dx, py - far * dy), toScreen(px + far * dx, py + far * dy),
+                IM_COL32(20, 20, 20, 255), 2.5f);
+  // The L2, L1 and L∞ balls that just touch the line.
+  const double r2 = std::abs(b_) / std::hypot(a_[0], a_[1]);
+  const double r1 = std::abs(b_) / std::max(std::abs(a_[0]), std::abs(a_[1]));
+  const double rinf = std::abs(b_) / (std::abs(a_[0]) + std::abs(a_[1]));
+  draw->AddCircle(toScreen(0, 0), static_cast<float>(r2 * pixels), kBallL2, 96, 1.5f);
+  const ImVec2 diamond[] = {toScreen(r1, 0), toScreen(0, r1), toScreen(-r1, 0), toScreen(0, -r1)};
+  draw->AddPolyline(diamond, 4, kBallL1, ImDrawFlags_Closed, 2.0f);
+  draw->AddRect(toScreen(-rinf, rinf), toScreen(rinf, -rinf), kBallLinf, 0, 0, 1.5f);
+  // Trajectories and end points; a path stops at its first non-finite point.
+  for (size_t m = 0; m < paths_.size(); ++m) {
+    if (!shown_[m] || paths_[m].empty()) continue;
+    std::vector<ImVec2> points;
+    points.reserve(paths_[m].size());
+    for (const auto& p : paths_[m]) {
+      if (!std::isfinite(p[0]) || !std::isfinite(p[1])) break;
+      points.push_back(toScreen(p[0], p[1]));
+    }
+    if (points.empty()) continue;
+    draw->AddPolyline(points.data(), static_cast<int>(points.size()), methodColour(m), ImDrawFlags_None, 2.0f);
+    draw->AddCircleFilled(points.back(), 5.0f, methodColour(m));
+    draw->AddCircle(points.back(), 5.5f, IM_COL32(255, 255, 255, 255), 12, 1.0f);
+  }
+}
+
+// The start point, labelled on the first side where the label stays inside the canvas and off the readout.
+void GeometryPlayground::drawStartPoint(ImDrawList* draw, ImVec2 canvasMin, ImVec2 canvasMax, ImVec2 readoutMin,
+                                        ImVec2 readoutMax) {
+  const ImVec2 startAt = planeToScreen(start_[0], start_[1]);
+  draw->AddCircleFilled(startAt, 6.0f, IM_COL32(0, 0, 0, 255));
+  const ImVec2 label = ImGui::CalcTextSize("start");
+  const ImVec2 candidates[] = {
+      offset(startAt, 8, -8 - label.y * 0.5f), offset(startAt, -8 - label.x, -8 - label.y * 0.5f),
+      offset(startAt, 8, 8 - label.y * 0.5f), offset(startAt, -8 - label.x, 8 - label.y * 0.5f)};
+  for (const ImVec2& at : candidates) {
+    const bool inside = at.x >= canvasMin.x + 1 && at.y >= canvasMin.y + 1 && at.x + label.x <= canvasMax.x - 1 &&
+                        at.y + label.y <= canvasMax.y - 1;
+    const bool onReadout =
+        at.x < readoutMax.x && at.x + label.x > readoutMin.x && at.y < readoutMax.y && at.y + label.y > readoutMin.y;
+    if (inside && !onReadout) {
+      // On white, so the paths it crosses do not run through the letters.
+      draw->AddRectFilled(offset(at, -2, 0), offset(at, label.x + 2, label.y), IM_COL32(255, 255, 255, 200), 2.0f);
+      drawText(at, kTextColour, "start");
+      break;
+    }
+  }
+}
+
 // The 2-D toy: a header (the balls' legend and the line's equation, wrapped to the width), the plane, and the end
 // points in a scrolling list beside or below the plane, whichever leaves the plane the larger square.
 void GeometryPlayground::drawPlane() {
@@ -111,12 +183,6 @@ void GeometryPlayground::drawPlane() {
   ImGui::InvisibleButton("plane", ImVec2(canvasW_, canvasH_));
   const bool hovered = ImGui::IsItemHovered();
   const float pixels = std::min(canvasW_, canvasH_) / static_cast<float>(2.0 * viewScale_);
-  // Far-away points (a diverged path) are pinned where float arithmetic stays exact enough to draw a line off-canvas.
-  auto toScreen = [&](double px, double py) {
-    const double limit = 1e3 * viewScale_;
-    const QPointF point = planeToWidget(std::clamp(px, -limit, limit), std::clamp(py, -limit, limit));
-    return ImVec2(static_cast<float>(point.x()), static_cast<float>(point.y()));
-  };
   auto toPlane = [&](ImVec2 p) {
     const float cx = canvasX_ + canvasW_ * 0.5f, cy = canvasY_ + canvasH_ * 0.5f;
     return std::array<double, 2>{0.5 + (p.x - cx) / pixels, 0.5 - (p.y - cy) / pixels};
@@ -129,42 +195,7 @@ void GeometryPlayground::drawPlane() {
 
   draw->PushClipRect(canvasMin, canvasMax, true);
   draw->AddRect(canvasMin, canvasMax, IM_COL32(220, 220, 220, 255));
-  // Grid and axes.
-  const double step = viewScale_ > 5 ? 1.0 : (viewScale_ > 1 ? 0.5 : 0.1);
-  for (double g = -std::ceil(2 * viewScale_ / step) * step; g <= 2 * viewScale_ + 1; g += step) {
-    draw->AddLine(toScreen(g, -100), toScreen(g, 100), IM_COL32(235, 235, 235, 255));
-    draw->AddLine(toScreen(-100, g), toScreen(100, g), IM_COL32(235, 235, 235, 255));
-  }
-  draw->AddLine(toScreen(0, -100), toScreen(0, 100), IM_COL32(150, 150, 150, 255), 1.5f);
-  draw->AddLine(toScreen(-100, 0), toScreen(100, 0), IM_COL32(150, 150, 150, 255), 1.5f);
-  // The solutions a·θ = b.
-  const double far = 200.0;
-  const double dx = -a_[1], dy = a_[0];
-  const double px = a_[0] * b_ / (a_[0] * a_[0] + a_[1] * a_[1]), py = a_[1] * b_ / (a_[0] * a_[0] + a_[1] * a_[1]);
-  draw->AddLine(toScreen(px - far * dx, py - far * dy), toScreen(px + far * dx, py + far * dy),
-                IM_COL32(20, 20, 20, 255), 2.5f);
-  // The L2, L1 and L∞ balls that just touch the line.
-  const double r2 = std::abs(b_) / std::hypot(a_[0], a_[1]);
-  const double r1 = std::abs(b_) / std::max(std::abs(a_[0]), std::abs(a_[1]));
-  const double rinf = std::abs(b_) / (std::abs(a_[0]) + std::abs(a_[1]));
-  draw->AddCircle(toScreen(0, 0), static_cast<float>(r2 * pixels), kBallL2, 96, 1.5f);
-  const ImVec2 diamond[] = {toScreen(r1, 0), toScreen(0, r1), toScreen(-r1, 0), toScreen(0, -r1)};
-  draw->AddPolyline(diamond, 4, kBallL1, ImDrawFlags_Closed, 2.0f);
-  draw->AddRect(toScreen(-rinf, rinf), toScreen(rinf, -rinf), kBallLinf, 0, 0, 1.5f);
-  // Trajectories and end points; a path stops at its first non-finite point.
-  for (size_t m = 0; m < paths_.size(); ++m) {
-    if (!shown_[m] || paths_[m].empty()) continue;
-    std::vector<ImVec2> points;
-    points.reserve(paths_[m].size());
-    for (const auto& p : paths_[m]) {
-      if (!std::isfinite(p[0]) || !std::isfinite(p[1])) break;
-      points.push_back(toScreen(p[0], p[1]));
-    }
-    if (points.empty()) continue;
-    draw->AddPolyline(points.data(), static_cast<int>(points.size()), methodColour(m), ImDrawFlags_None, 2.0f);
-    draw->AddCircleFilled(points.back(), 5.0f, methodColour(m));
-    draw->AddCircle(points.back(), 5.5f, IM_COL32(255, 255, 255, 255), 12, 1.0f);
-  }
+  drawPlaneScene(draw);
   // The pointer's coordinates in the canvas's bottom-right corner, on white; the legend is above the canvas.
   ImVec2 readoutMin(canvasMax.x, canvasMax.y), readoutMax = readoutMin;
   if (hovered) {
@@ -176,25 +207,7 @@ void GeometryPlayground::drawPlane() {
     draw->AddRectFilled(readoutMin, readoutMax, IM_COL32(255, 255, 255, 230));
     drawText(offset(readoutMin, 3, 2), kTextColour, readout);
   }
-  // The start point, labelled on the first side where the label stays inside the canvas and off the readout.
-  const ImVec2 startAt = toScreen(start_[0], start_[1]);
-  draw->AddCircleFilled(startAt, 6.0f, IM_COL32(0, 0, 0, 255));
-  const ImVec2 label = ImGui::CalcTextSize("start");
-  const ImVec2 candidates[] = {
-      offset(startAt, 8, -8 - label.y * 0.5f), offset(startAt, -8 - label.x, -8 - label.y * 0.5f),
-      offset(startAt, 8, 8 - label.y * 0.5f), offset(startAt, -8 - label.x, 8 - label.y * 0.5f)};
-  for (const ImVec2& at : candidates) {
-    const bool inside = at.x >= canvasMin.x + 1 && at.y >= canvasMin.y + 1 && at.x + label.x <= canvasMax.x - 1 &&
-                        at.y + label.y <= canvasMax.y - 1;
-    const bool onReadout =
-        at.x < readoutMax.x && at.x + label.x > readoutMin.x && at.y < readoutMax.y && at.y + label.y > readoutMin.y;
-    if (inside && !onReadout) {
-      // On white, so the paths it crosses do not run through the letters.
-      draw->AddRectFilled(offset(at, -2, 0), offset(at, label.x + 2, label.y), IM_COL32(255, 255, 255, 200), 2.0f);
-      drawText(at, kTextColour, "start");
-      break;
-    }
-  }
+  drawStartPoint(draw, canvasMin, canvasMax, readoutMin, readoutMax);
   draw->PopClipRect();
 
   // The header, drawn now that the canvas is placed.

@@ -35,9 +35,17 @@ LayerProbeView::LayerProbeView(LabModel* model, QWidget* parent) : QWidget(paren
   setObjectName(QStringLiteral("layer-probe"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(buildControls());
+  buildOutputs(layout);
+  connectControls();
+  gammaLabel_->setText(QStringLiteral("%1").arg(gamma(), 0, 'f', 2));
+  refresh();
+}
+
+// The controls' row: runs A and B, checkpoint, sample, noise, γ, seed and frame, each with its label.
+QWidget* LayerProbeView::buildControls() {
   auto* toolRow = new QWidget(this);
   auto* tools = new FlowLayout(toolRow, 8, 3);
-  layout->addWidget(toolRow);
   const auto labelled = [&](const QString& text, QWidget* widget, const QString& tip) {
     auto* box = new QWidget(this);
     auto* row = new QHBoxLayout(box);
@@ -102,6 +110,11 @@ LayerProbeView::LayerProbeView(LabModel* model, QWidget* parent) : QWidget(paren
   frameBox->setToolTip(QStringLiteral("Which frame of the clip the grid shows"));
   tools->addWidget(frameBox);
 
+  return toolRow;
+}
+
+// The status and review lines, and the pages of the outputs: the bars plot (text) and the frame grid (video).
+void LayerProbeView::buildOutputs(QVBoxLayout* layout) {
   // One line each, elided (the whole text in the tooltip), so the plot keeps its room in a short dock.
   status_ = new ElidedLabel(this);
   status_->setObjectName(QStringLiteral("probe-status"));
@@ -124,7 +137,10 @@ LayerProbeView::LayerProbeView(LabModel* model, QWidget* parent) : QWidget(paren
   pages_->addWidget(plot_);
   pages_->addWidget(grid_);
   layout->addWidget(pages_, 1);
+}
 
+// Every control asks again (the newest request only is evaluated); the run lists follow the model.
+void LayerProbeView::connectControls() {
   poll_.setInterval(1000);
   connect(&poll_, &QTimer::timeout, this, &LayerProbeView::refresh);
   // Once for the runs added together (Draw groups adds 300 in batches of 16): its run lists are rebuilt from every run.
@@ -162,8 +178,6 @@ LayerProbeView::LayerProbeView(LabModel* model, QWidget* parent) : QWidget(paren
     }
     sample_->setValue(static_cast<int>(QRandomGenerator::global()->bounded(std::max(1, size))));
   });
-  gammaLabel_->setText(QStringLiteral("%1").arg(gamma(), 0, 'f', 2));
-  refresh();
 }
 
 void LayerProbeView::setBackend(LayerProbeBackend* backend) {

@@ -26,6 +26,7 @@ class QPushButton;
 class QSlider;
 class QSpinBox;
 class QStackedWidget;
+class QVBoxLayout;
 
 namespace descentlab::widgets {
 
@@ -105,6 +106,9 @@ class LayerProbeView : public QWidget {
   void hideEvent(QHideEvent* event) override;
 
  private:
+  QWidget* buildControls();
+  void buildOutputs(QVBoxLayout* layout);
+  void connectControls();
   void updateRunChoices();
   void updateNoiseChoices();
   void requestAll();

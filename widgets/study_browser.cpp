@@ -90,51 +90,8 @@ StudyBrowser::StudyBrowser(QWidget* parent) : QWidget(parent) {
   drawGroups_->setToolTip(
       QStringLiteral("Every run the filter keeps into the lab's views, each group drawn as its mean with a band"));
 
-  model_ = new QStandardItemModel(this);
-  proxy_ = new StudyRowFilter(this);
-  proxy_->setSourceModel(model_);
-  proxy_->setSortRole(kSortRole);
-  table_ = new QTableView(this);
-  table_->setObjectName(QStringLiteral("study-runs"));
-  table_->setModel(proxy_);
-  table_->setSortingEnabled(true);
-  table_->sortByColumn(0, Qt::AscendingOrder);
-  table_->setWordWrap(false);
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  table_->verticalHeader()->hide();
-  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
-  table_->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
-  table_->horizontalHeader()->setToolTip(QStringLiteral("Click to sort; right-click to choose the columns"));
-  connect(table_->horizontalHeader(), &QHeaderView::customContextMenuRequested, this, &StudyBrowser::showColumnMenu);
-
-  groupsTable_ = new QTableWidget(0, 3, this);
-  groupsTable_->setObjectName(QStringLiteral("study-groups"));
-  groupsTable_->setHorizontalHeaderLabels(
-      {QStringLiteral("group"), QStringLiteral("mean ± std"), QStringLiteral("min – max")});
-  groupsTable_->verticalHeader()->hide();
-  groupsTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  groupsTable_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
-  groupsTable_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
-  groupsTable_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
-  groupsTable_->setWordWrap(false);
-  groupsTable_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
-  groupsTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  pairA_ = new QComboBox(this);
-  pairB_ = new QComboBox(this);
-  pairA_->setObjectName(QStringLiteral("study-pair-a"));
-  pairB_->setObjectName(QStringLiteral("study-pair-b"));
-  pairTable_ = new QTableWidget(0, 4, this);
-  pairTable_->setObjectName(QStringLiteral("study-pairs"));
-  pairTable_->setHorizontalHeaderLabels(
-      {QStringLiteral("seed"), QStringLiteral("A"), QStringLiteral("B"), QStringLiteral("A − B")});
-  pairTable_->verticalHeader()->hide();
-  pairTable_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
-  pairTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  pairTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-  pairSummary_ = new QLabel(this);
-  pairSummary_->setWordWrap(true);
-  pairSummary_->setObjectName(QStringLiteral("study-pair-summary"));
+  buildRunsTable();
+  buildSidePanel();
 
   auto* controls = new QHBoxLayout;
   controls->addWidget(filter_, 3);
@@ -142,25 +99,6 @@ StudyBrowser::StudyBrowser(QWidget* parent) : QWidget(parent) {
   controls->addWidget(metric_, 1);
   controls->addWidget(open_);
   controls->addWidget(drawGroups_);
-  auto* pairChoice = new QHBoxLayout;
-  pairChoice->addWidget(new QLabel(QStringLiteral("A"), this));
-  pairChoice->addWidget(pairA_, 1);
-  pairChoice->addWidget(new QLabel(QStringLiteral("B"), this));
-  pairChoice->addWidget(pairB_, 1);
-  auto* paired = new QWidget(this);
-  auto* pairedLayout = new QVBoxLayout(paired);
-  pairedLayout->setContentsMargins(2, 2, 2, 2);
-  pairedLayout->addLayout(pairChoice);
-  pairedLayout->addWidget(pairSummary_);
-  pairedLayout->addWidget(pairTable_, 1);
-  // Groups and the paired comparison share the right side as two tabs: a laptop-size window gives this dock
-  // about 300 px of height.
-  side_ = new QTabWidget(this);
-  side_->setObjectName(QStringLiteral("study-side"));
-  side_->addTab(groupsTable_, QStringLiteral("Groups"));
-  side_->addTab(paired, QStringLiteral("Paired by seed"));
-  hyper_ = new HyperparameterView(this);
-  side_->addTab(hyper_, QStringLiteral("Hyper-parameters"));
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(table_);
   split->addWidget(side_);
@@ -193,6 +131,77 @@ StudyBrowser::StudyBrowser(QWidget* parent) : QWidget(parent) {
   connect(pairB_, QOverload<int>::of(&QComboBox::activated), this, repair);
   connect(open_, &QPushButton::clicked, this, &StudyBrowser::openSelected);
   connect(drawGroups_, &QPushButton::clicked, this, &StudyBrowser::drawGroups);
+}
+
+// The runs: one row per run file, sorted by a header click, its columns chosen by a right click.
+void StudyBrowser::buildRunsTable() {
+  model_ = new QStandardItemModel(this);
+  proxy_ = new StudyRowFilter(this);
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(kSortRole);
+  table_ = new QTableView(this);
+  table_->setObjectName(QStringLiteral("study-runs"));
+  table_->setModel(proxy_);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(0, Qt::AscendingOrder);
+  table_->setWordWrap(false);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->verticalHeader()->hide();
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+  table_->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
+  table_->horizontalHeader()->setToolTip(QStringLiteral("Click to sort; right-click to choose the columns"));
+  connect(table_->horizontalHeader(), &QHeaderView::customContextMenuRequested, this, &StudyBrowser::showColumnMenu);
+}
+
+// Groups, the paired comparison and the hyper-parameter view, as tabs beside the runs.
+void StudyBrowser::buildSidePanel() {
+  groupsTable_ = new QTableWidget(0, 3, this);
+  groupsTable_->setObjectName(QStringLiteral("study-groups"));
+  groupsTable_->setHorizontalHeaderLabels(
+      {QStringLiteral("group"), QStringLiteral("mean ± std"), QStringLiteral("min – max")});
+  groupsTable_->verticalHeader()->hide();
+  groupsTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  groupsTable_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  groupsTable_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+  groupsTable_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+  groupsTable_->setWordWrap(false);
+  groupsTable_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+  groupsTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  pairA_ = new QComboBox(this);
+  pairB_ = new QComboBox(this);
+  pairA_->setObjectName(QStringLiteral("study-pair-a"));
+  pairB_->setObjectName(QStringLiteral("study-pair-b"));
+  pairTable_ = new QTableWidget(0, 4, this);
+  pairTable_->setObjectName(QStringLiteral("study-pairs"));
+  pairTable_->setHorizontalHeaderLabels(
+      {QStringLiteral("seed"), QStringLiteral("A"), QStringLiteral("B"), QStringLiteral("A − B")});
+  pairTable_->verticalHeader()->hide();
+  pairTable_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+  pairTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  pairTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  pairSummary_ = new QLabel(this);
+  pairSummary_->setWordWrap(true);
+  pairSummary_->setObjectName(QStringLiteral("study-pair-summary"));
+  auto* pairChoice = new QHBoxLayout;
+  pairChoice->addWidget(new QLabel(QStringLiteral("A"), this));
+  pairChoice->addWidget(pairA_, 1);
+  pairChoice->addWidget(new QLabel(QStringLiteral("B"), this));
+  pairChoice->addWidget(pairB_, 1);
+  auto* paired = new QWidget(this);
+  auto* pairedLayout = new QVBoxLayout(paired);
+  pairedLayout->setContentsMargins(2, 2, 2, 2);
+  pairedLayout->addLayout(pairChoice);
+  pairedLayout->addWidget(pairSummary_);
+  pairedLayout->addWidget(pairTable_, 1);
+  // Groups and the paired comparison share the right side as two tabs: a laptop-size window gives this dock
+  // about 300 px of height.
+  side_ = new QTabWidget(this);
+  side_->setObjectName(QStringLiteral("study-side"));
+  side_->addTab(groupsTable_, QStringLiteral("Groups"));
+  side_->addTab(paired, QStringLiteral("Paired by seed"));
+  hyper_ = new HyperparameterView(this);
+  side_->addTab(hyper_, QStringLiteral("Hyper-parameters"));
 }
 
 void StudyBrowser::setBackend(const StudyBackend* backend) {

@@ -78,6 +78,8 @@ class StudyBrowser : public QWidget {
   void drawGroupsRequested(const QStringList& paths, const QStringList& keys);
 
  private:
+  void buildRunsTable();
+  void buildSidePanel();
   void rebuildColumns();
   void appendRows(int first);
   void regroup();
