@@ -221,6 +221,9 @@ TEST_F(StudyBrowserTest, ThreeHundredRunFilesKeepTheWindowResponsive) {
   std::printf("300 run files: %.2f s to the whole table, event-loop gaps p99 %.1f ms, max %.1f ms, %d batches\n",
               seconds, p99, gaps.back(), controller_->studies().batches());
   // A 10 ms timer's gaps: reading the files on the GUI thread would hold it for the whole read (about a second).
+  // About a hundred ticks, so p99 is the largest gap alone, and one stall of a loaded machine decides it (175 ms once
+  // under ctest -j2 in CI's Debian 13 chroot, where 50-75 ms is usual): the second largest gap stays under 150 ms
+  // and the largest under 600 ms.
   // Under ThreadSanitizer every access is instrumented (5-15x slower): there the test checks the threads, not time.
 #if defined(__SANITIZE_THREAD__)
   constexpr bool kTimed = false;
@@ -234,7 +237,8 @@ TEST_F(StudyBrowserTest, ThreeHundredRunFilesKeepTheWindowResponsive) {
   constexpr bool kTimed = true;
 #endif
   if (kTimed) {
-    EXPECT_LT(p99, 150.0);
+    EXPECT_LT(gaps[gaps.size() - 2], 150.0) << "more than one long stall of the event loop";
+    EXPECT_LT(gaps.back(), 600.0) << "the GUI thread was held as long as reading the files";
   }
   // The copies share their configs: three groups of 100 runs (25 per seed, so "runs", not "seeds").
   ASSERT_EQ(browser().groups().size(), 3);
