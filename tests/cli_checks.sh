@@ -328,7 +328,7 @@ PY
       expect_in '"sweeps":{"video":{"gamma":[0.0,1.0,2.0]' "$scratch/inspect"
     done
     "$cli" sweep "$scratch/erm.h5" --noise gaussian >"$scratch/out" 2>&1 && fail "text noise accepted for a video run"
-    expect_in "video models take --noise video" "$scratch/out"
+    expect_in 'noise "gaussian" does not apply to a video model (known: video)' "$scratch/out"
     "$cli" compare "$scratch/erm.h5" "$scratch/con.h5" --json | tr -d ' \n' >"$scratch/compare"
     expect_in '"constrained":false' "$scratch/compare"
     expect_in '"constrained":true' "$scratch/compare"
@@ -339,6 +339,11 @@ PY
     "$cli" compare "$scratch/erm.h5" "$scratch/con.h5" >"$scratch/text" || fail "compare (text)"
     expect_in "video noise (rmse)" "$scratch/text"
     expect_in "descent certificate" "$scratch/text"
+    # Without --noise, a sweep takes every kind the run's model takes: video noise for a video run.
+    "$cli" sweep "$scratch/erm.h5" --gamma 0 --seeds 1 --limit 4 --json >"$scratch/out" 2>"$scratch/err" ||
+      fail "a sweep without --noise failed: $(cat "$scratch/err")"
+    tr -d ' \n' <"$scratch/out" >"$scratch/flat"
+    expect_in '"video":{' "$scratch/flat"
     ;;
   gui_report)
     # descentlab report (the GUI binary, offscreen): two tiny video runs, one swept, rendered to PNG; a bad file

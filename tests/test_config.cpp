@@ -8,6 +8,7 @@
 #include "core/config/json_reader.h"
 #include "core/config/tours.h"
 #include "core/record/metrics.h"
+#include "core/record/noise.h"
 #include "core/record/sweep_statistics.h"
 #include "test_support.h"
 
@@ -314,6 +315,19 @@ TEST(MetricVocabulary, KnowsEveryEngineSeriesOnce) {
   EXPECT_EQ(shape, record::SeriesShape::PerSparsity);
   EXPECT_EQ(record::find_metric(record::frontier_series("perplexity"))->better, record::Direction::Lower);
   EXPECT_FALSE(record::parse_shape_word("matrix", shape));
+}
+
+TEST(NoiseVocabulary, EachModelTakesItsOwnKindsAndTheFirstIsItsDefault) {
+  EXPECT_EQ(record::noise_kinds(false), (std::vector<std::string>{"gaussian", "uniform", "discrete"}));
+  EXPECT_EQ(record::noise_kinds(true), (std::vector<std::string>{"video"}));
+  EXPECT_EQ(record::all_noise_kinds().size(), 4u);
+  EXPECT_EQ(record::default_noise(false), record::noise::kGaussian);
+  EXPECT_EQ(record::default_noise(true), record::noise::kVideo);
+  EXPECT_EQ(record::noise_list(false), "gaussian, uniform, discrete");
+  EXPECT_TRUE(record::noise_applies("discrete", false));
+  EXPECT_FALSE(record::noise_applies("discrete", true));
+  EXPECT_FALSE(record::noise_applies("video", false));
+  EXPECT_FALSE(record::noise_applies("salt", false));
 }
 
 TEST(SweepStatistics, MeanAndSampleStandardDeviationPerStrength) {

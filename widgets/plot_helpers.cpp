@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/record/noise.h"
 #include "widgets/lab_model.h"
 #include "widgets/run_data.h"
 
@@ -256,6 +257,12 @@ QComboBox* keepChoice(QComboBox* box, const QStringList& items, const QString& f
   for (const auto& item : items) box->addItem(item, item);
   if (!selectData(box, current)) box->setCurrentIndex(0);
   return box;
+}
+
+QStringList noiseKinds(bool video) {
+  QStringList kinds;
+  for (const auto& kind : record::noise_kinds(video)) kinds << QString::fromStdString(kind);
+  return kinds;
 }
 
 }  // namespace descentlab::widgets

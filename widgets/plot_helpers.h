@@ -86,4 +86,7 @@ bool selectData(QComboBox* box, const QString& value);
 // `fallback` when there was none), else the first entry.
 QComboBox* keepChoice(QComboBox* box, const QStringList& items, const QString& fallback);
 
+// The noise kinds a text (video = false) or video model takes (core/record/noise.h), for the noise menus.
+QStringList noiseKinds(bool video);
+
 }  // namespace descentlab::widgets

@@ -12,6 +12,7 @@
 
 #include <cmath>
 
+#include "core/record/noise.h"
 #include "core/record/sweep_statistics.h"
 #include "widgets/flow_layout.h"
 #include "widgets/lab_model.h"
@@ -84,9 +85,7 @@ void RobustnessView::updateNoiseChoices() {
   // The noises the selected run can take: a video run only video noise, a text run the other three.
   RunData* focus = model()->focusRun();
   const bool video = focus && focus->config.value(QStringLiteral("task")) == QStringLiteral("video");
-  const QStringList kinds =
-      video ? QStringList{QStringLiteral("video")}
-            : QStringList{QStringLiteral("gaussian"), QStringLiteral("uniform"), QStringLiteral("discrete")};
+  const QStringList kinds = noiseKinds(video);
   keepChoice(sweepNoise_, kinds, kinds.front());
   // A watched run is another process's to write: a sweep (which writes the file) waits until that process lets go.
   const bool sweepable =
@@ -122,7 +121,7 @@ void RobustnessView::rebuild() {
   }
   QStringList sorted(names.begin(), names.end());
   sorted.sort();
-  keepChoice(noise_, sorted, QStringLiteral("gaussian"));
+  keepChoice(noise_, sorted, QLatin1String(record::noise::kGaussian));
   const QString name = noise_->currentData().toString();
   plot()->clearPlottables();
   plot()->clearItems();

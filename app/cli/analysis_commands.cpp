@@ -15,8 +15,10 @@
 #include "core/config/experiment_config.h"
 #include "core/data/catalog.h"
 #include "core/eval/robustness.h"
+#include "core/record/checkpoint.h"
 #include "core/record/descent_certificate.h"
 #include "core/record/metrics.h"
+#include "core/record/noise.h"
 #include "core/record/sweep_statistics.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
@@ -29,11 +31,11 @@ namespace {
 
 struct SweepCommandOptions {
   std::string run;
-  std::string noise = "gaussian,uniform,discrete";
+  std::string noise;  // empty: every kind the run's model takes (core/record/noise.h)
   std::string gamma = "0:2:0.25";
   int64_t seeds = 3;
   int64_t limit = 0;
-  std::string checkpoint = "latest";
+  std::string checkpoint = record::checkpoint_label::kLatest;
   std::string device;
   bool json = false;
 };
@@ -80,7 +82,12 @@ void print_sweep_table(const nlohmann::json& table) {
 int run_sweep_command(const SweepCommandOptions& options) {
   // The desktop lab's sweep, on this thread: one noise after another, each stored once it is whole.
   nlohmann::json tables = nlohmann::json::object();
-  for (const auto& noise : split_list(options.noise)) {
+  std::vector<std::string> noises = split_list(options.noise);
+  if (noises.empty()) {
+    const auto config = config::stored_config(store::RunReader(options.run).header().config_json, options.run);
+    noises = record::noise_kinds(config.task == config::Task::video);
+  }
+  for (const auto& noise : noises) {
     train::SweepRequest request;
     request.run_path = options.run;
     request.checkpoint = options.checkpoint;
@@ -223,7 +230,9 @@ void add_analysis_commands(CLI::App& app, int& exit_code) {
   CLI::App* sweep =
       app.add_subcommand("sweep", "Robustness sweep of a trained run; stored under /sweeps in the run file");
   sweep->add_option("run", options->run, "The run file")->required();
-  sweep->add_option("--noise", options->noise, "Comma-separated: gaussian, uniform, discrete (text) or video");
+  sweep->add_option("--noise", options->noise,
+                    "Comma-separated kinds: " + record::noise_list(false) + " (text), " + record::noise_list(true) +
+                        " (video); default: every kind the run's model takes");
   sweep->add_option("--gamma", options->gamma, "Strengths: start:stop:step or a,b,c");
   sweep->add_option("--seeds", options->seeds, "Seeds per strength (1 to 1000)")->check(CLI::Range(1, 1000));
   sweep->add_option("--limit", options->limit, "Test samples to use (0: all)")

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
+#include "core/record/checkpoint.h"
+#include "core/record/noise.h"
 #include "core/train/layer_probe_session.h"
 
 namespace descentlab::cli {
@@ -17,8 +19,8 @@ namespace {
 struct ProbeOptions {
   std::string run;
   int64_t sample = 0;
-  std::string checkpoint = "latest";
-  std::string noise;  // empty: gaussian (text) or video
+  std::string checkpoint = record::checkpoint_label::kLatest;
+  std::string noise;  // empty: the model's default kind (record::default_noise)
   double gamma = 0.0;
   int64_t seed = 0;
   std::string device = "cpu";
@@ -142,8 +144,11 @@ void add_probe_command(CLI::App& app, int& exit_code) {
   probe->add_option("run", options->run, "The run file (.h5) of a text or video run")->required();
   probe->add_option("--sample", options->sample, "The test sample's index (0-based)")->required();
   probe->add_option("--checkpoint", options->checkpoint, "Checkpoint to probe: latest or best");
-  probe->add_option("--noise", options->noise, "gaussian, uniform or discrete (text; default gaussian); video (video)")
-      ->check(CLI::IsMember({"gaussian", "uniform", "discrete", "video"}));
+  probe
+      ->add_option("--noise", options->noise,
+                   record::noise_list(false) + " (text; default " + record::default_noise(false) + "); " +
+                       record::noise_list(true) + " (video)")
+      ->check(CLI::IsMember(record::all_noise_kinds()));
   probe->add_option("--gamma", options->gamma, "Noise strength (0: the clean sample), as in sweep's --gamma")
       ->check(CLI::NonNegativeNumber);
   probe->add_option("--seed", options->seed, "The sweep's seed number whose noise is drawn (0, 1, 2, ...)")

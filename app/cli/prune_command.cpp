@@ -12,6 +12,7 @@
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
 #include "core/data/catalog.h"
+#include "core/record/checkpoint.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "core/train/checkpoint_tensors.h"
@@ -24,7 +25,7 @@ namespace {
 struct PruneOptions {
   std::string run;
   std::string sparsity = "0.5,0.6,0.7,0.8,0.9";
-  std::string checkpoint = "latest";
+  std::string checkpoint = record::checkpoint_label::kLatest;
   std::string scope = "per_layer";
   std::string device;
   int64_t samples = 0;

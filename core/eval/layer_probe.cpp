@@ -13,10 +13,6 @@
 
 namespace descentlab::eval {
 
-uint64_t sweep_noise_seed(int64_t seed) {
-  return 1000003ULL * static_cast<uint64_t>(seed) + 17;
-}
-
 namespace {
 
 std::vector<double> to_doubles(const torch::Tensor& tensor) {
@@ -45,7 +41,7 @@ struct LayerProber::State {
   void skip_batch(tasks::TextTask& text, const std::string& noise, int64_t start, at::Generator& generator) {
     const int64_t count = std::min(batch_size, text.test_size() - start);
     const tasks::Batch batch = text.test_batch(start, count);
-    if (noise == "discrete") {
+    if (noise == record::noise::kDiscrete) {
       substitute_tokens(batch.input, 0.0, text.vocabulary_size(), generator);
     } else {
       perturb_embeddings(text.text_model().token_embeddings(batch.input), batch.input, noise, 0.0, generator);
@@ -85,7 +81,7 @@ LayerProbe LayerProber::probe(const ProbeSettings& settings) {
   probe.sample = settings.sample;
   probe.gamma = settings.gamma;
   probe.seed = settings.seed;
-  probe.noise = settings.noise.empty() ? (video ? "video" : "gaussian") : settings.noise;
+  probe.noise = settings.noise.empty() ? record::default_noise(video != nullptr) : settings.noise;
   if (settings.sample < 0 || settings.sample >= probe.test_size) {
     throw Error("sample " + std::to_string(settings.sample) + " is out of range: the test set has " +
                 std::to_string(probe.test_size) + " samples (0.." + std::to_string(probe.test_size - 1) + ")");
@@ -94,11 +90,9 @@ LayerProbe LayerProber::probe(const ProbeSettings& settings) {
     throw Error("gamma " + std::to_string(settings.gamma) + " is not a strength >= 0");
   }
   if (settings.seed < 0) throw Error("seed " + std::to_string(settings.seed) + " is negative");
-  if (video && probe.noise != "video") {
-    throw Error("noise \"" + probe.noise + "\" does not apply to a video model (known: video)");
-  }
-  if (text && probe.noise != "gaussian" && probe.noise != "uniform" && probe.noise != "discrete") {
-    throw Error("noise \"" + probe.noise + "\" does not apply to a text model (known: gaussian, uniform, discrete)");
+  if (!record::noise_applies(probe.noise, video != nullptr)) {
+    throw Error("noise \"" + probe.noise + "\" does not apply to a " + probe.task +
+                " model (known: " + record::noise_list(video != nullptr) + ")");
   }
 
   torch::NoGradGuard no_grad;
@@ -119,7 +113,7 @@ LayerProbe LayerProber::probe(const ProbeSettings& settings) {
   } else {
     const tasks::Batch clean = text->test_batch(start, count);
     at::Generator generator = state_->generator_at(*text, probe.noise, settings.seed, start);
-    if (probe.noise == "discrete") {
+    if (probe.noise == record::noise::kDiscrete) {
       const torch::Tensor tokens = substitute_tokens(clean.input, settings.gamma, text->vocabulary_size(), generator);
       used = tasks::Batch{tokens.narrow(0, row, 1), clean.target.narrow(0, row, 1)};
       states = model.states(used.input);

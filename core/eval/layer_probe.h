@@ -62,9 +62,6 @@ struct LayerProbe {
   }
 };
 
-// The sweep's generator seed for seed number s (robustness.cpp's run_sweep uses the same formula).
-uint64_t sweep_noise_seed(int64_t seed);
-
 // Probes samples of one task. It keeps the text noise generator's state at the start of each batch it has reached,
 // so moving γ (or another sample of a batch already reached) does not replay the batches before it again. The
 // generator states do not depend on the model's weights: a new checkpoint loaded into the task keeps them.

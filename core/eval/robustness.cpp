@@ -17,12 +17,13 @@ torch::Tensor perturb_embeddings(const torch::Tensor& embeddings, const torch::T
   const double sigma = values.numel() > 1 ? values.std().item<double>() : 0.0;
   // Draws on the CPU with the given generator, so a sweep is reproducible whatever the device.
   torch::Tensor draw;
-  if (noise == "gaussian") {
+  if (noise == record::noise::kGaussian) {
     draw = torch::randn(embeddings.sizes(), generator, torch::kFloat32);
-  } else if (noise == "uniform") {
+  } else if (noise == record::noise::kUniform) {
     draw = (torch::rand(embeddings.sizes(), generator, torch::kFloat32) * 2.0 - 1.0) * std::sqrt(3.0);
   } else {
-    throw Error("unknown embedding noise \"" + noise + "\" (known: gaussian, uniform)");
+    throw Error("unknown embedding noise \"" + noise + "\" (known: " + record::noise::kGaussian + ", " +
+                record::noise::kUniform + ")");
   }
   return embeddings + (gamma * sigma) * draw.to(embeddings.device()) * real.to(embeddings.scalar_type());
 }
@@ -36,6 +37,10 @@ torch::Tensor substitute_tokens(const torch::Tensor& token_ids, double gamma, in
       torch::randint(2, vocabulary, token_ids.sizes(), generator, torch::kInt64).to(token_ids.device());
   const torch::Tensor replace = chance.lt(probability).logical_and(token_ids.ne(0));
   return torch::where(replace, replacement, token_ids);
+}
+
+uint64_t sweep_noise_seed(int64_t seed) {
+  return 1000003ULL * static_cast<uint64_t>(seed) + 17;
 }
 
 std::vector<double> parse_gamma_grid(const std::string& text) {
@@ -91,7 +96,7 @@ torch::Tensor perturbed_losses(tasks::LayerwiseTask& task, const tasks::Batch& c
                                double gamma, at::Generator& generator, torch::Tensor& prediction, tasks::Batch& used) {
   auto* text = dynamic_cast<tasks::TextTask*>(&task);
   used = clean;
-  if (text && noise == "discrete") {
+  if (text && noise == record::noise::kDiscrete) {
     used.input = substitute_tokens(clean.input, gamma, text->vocabulary_size(), generator);
     return tasks::per_sample_layer_losses(task, used, &prediction);
   }
@@ -118,8 +123,10 @@ record::SweepResult run_sweep(tasks::LayerwiseTask& task, const SweepOptions& op
   auto& module = *task.module();
   module.eval();
   auto* video = dynamic_cast<tasks::VideoTask*>(&task);
-  if (video && options.noise != "video") throw Error("video models take --noise video");
-  if (!video && options.noise == "video") throw Error("--noise video applies to video models only");
+  if (!record::noise_applies(options.noise, video != nullptr)) {
+    throw Error("noise \"" + options.noise + "\" does not apply to a " + (video ? "video" : "text") +
+                " model (known: " + record::noise_list(video != nullptr) + ")");
+  }
   const int64_t total = options.limit > 0 ? std::min(options.limit, task.test_size()) : task.test_size();
   const int64_t layers = task.model().layers() + 1;
 
@@ -143,7 +150,7 @@ record::SweepResult run_sweep(tasks::LayerwiseTask& task, const SweepOptions& op
   for (size_t g = 0; g < sweep.gamma.size(); ++g) {
     for (size_t s = 0; s < sweep.seeds.size(); ++s) {
       proceed(g * sweep.seeds.size() + s);
-      const uint64_t seed = 1000003ULL * static_cast<uint64_t>(s) + 17;
+      const uint64_t seed = sweep_noise_seed(static_cast<int64_t>(s));
       at::Generator generator = at::detail::createCPUGenerator(seed);
       torch::Tensor loss_sum = torch::zeros({layers}, torch::kFloat64);
       double metric_sum = 0.0;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/record/events.h"
+#include "core/record/noise.h"
 #include "core/tasks/layerwise_task.h"
 #include "core/util/error.h"
 
@@ -25,11 +26,15 @@ torch::Tensor perturb_embeddings(const torch::Tensor& embeddings, const torch::T
 torch::Tensor substitute_tokens(const torch::Tensor& token_ids, double gamma, int64_t vocabulary,
                                 at::Generator& generator);
 
+// The seed of the noise of sweep seed number s (0, 1, 2, ...): a video batch starting at test sample `start` draws
+// from sweep_noise_seed(s) + start, a text sweep's generator starts from it. The layer probe draws the same.
+uint64_t sweep_noise_seed(int64_t seed);
+
 // γ values from "start:stop:step" (inclusive of stop, within rounding) or "a,b,c".
 std::vector<double> parse_gamma_grid(const std::string& text);
 
 struct SweepOptions {
-  std::string noise;  // gaussian | uniform | discrete (text); video (video)
+  std::string noise;  // a kind of core/record/noise.h that applies to the model
   std::vector<double> gamma;
   int64_t seeds = 3;
   int64_t limit = 0;  // test samples to use; 0 = all

@@ -23,6 +23,18 @@ struct TensorBlob {
   }
 };
 
+// The labels the training loop saves checkpoints under (a run file may hold others, written by a user).
+namespace checkpoint_label {
+inline constexpr const char* kLatest = "latest";  // every epoch end, and when stopped: where a resume continues
+inline constexpr const char* kBest = "best";      // the best test metric so far, by the task's own direction
+}  // namespace checkpoint_label
+
+// The run-file object of a checkpoint, or of one part of it ("model", "dual/lambda"), as errors name it:
+// "/checkpoints/<label>" or "/checkpoints/<label>/<part>".
+inline std::string checkpoint_object(const std::string& label, const std::string& part = std::string()) {
+  return "/checkpoints/" + label + (part.empty() ? std::string() : "/" + part);
+}
+
 struct CheckpointData {
   int64_t step = 0;
   int64_t epoch = 0;
