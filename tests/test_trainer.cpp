@@ -76,7 +76,6 @@ class ToyEngine : public Trainer {
     const double loss = loss_sum_.item<double>() / static_cast<double>(steps);
     require_finite(loss, "toy loss", "(a toy hint)");
     scalar("loss", loss);
-    loss_sum_.zero_();
   }
   EpochTest evaluate_epoch() override {
     torch::NoGradGuard no_grad;
@@ -86,12 +85,10 @@ class ToyEngine : public Trainer {
   }
   bool best_is_comparable() const override { return comparable; }
   void emit_histograms() override { ++histogram_calls_; }
-  void save_state(record::CheckpointData& data) const override {
-    data.sections["progress"]["loss_sum"] = train::to_blob(loss_sum_);
-  }
-  void restore_state(const record::CheckpointData& data, const std::string&, const std::string&) override {
-    loss_sum_.copy_(train::to_tensor(data.sections.at("progress").at("loss_sum")));
-  }
+  // The loop saves, restores and clears the interval sums: the engine only names them.
+  std::vector<std::pair<std::string, torch::Tensor>> interval_sums() override { return {{"loss_sum", loss_sum_}}; }
+  void save_state(record::CheckpointData&) const override {}
+  void restore_state(const CheckpointReader&) override {}
   nlohmann::json summary() const override { return {{"weight", model_->weight.item<double>()}}; }
 
   std::vector<double> scripted_;

@@ -107,7 +107,8 @@ TEST(TrainingState, ResumedRunIsBitwiseIdenticalToAnUninterruptedOne) {
   TinyRun resumed(999);
   torch::randn({100});
   const store::RunReader reader(path);
-  restore_training_state(reader.checkpoint("latest"), *resumed.model, resumed.optimizer, resumed.order, path, "latest");
+  const record::CheckpointData latest = reader.checkpoint("latest");
+  restore_training_state(CheckpointReader(latest, path, "latest"), *resumed.model, resumed.optimizer, resumed.order);
   resumed.train_steps(23, inputs, targets);
 
   std::vector<float> joined = first_losses;
@@ -144,7 +145,7 @@ TEST(TrainingState, CheckpointWithoutOptimizerStateCannotResume) {
   auto state = capture_training_state(*run.model, run.optimizer, run.order, 0, 0);
   state.sections.erase("optimizer");
   try {
-    restore_training_state(state, *run.model, run.optimizer, run.order, "run.h5", "best");
+    restore_training_state(CheckpointReader(state, "run.h5", "best"), *run.model, run.optimizer, run.order);
     FAIL() << "expected RunFileError";
   } catch (const store::RunFileError& error) {
     EXPECT_NE(std::string(error.what()).find("/checkpoints/best/optimizer/torch_archive"), std::string::npos);

@@ -17,10 +17,12 @@
 
 #include <algorithm>
 
+#include "core/record/checkpoint.h"
 #include "widgets/elided_label.h"
 #include "widgets/flow_layout.h"
 #include "widgets/frame_grid.h"
 #include "widgets/lab_model.h"
+#include "widgets/plot_helpers.h"
 #include "widgets/run_data.h"
 
 namespace descentlab::widgets {
@@ -66,7 +68,8 @@ QWidget* LayerProbeView::buildControls() {
   labelled(QStringLiteral("A"), runA_, QStringLiteral("The first run (default: the newest ERM run)"));
   labelled(QStringLiteral("B"), runB_, QStringLiteral("The second run (default: the newest constrained run)"));
   checkpoint_ = new QComboBox(this);
-  checkpoint_->addItems({QStringLiteral("latest"), QStringLiteral("best")});
+  checkpoint_->addItems(
+      {QLatin1String(record::checkpoint_label::kLatest), QLatin1String(record::checkpoint_label::kBest)});
   labelled(QStringLiteral("checkpoint"), checkpoint_,
            QStringLiteral("latest: the run file's newest state (a live run rewrites it every epoch); best: the best "
                           "test metric's"));
@@ -282,9 +285,7 @@ void LayerProbeView::updateRunChoices() {
 void LayerProbeView::updateNoiseChoices() {
   const RunData* run = runOf(0) ? runOf(0) : runOf(1);
   const bool video = taskOf(run) == QLatin1String("video");
-  const QStringList noises =
-      video ? QStringList{QStringLiteral("video")}
-            : QStringList{QStringLiteral("gaussian"), QStringLiteral("uniform"), QStringLiteral("discrete")};
+  const QStringList noises = noiseKinds(video);
   QStringList current;
   for (int i = 0; i < noise_->count(); ++i) current << noise_->itemText(i);
   if (current == noises) return;

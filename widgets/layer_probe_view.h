@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "core/record/checkpoint.h"
+
 class QCheckBox;
 class QComboBox;
 class QCustomPlot;
@@ -39,7 +41,7 @@ struct ProbeQuery {
   quint64 id = 0;  // the view numbers its requests; the outcome echoes it
   int side = 0;    // 0: A, 1: B
   QString path;    // the run file
-  QString checkpoint = QStringLiteral("latest");
+  QString checkpoint = QLatin1String(record::checkpoint_label::kLatest);
   int sample = 0;
   QString noise;  // gaussian | uniform | discrete (text), video (video)
   double gamma = 0.0;

@@ -1,6 +1,7 @@
 #include "app/gui/live_runs.h"
 
 #include "app/gui/run_conversion.h"
+#include "core/record/checkpoint.h"
 #include "core/store/run_reader.h"
 
 #include <QDateTime>
@@ -166,7 +167,8 @@ void LiveRuns::onFinished(const QString& runId, const train::TrainingResult& res
       run.error = error;
       // Resume can continue from the last epoch's checkpoint, if the run got that far (a full disk, once freed).
       try {
-        run.hasLatestCheckpoint = store::RunReader(run.path.toStdString()).has_checkpoint("latest");
+        run.hasLatestCheckpoint =
+            store::RunReader(run.path.toStdString()).has_checkpoint(record::checkpoint_label::kLatest);
       } catch (const std::exception&) {
         run.hasLatestCheckpoint = false;
       }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/config/experiment_config.h"
+#include "core/record/checkpoint.h"
 #include "core/record/metrics.h"
 #include "core/store/run_reader.h"
 
@@ -136,14 +137,14 @@ std::unique_ptr<widgets::RunData> load_run_file(const store::RunReader& reader) 
                        .arg(static_cast<qint64>(checkpoint.step)));
     // A run stopped between metric rows has done the steps of its "latest" checkpoint (where Resume continues),
     // which may be after its last row.
-    if (checkpoint.label == "latest") {
+    if (checkpoint.label == record::checkpoint_label::kLatest) {
       run->currentStep = std::max(run->currentStep, checkpoint.step);
       run->latestCheckpointStep = checkpoint.step;
     }
   }
   // A file whose epochs are all done is finished; one that stopped early with a "latest" checkpoint can be resumed,
   // and its planned length follows from the epochs it has done.
-  run->hasLatestCheckpoint = reader.has_checkpoint("latest");
+  run->hasLatestCheckpoint = reader.has_checkpoint(record::checkpoint_label::kLatest);
   const auto& epochs = run->scalars.value(QString::fromLatin1(record::metric::kEpoch));
   const double epochsDone = epochs.values.isEmpty() ? 0.0 : epochs.values.back();
   const auto epochsPlanned = static_cast<double>(config.train.epochs);

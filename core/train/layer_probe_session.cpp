@@ -92,7 +92,7 @@ bool refresh(LoadedRun& run, const std::string& label) {
   }
   // A run without the checkpoint (one just started) is refused before its data is read.
   if (!reader.has_checkpoint(label)) {
-    throw store::RunFileError(store::RunFileError::Kind::MissingObject, run.path, "/checkpoints/" + label,
+    throw store::RunFileError(store::RunFileError::Kind::MissingObject, run.path, record::checkpoint_object(label),
                               "no checkpoint \"" + label + "\" yet (a run saves one at the end of each epoch)");
   }
   if (rebuild) {

@@ -13,12 +13,13 @@
 #include <string>
 
 #include "core/eval/layer_probe.h"
+#include "core/record/checkpoint.h"
 
 namespace descentlab::train {
 
 struct LayerProbeRequest {
   std::string run_path;
-  std::string checkpoint = "latest";  // a checkpoint label of the run file: latest or best
+  std::string checkpoint = record::checkpoint_label::kLatest;  // a checkpoint label of the run file: latest or best
   eval::ProbeSettings settings;
   std::string device = "cpu";  // auto | cpu | cuda: one sample is fastest on the CPU
   std::string data_root;       // where IMDb is read from; empty: data::default_data_root()

@@ -3,12 +3,10 @@
 #include <torch/torch.h>
 
 #include "core/record/metrics.h"
-#include "core/store/run_file.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/device_step.h"
 #include "core/train/layerwise_math.h"
 #include "core/train/random_stream.h"
-#include "core/util/number_text.h"
 
 namespace descentlab::train {
 namespace metric = record::metric;
@@ -150,9 +148,6 @@ void LayerwiseTrainer::report_interval(int64_t steps, int64_t epoch) {
     if (c.resilient) vector(metric::kResilientSlack, to_vector(s.resilient_slack));
     scalar(metric::kAlpha, alpha_of(epoch));
   }
-  s.loss_sum.zero_();
-  s.slack_sum.zero_();
-  s.lagrangian_sum.zero_();
 }
 
 void LayerwiseTrainer::end_epoch(int64_t epoch) {
@@ -216,57 +211,22 @@ EpochTest LayerwiseTrainer::evaluate_epoch() {
 void LayerwiseTrainer::save_state(record::CheckpointData& data) const {
   data.sections["dual"]["lambda"] = train::to_blob(state_->lambda);
   data.sections["dual"]["resilient_slack"] = train::to_blob(state_->resilient_slack);
-  data.sections["progress"]["loss_sum"] = train::to_blob(state_->loss_sum);
-  data.sections["progress"]["slack_sum"] = train::to_blob(state_->slack_sum);
-  data.sections["progress"]["lagrangian_sum"] = train::to_blob(state_->lagrangian_sum);
 }
 
-void LayerwiseTrainer::restore_state(const record::CheckpointData& checkpoint, const std::string& path,
-                                     const std::string& label) {
-  const auto dual = checkpoint.sections.find("dual");
-  if (dual == checkpoint.sections.end() || !dual->second.count("lambda") || !dual->second.count("resilient_slack")) {
-    throw store::RunFileError(store::RunFileError::Kind::MissingObject, path, "/checkpoints/" + label + "/dual",
-                              "the dual variables are missing");
-  }
-  // Every restored tensor is checked before any is copied in: its shape against this model, its values finite, and
-  // λ (projected onto λ >= 0 by every dual step) non-negative. LibTorch's own shape errors would be stack traces.
-  const auto checked = [&](const record::TensorBlob& blob, const torch::Tensor& into, const std::string& object,
-                           bool non_negative) {
-    const torch::Tensor value = train::to_tensor(blob);
-    if (value.sizes() != into.sizes()) {
-      throw store::RunFileError(
-          store::RunFileError::Kind::ShapeMismatch, path, object,
-          "has shape " + shape_text(value.sizes()) + "; this model needs " + shape_text(into.sizes()));
-    }
-    if (!value.is_floating_point() || !torch::isfinite(value).all().item<bool>()) {
-      throw store::RunFileError(store::RunFileError::Kind::Corrupt, path, object,
-                                "holds values that are not finite numbers");
-    }
-    if (non_negative && (value < 0).any().item<bool>()) {
-      throw store::RunFileError(store::RunFileError::Kind::Corrupt, path, object,
-                                "holds a negative value (min " + number_text(value.min().item<double>()) +
-                                    "); the dual steps keep every multiplier and slack >= 0");
-    }
-    return value;
+// λ and the resilient slack, checked before either is copied in: this model's shape, finite values, and >= 0 (every
+// dual step projects onto λ >= 0).
+void LayerwiseTrainer::restore_state(const CheckpointReader& checkpoint) {
+  const std::string needed = "the dual variables are missing";
+  checkpoint.require_section("dual", needed);
+  const auto restored = [&](const char* name, const torch::Tensor& into) {
+    return checkpoint.shaped_like(checkpoint.require("dual", name, needed), "dual", name, into,
+                                  CheckpointReader::Values::NonNegative);
   };
-  const std::string dual_object = "/checkpoints/" + label + "/dual/";
-  const torch::Tensor lambda = checked(dual->second.at("lambda"), state_->lambda, dual_object + "lambda", true);
-  const torch::Tensor slack =
-      checked(dual->second.at("resilient_slack"), state_->resilient_slack, dual_object + "resilient_slack", true);
-  std::vector<std::pair<torch::Tensor, torch::Tensor*>> sums;
-  const auto progress = checkpoint.sections.find("progress");
-  if (progress != checkpoint.sections.end()) {
-    for (const auto& [name, into] : {std::pair<const char*, torch::Tensor*>{"loss_sum", &state_->loss_sum},
-                                     {"slack_sum", &state_->slack_sum},
-                                     {"lagrangian_sum", &state_->lagrangian_sum}}) {
-      const auto found = progress->second.find(name);
-      if (found == progress->second.end()) continue;
-      sums.emplace_back(checked(found->second, *into, "/checkpoints/" + label + "/progress/" + name, false), into);
-    }
-  }
+  const torch::Tensor lambda = restored("lambda", state_->lambda);
+  const torch::Tensor slack = restored("resilient_slack", state_->resilient_slack);
+  torch::NoGradGuard no_grad;
   state_->lambda.copy_(lambda);
   state_->resilient_slack.copy_(slack);
-  for (auto& [value, into] : sums) into->copy_(value);
 }
 
 nlohmann::json LayerwiseTrainer::summary() const {

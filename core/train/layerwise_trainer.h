@@ -42,8 +42,7 @@ class LayerwiseTrainer : public Trainer {
   void end_epoch(int64_t epoch) override;
   EpochTest evaluate_epoch() override;
   void save_state(record::CheckpointData& checkpoint) const override;
-  void restore_state(const record::CheckpointData& checkpoint, const std::string& path,
-                     const std::string& label) override;
+  void restore_state(const CheckpointReader& checkpoint) override;
   nlohmann::json summary() const override;
   double alpha_of(int64_t epoch) const;
   bool dual_active(int64_t epoch) const;

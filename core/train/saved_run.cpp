@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "core/store/run_reader.h"
+#include "core/train/checkpoint_reader.h"
 #include "core/train/checkpoint_tensors.h"
 
 namespace descentlab::train {
@@ -18,20 +19,15 @@ SavedRun read_saved_run(const std::string& path, const std::string& label, const
 
 void load_saved_model(const SavedRun& run, torch::nn::Module& module, const std::string& path,
                       const std::string& label) {
-  const auto model = run.checkpoint.sections.find("model");
-  if (model == run.checkpoint.sections.end()) {
-    throw store::RunFileError(store::RunFileError::Kind::MissingObject, path, "/checkpoints/" + label + "/model",
-                              "missing");
-  }
-  load_module_state(module, model->second, path, "/checkpoints/" + label + "/model");
+  const CheckpointReader checkpoint(run.checkpoint, path, label);
+  load_module_state(module, checkpoint.require_section("model", "missing"), path, checkpoint.object("model"));
   // Weights that are NaN or infinite would give a table of NaN (sweep, prune) that looks like a measurement.
   torch::NoGradGuard no_grad;
   for (const auto& parameter : module.named_parameters()) {
     if (!torch::isfinite(parameter.value()).all().item<bool>()) {
-      throw store::RunFileError(store::RunFileError::Kind::Corrupt, path,
-                                "/checkpoints/" + label + "/model/" + parameter.key(),
-                                "holds weights that are not finite (NaN or infinite); this checkpoint cannot be "
-                                "evaluated (another checkpoint, e.g. --checkpoint best, may be)");
+      checkpoint.corrupt("model/" + parameter.key(),
+                         "holds weights that are not finite (NaN or infinite); this checkpoint cannot be evaluated "
+                         "(another checkpoint, e.g. --checkpoint best, may be)");
     }
   }
 }

@@ -10,7 +10,6 @@
 #include "core/eval/weight_histograms.h"
 #include "core/optim/mirror_adamw.h"
 #include "core/record/metrics.h"
-#include "core/store/run_file.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/device_step.h"
 #include "core/train/random_stream.h"
@@ -77,23 +76,16 @@ void store_masks(record::CheckpointData& data, const std::string& section, const
 }
 
 // Reads masks saved by store_masks; empty when the section is absent. Shapes are checked against the tensors.
-optim::MaskSet load_masks(const record::CheckpointData& checkpoint, const std::string& section,
-                          const std::vector<optim::PrunableTensor>& prunable, const std::string& path,
-                          const std::string& label, torch::Device device) {
+optim::MaskSet load_masks(const CheckpointReader& checkpoint, const std::string& section,
+                          const std::vector<optim::PrunableTensor>& prunable, torch::Device device) {
   optim::MaskSet masks;
-  const auto found = checkpoint.sections.find(section);
-  if (found == checkpoint.sections.end() || found->second.empty()) return masks;
+  const CheckpointReader::Section* found = checkpoint.section(section);
+  if (!found || found->empty()) return masks;
   for (const auto& tensor : prunable) {
-    const auto blob = found->second.find(tensor.name);
-    const std::string object = "/checkpoints/" + label + "/" + section + "/" + tensor.name;
-    if (blob == found->second.end()) {
-      throw store::RunFileError(store::RunFileError::Kind::MissingObject, path, object, "the mask is missing");
-    }
-    torch::Tensor keep = train::to_tensor(blob->second).to(torch::kBool);
-    if (keep.sizes() != tensor.parameter.sizes()) {
-      throw store::RunFileError(store::RunFileError::Kind::ShapeMismatch, path, object,
-                                "does not match the parameter's shape " + c10::str(tensor.parameter.sizes()));
-    }
+    const record::TensorBlob& blob = checkpoint.require(section, tensor.name, "the mask is missing");
+    const torch::Tensor keep =
+        checkpoint.shaped_like(blob, section, tensor.name, tensor.parameter, CheckpointReader::Values::Any)
+            .to(torch::kBool);
     masks.total += keep.numel();
     masks.pruned += keep.numel() - keep.sum().item<int64_t>();
     masks.keep.push_back(keep.to(device));
@@ -188,7 +180,6 @@ void SparseTrainer::enter_phase(AcdcPhase phase) {
 
 void SparseTrainer::save_state(record::CheckpointData& data) const {
   const State& s = *state_;
-  data.sections["progress"]["loss_sum"] = train::to_blob(s.loss_sum);
   data.sections["acdc"]["phase"] =
       train::to_blob(torch::tensor(static_cast<int64_t>(phase_code(s.phase)), torch::kInt64));
   store_masks(data, "masks", s.masks, s.prunable);
@@ -204,56 +195,24 @@ void SparseTrainer::describe_checkpoint(nlohmann::json& extra) const {
   }
 }
 
-void SparseTrainer::restore_state(const record::CheckpointData& checkpoint, const std::string& path,
-                                  const std::string& label) {
+void SparseTrainer::restore_state(const CheckpointReader& checkpoint) {
   State& s = *state_;
-  const auto section = [&](const char* name) -> const std::map<std::string, record::TensorBlob>* {
-    const auto found = checkpoint.sections.find(name);
-    return found == checkpoint.sections.end() ? nullptr : &found->second;
-  };
-  // One-value entries are checked before use: a damaged one is refused naming it, not met as a LibTorch trace.
-  const auto one_value = [&](const std::map<std::string, record::TensorBlob>& in, const char* section_name,
-                             const char* name) {
-    const torch::Tensor value = train::to_tensor(in.at(name));
-    if (value.numel() != 1) {
-      throw store::RunFileError(store::RunFileError::Kind::ShapeMismatch, path,
-                                "/checkpoints/" + label + "/" + section_name + "/" + name,
-                                "must hold one value, holds " + std::to_string(value.numel()));
+  if (checkpoint.find("acdc", "phase")) {
+    const torch::Tensor code = checkpoint.one_value("acdc", "phase");
+    const int64_t value = code.is_floating_point() ? -1 : code.item<int64_t>();
+    if (value < 0 || value > 2) {
+      checkpoint.corrupt("acdc/phase",
+                         "is " + std::to_string(value) + "; AC/DC phases are 0 dense, 1 compressed, 2 decompressed");
     }
-    return value.reshape({});
-  };
-  torch::Tensor loss_sum;
-  if (const auto* progress = section("progress")) {
-    if (progress->count("loss_sum")) {
-      loss_sum = one_value(*progress, "progress", "loss_sum");
-      if (!std::isfinite(loss_sum.item<double>())) {
-        throw store::RunFileError(store::RunFileError::Kind::Corrupt, path,
-                                  "/checkpoints/" + label + "/progress/loss_sum", "is not a finite number");
-      }
-    }
+    s.phase = phase_from_code(value);
   }
-  if (const auto* acdc = section("acdc")) {
-    if (acdc->count("phase")) {
-      const torch::Tensor code = one_value(*acdc, "acdc", "phase");
-      const int64_t value = code.is_floating_point() ? -1 : code.item<int64_t>();
-      if (value < 0 || value > 2) {
-        throw store::RunFileError(store::RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/acdc/phase",
-                                  "is " + std::to_string(value) +
-                                      "; AC/DC phases are 0 dense, 1 compressed, "
-                                      "2 decompressed");
-      }
-      s.phase = phase_from_code(value);
-    }
-  }
-  if (loss_sum.defined()) s.loss_sum.copy_(loss_sum);
-  s.masks = load_masks(checkpoint, "masks", s.prunable, path, label, device_);
-  s.previous_masks = load_masks(checkpoint, "previous_masks", s.prunable, path, label, device_);
+  s.masks = load_masks(checkpoint, "masks", s.prunable, device_);
+  s.previous_masks = load_masks(checkpoint, "previous_masks", s.prunable, device_);
   if (s.phase == AcdcPhase::compressed && s.masks.empty()) {
-    throw store::RunFileError(store::RunFileError::Kind::MissingObject, path, "/checkpoints/" + label + "/masks",
-                              "the run was compressed but its masks are missing");
+    checkpoint.missing("masks", "the run was compressed but its masks are missing");
   }
   s.last_snapshot.clear();
-  if (const auto* snapshot = section("compression_snapshot")) {
+  if (const CheckpointReader::Section* snapshot = checkpoint.section("compression_snapshot")) {
     for (const auto& tensor : s.prunable) {
       if (snapshot->count(tensor.name))
         s.last_snapshot.push_back(train::to_tensor(snapshot->at(tensor.name)).to(device_));
@@ -379,7 +338,6 @@ void SparseTrainer::report_interval(int64_t steps, int64_t) {
   scalar(metric::kLoss, mean_loss);
   if (!s.prunable.empty()) scalar(metric::kSparsity, optim::count_zeros(s.prunable).share());
   if (s.schedule) scalar(metric::kAcdcPhase, phase_code(s.phase));
-  s.loss_sum.zero_();
 }
 
 EpochTest SparseTrainer::evaluate_epoch() {

@@ -64,8 +64,7 @@ class SparseTrainer : public Trainer {
   bool best_is_comparable() const override;
   void emit_histograms() override;
   void save_state(record::CheckpointData& checkpoint) const override;
-  void restore_state(const record::CheckpointData& checkpoint, const std::string& path,
-                     const std::string& label) override;
+  void restore_state(const CheckpointReader& checkpoint) override;
   void describe_checkpoint(nlohmann::json& extra) const override;
   nlohmann::json summary() const override;
   int64_t periodic_interval() const override;

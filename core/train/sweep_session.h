@@ -10,13 +10,14 @@
 #include <string>
 #include <thread>
 
+#include "core/record/checkpoint.h"
 #include "core/record/events.h"
 
 namespace descentlab::train {
 
 struct SweepRequest {
   std::string run_path;
-  std::string checkpoint = "latest";
+  std::string checkpoint = record::checkpoint_label::kLatest;
   std::string noise;               // gaussian | uniform | discrete (text); video (video)
   std::string gamma = "0:2:0.25";  // start:stop:step or a,b,c
   int64_t seeds = 3;

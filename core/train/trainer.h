@@ -20,8 +20,10 @@
 #include "core/data/data_order.h"
 #include "core/record/checkpoint.h"
 #include "core/record/events.h"
+#include "core/train/checkpoint_reader.h"
 #include "core/train/control.h"
 #include "core/train/lr_schedule.h"
+#include "core/train/replicas.h"
 #include "core/train/training_result.h"
 #include "core/util/error.h"
 
@@ -94,7 +96,7 @@ class Trainer {
   // metrics added to the engine's interval sums on the device (no host read).
   virtual void train_step(const std::vector<int64_t>& indices, int64_t epoch) = 0;
   // At a metric interval: reads the interval sums over `steps` steps (the one host read), checks them with
-  // require_finite, emits the engine's series, and clears the sums.
+  // require_finite and emits the engine's series. The loop then clears the sums.
   virtual void report_interval(int64_t steps, int64_t epoch) = 0;
   // After the last batch of an epoch, before its evaluation (the layerwise dual step on held-out samples).
   virtual void end_epoch(int64_t epoch) { (void)epoch; }
@@ -110,14 +112,14 @@ class Trainer {
   virtual void periodic_evaluation() {}
   // Weight histograms (and what an engine adds to them) at the current step.
   virtual void emit_histograms();
-  // The engine's interval sums (what report_interval reads and clears; saved in the checkpoint's "progress"
-  // section under these names): a data-parallel run sums them over ranks before each report and keeps each rank's
-  // own part in its checkpoints.
+  // The engine's interval sums, on the device (what train_step adds to and report_interval reads). The loop owns
+  // the rest: it saves them in the checkpoint's "progress" section under these names and restores them (checked:
+  // this run's shape, finite values), clears them after each report, and in a data-parallel run sums them over
+  // ranks before each report and keeps each rank's own part in its checkpoints.
   virtual std::vector<std::pair<std::string, torch::Tensor>> interval_sums() { return {}; }
   // The engine's own checkpoint sections and `extra` fields, and restoring them.
   virtual void save_state(record::CheckpointData& checkpoint) const = 0;
-  virtual void restore_state(const record::CheckpointData& checkpoint, const std::string& path,
-                             const std::string& label) = 0;
+  virtual void restore_state(const CheckpointReader& checkpoint) = 0;
   virtual void describe_checkpoint(nlohmann::json& extra) const { (void)extra; }
   // The engine's fields of the run's summary (TrainingResult::extra).
   virtual nlohmann::json summary() const = 0;
@@ -134,10 +136,10 @@ class Trainer {
   const std::vector<double>& histogram_edges() const { return histogram_edges_; }
 
   // ---- data parallel (set_data_parallel); each is a no-op or the identity in one process
-  dist::Group* data_parallel() const { return group_; }
+  dist::Group* data_parallel() const { return replicas_.group(); }
   // This rank's share of the global batch in the step in progress (1 in one process): its per-sample means are
   // weighted by it before they are summed over ranks, so sums are exact for an uneven last batch too.
-  double shard_weight() const { return shard_weight_; }
+  double shard_weight() const { return replicas_.shard_weight(); }
   torch::Tensor weighted(const torch::Tensor& value) const;
   // After backward, before clipping and the optimizer step: every gradient weighted by shard_weight() and summed over
   // ranks (every replica then holds the gradient of the global batch's mean loss), together with `sums` (already
@@ -161,15 +163,13 @@ class Trainer {
   void checkpoint(const std::vector<std::string>& labels);
   void apply_scheduled_learning_rate();
 
-  bool agree_to_proceed();
   void histograms_now();
-  void restore_rank_parts(const record::CheckpointData& checkpoint, const std::string& path, const std::string& label);
-  std::vector<int64_t> shard_of(const std::vector<int64_t>& batch);
+  void restore_interval_sums(const CheckpointReader& checkpoint);
+  void restore_progress(const CheckpointReader& checkpoint);
 
   data::DataOrder order_;
   std::vector<double> histogram_edges_;
-  dist::Group* group_ = nullptr;
-  double shard_weight_ = 1.0;
+  Replicas replicas_;
   record::SinkList sinks_;
   TrainingControl* control_ = nullptr;
   record::CheckpointStore* checkpoints_ = nullptr;

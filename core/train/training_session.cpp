@@ -34,8 +34,9 @@ std::unique_ptr<store::RunWriter> open_run(Trainer& trainer, const config::Exper
   if (resuming) {
     // The lock first, then the checkpoint: no other writer can replace "latest" between the two.
     auto writer = store::RunWriter::open(options.run_path, writer_options);
-    const record::CheckpointData state = store::RunReader(options.run_path).checkpoint("latest");
-    trainer.resume_from(state, options.run_path, "latest");
+    const record::CheckpointData state =
+        store::RunReader(options.run_path).checkpoint(record::checkpoint_label::kLatest);
+    trainer.resume_from(state, options.run_path, record::checkpoint_label::kLatest);
     writer->truncate_after(state.step);
     return writer;
   }
@@ -200,14 +201,14 @@ std::unique_ptr<store::RunWriter> open_run_data_parallel(Trainer& trainer, dist:
     writer_options.flush_interval_seconds = options.flush_interval_seconds;
     writer_options.purpose = "resuming training" + who;
     writer = store::RunWriter::open(options.run_path, writer_options);
-    state = store::RunReader(options.run_path).checkpoint("latest");
+    state = store::RunReader(options.run_path).checkpoint(record::checkpoint_label::kLatest);
   });
   if (resuming) {
     const std::vector<uint8_t> bytes =
         group.broadcast_bytes(group.rank() == 0 ? store::checkpoint_to_bytes(state) : std::vector<uint8_t>{}, 0,
                               "receiving the checkpoint to resume from");
     if (group.rank() > 0) state = store::checkpoint_from_bytes(bytes, options.run_path + " (from rank 0)");
-    trainer.resume_from(state, options.run_path, "latest");
+    trainer.resume_from(state, options.run_path, record::checkpoint_label::kLatest);
     if (writer) writer->truncate_after(state.step);
   }
   return writer;
@@ -247,8 +248,9 @@ std::unique_ptr<TrainingSession> TrainingSession::resume(const std::string& run_
   store::RunWriter::take_over_abandoned(run_path, purpose);
   const store::RunReader reader(run_path);
   auto config = config::stored_config(reader.header().config_json, run_path);
-  if (!reader.has_checkpoint("latest")) {
-    throw store::RunFileError(store::RunFileError::Kind::MissingObject, run_path, "/checkpoints/latest",
+  if (!reader.has_checkpoint(record::checkpoint_label::kLatest)) {
+    throw store::RunFileError(store::RunFileError::Kind::MissingObject, run_path,
+                              record::checkpoint_object(record::checkpoint_label::kLatest),
                               "no checkpoint to resume from");
   }
   SessionOptions options;

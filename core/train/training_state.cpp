@@ -7,27 +7,11 @@
 #include <mutex>
 
 #include "core/optim/state_key.h"
-#include "core/store/run_file.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/random_stream.h"
 
 namespace descentlab::train {
 namespace {
-
-using store::RunFileError;
-
-// section and name are C strings: with std::string parameters, GCC 14's -Wdangling-reference takes the returned
-// reference for one into the temporaries made from the literals at the call sites.
-const record::TensorBlob& require(const record::CheckpointData& checkpoint, const char* section, const char* name,
-                                  const std::string& path, const std::string& label) {
-  const std::string object = "/checkpoints/" + label + "/" + section + "/" + name;
-  const auto found_section = checkpoint.sections.find(section);
-  if (found_section == checkpoint.sections.end() || !found_section->second.count(name)) {
-    throw RunFileError(RunFileError::Kind::MissingObject, path, object,
-                       "missing: this checkpoint cannot resume training");
-  }
-  return found_section->second.at(name);
-}
 
 using optim::state_key;
 
@@ -88,53 +72,47 @@ record::CheckpointData capture_training_state(const torch::nn::Module& model, co
   return checkpoint;
 }
 
-void restore_training_state(const record::CheckpointData& checkpoint, torch::nn::Module& model,
-                            torch::optim::Optimizer& optimizer, data::DataOrder& order, const std::string& path,
-                            const std::string& label) {
-  const auto& optimizer_blob = require(checkpoint, "optimizer", "torch_archive", path, label);
-  const auto& rng_blob = require(checkpoint, "rng", "cpu", path, label);
-  const auto& order_blob = require(checkpoint, "data", "order", path, label);
-  if (checkpoint.sections.find("model") == checkpoint.sections.end()) {
-    throw RunFileError(RunFileError::Kind::MissingObject, path, "/checkpoints/" + label + "/model", "missing");
-  }
+void restore_training_state(const CheckpointReader& checkpoint, torch::nn::Module& model,
+                            torch::optim::Optimizer& optimizer, data::DataOrder& order) {
+  const std::string needed = "missing: this checkpoint cannot resume training";
+  const auto& optimizer_blob = checkpoint.require("optimizer", "torch_archive", needed);
+  const auto& rng_blob = checkpoint.require("rng", "cpu", needed);
+  const auto& order_blob = checkpoint.require("data", "order", needed);
+  const auto& model_state = checkpoint.require_section("model", "missing");
   const torch::Tensor cursor = train::to_tensor(order_blob);
   if (cursor.numel() != 3 || cursor.scalar_type() != torch::kInt64) {
-    throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/data/order",
-                       "expected 3 int64 values: seed, epoch, position");
+    checkpoint.corrupt("data/order", "expected 3 int64 values: seed, epoch, position");
   }
   const auto values = cursor.accessor<int64_t, 1>();
   if (static_cast<uint64_t>(values[0]) != order.seed()) {
-    throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/data/order",
-                       "its data-order seed " + std::to_string(static_cast<uint64_t>(values[0])) +
-                           " is not the run's seed " + std::to_string(order.seed()) + " (train.seed)");
+    checkpoint.corrupt("data/order", "its data-order seed " + std::to_string(static_cast<uint64_t>(values[0])) +
+                                         " is not the run's seed " + std::to_string(order.seed()) + " (train.seed)");
   }
   // The generator's state has one fixed size; a shorter or longer blob is damage, refused before anything changes
   // (LibTorch's own refusal would arrive as a stack trace, after the model was already overwritten).
   const torch::Tensor current_rng = current_random_state();
   if (rng_blob.dtype != "uint8" || rng_blob.numel() != current_rng.numel()) {
-    throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/rng/cpu",
-                       "holds " + std::to_string(rng_blob.numel()) + " " + rng_blob.dtype +
-                           " values; the random generator's state is " + std::to_string(current_rng.numel()) +
-                           " uint8 values");
+    checkpoint.corrupt("rng/cpu", "holds " + std::to_string(rng_blob.numel()) + " " + rng_blob.dtype +
+                                      " values; the random generator's state is " +
+                                      std::to_string(current_rng.numel()) + " uint8 values");
   }
   // Checks model shapes first; nothing is changed if they do not fit.
-  train::load_module_state(model, checkpoint.sections.at("model"), path, "/checkpoints/" + label + "/model");
+  train::load_module_state(model, model_state, checkpoint.path(), checkpoint.object("model"));
 
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(reinterpret_cast<const char*>(optimizer_blob.bytes.data()), optimizer_blob.bytes.size());
     optimizer.load(archive);
   } catch (const c10::Error& error) {
-    throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/optimizer/torch_archive",
+    checkpoint.corrupt("optimizer/torch_archive",
                        std::string("the optimizer state does not load: ") + error.what_without_backtrace());
   } catch (const std::exception& error) {
-    throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/optimizer/torch_archive",
-                       std::string("the optimizer state does not load: ") + error.what());
+    checkpoint.corrupt("optimizer/torch_archive", std::string("the optimizer state does not load: ") + error.what());
   }
   try {
     set_current_random_state(train::to_tensor(rng_blob));
   } catch (const c10::Error& error) {
-    throw RunFileError(RunFileError::Kind::Corrupt, path, "/checkpoints/" + label + "/rng/cpu",
+    checkpoint.corrupt("rng/cpu",
                        std::string("the random generator's state does not load: ") + error.what_without_backtrace());
   }
   order.restore(static_cast<uint64_t>(values[0]), values[1], values[2]);

@@ -13,20 +13,18 @@
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 
-#include <string>
-
 #include "core/data/data_order.h"
 #include "core/record/checkpoint.h"
+#include "core/train/checkpoint_reader.h"
 
 namespace descentlab::train {
 
 record::CheckpointData capture_training_state(const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
                                               const data::DataOrder& order, int64_t step, int64_t epoch);
 
-// Restores model, optimizer, CPU generator and data order from `checkpoint` (read from `path`; named in errors).
-// The model is checked strictly (store::load_module_state) before anything changes.
-void restore_training_state(const record::CheckpointData& checkpoint, torch::nn::Module& model,
-                            torch::optim::Optimizer& optimizer, data::DataOrder& order, const std::string& path,
-                            const std::string& label);
+// Restores model, optimizer, CPU generator and data order from `checkpoint`. Every part is checked (the model
+// strictly, by load_module_state) before anything changes.
+void restore_training_state(const CheckpointReader& checkpoint, torch::nn::Module& model,
+                            torch::optim::Optimizer& optimizer, data::DataOrder& order);
 
 }  // namespace descentlab::train
