@@ -425,7 +425,8 @@ QString LayerLossView::hoverTable(QCPAxisRect* rect, double x, double) const {
 CsvTable LayerLossView::table() const {
   if (model()->grouped()) {
     CsvTable table(CsvTable::bandColumns({QStringLiteral("series"), QStringLiteral("step"), QStringLiteral("layer")}));
-    const QString series = changeMode() ? QStringLiteral("test_layer_loss_change") : QStringLiteral("test_layer_loss");
+    const QString shown = QLatin1String(record::metric::kTestLayerLoss);
+    const QString series = changeMode() ? shown + QStringLiteral("_change") : shown;
     for (const auto& band : groupBands()) {
       table.addBand(band, {series}, [&band](int row, int) {
         return QStringList{QString::number(static_cast<qint64>(band.atStep)), QString::number(band.steps[row])};

@@ -18,6 +18,7 @@
 #include <algorithm>
 
 #include "core/record/checkpoint.h"
+#include "core/record/metrics.h"
 #include "widgets/elided_label.h"
 #include "widgets/flow_layout.h"
 #include "widgets/frame_grid.h"
@@ -209,7 +210,7 @@ QString LayerProbeView::taskOf(const RunData* run) const {
 
 qint64 LayerProbeView::evaluationStep(const RunData* run) const {
   if (!run) return -1;
-  const auto it = run->vectors.constFind(QStringLiteral("test_layer_loss"));
+  const auto it = run->vectors.constFind(QLatin1String(record::metric::kTestLayerLoss));
   return it == run->vectors.cend() || it->steps.isEmpty() ? -1 : static_cast<qint64>(it->steps.back());
 }
 

@@ -31,6 +31,7 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include "core/record/metrics.h"
 #include "widgets/dismissable_bar.h"
 #include "widgets/lab_model.h"
 #include "widgets/study_browser.h"
@@ -68,7 +69,8 @@ MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBacken
   connect(tourCaption_, &QLabel::linkActivated, this,
           [this](const QString& link) { setTourCaptionExpanded(link == QLatin1String("#more")); });
   centralLayout->addWidget(tourBox_);
-  loss_ = new TrainingCurvesView(model_, QStringLiteral("Training loss"), QStringLiteral("loss"), central);
+  loss_ =
+      new TrainingCurvesView(model_, QStringLiteral("Training loss"), QLatin1String(record::metric::kLoss), central);
   centralLayout->addWidget(loss_, 1);
   setCentralWidget(central);
 

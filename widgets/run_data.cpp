@@ -27,7 +27,7 @@ void RunData::addScalar(const QString& name, int64_t step, double wallTime, doub
   track.values.push_back(value);
   track.wallTimes.push_back(wallTime);
   if (step > currentStep) currentStep = step;
-  if (name == QStringLiteral("loss") && wallTime > 0) {
+  if (name == QLatin1String(record::metric::kLoss) && wallTime > 0) {
     speedSamples_.push_back({wallTime, step});
     // Keep about ten seconds of samples: the speed follows pauses and phase changes without jitter.
     while (speedSamples_.size() > 2 && wallTime - speedSamples_.front().first > 10.0) speedSamples_.removeFirst();

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "core/record/descent_certificate.h"
+#include "core/record/metrics.h"
 
 namespace descentlab::widgets {
 
@@ -119,7 +120,7 @@ class RunData {
   // Seconds left at the current speed; negative when unknown.
   double etaSeconds() const;
   double progress() const;  // 0..1
-  bool isLayerwise() const { return vectors.contains(QStringLiteral("test_layer_loss")); }
+  bool isLayerwise() const { return vectors.contains(QLatin1String(record::metric::kTestLayerLoss)); }
   bool isActive() const {
     return state == RunState::Starting || state == RunState::Running || state == RunState::Paused ||
            state == RunState::Stopping;

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 
+#include "core/record/metrics.h"
 #include "widgets/elided_label.h"
 #include "widgets/hyperparameter_view.h"
 
@@ -30,8 +31,9 @@ const QString kLastStep = QStringLiteral("last step");
 
 // The metrics a study compares by default, first found first.
 const QStringList& testMetrics() {
-  static const QStringList names = {QStringLiteral("test_accuracy"), QStringLiteral("test_perplexity"),
-                                    QStringLiteral("test_rmse"), QStringLiteral("test_loss")};
+  static const QStringList names = {QLatin1String(record::metric::kTestAccuracy),
+                                    QLatin1String(record::metric::kTestPerplexity),
+                                    QLatin1String(record::metric::kTestRmse), QLatin1String(record::metric::kTestLoss)};
   return names;
 }
 

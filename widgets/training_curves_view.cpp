@@ -194,7 +194,7 @@ QVector<DrawnCurve> TrainingCurvesView::curves() const {
       curve.x = track.steps;
     } else {
       // The run's start: its first training-loss row (every run has one), else this series' first row.
-      const auto loss = run->scalars.constFind(QStringLiteral("loss"));
+      const auto loss = run->scalars.constFind(QLatin1String(record::metric::kLoss));
       const double start =
           loss != run->scalars.cend() && !loss->wallTimes.isEmpty() ? loss->wallTimes.front() : track.wallTimes.front();
       curve.x = track.wallTimes;

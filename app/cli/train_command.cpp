@@ -33,6 +33,7 @@
 #include "core/util/system_memory.h"
 
 namespace descentlab::cli {
+namespace metric = record::metric;
 namespace {
 
 struct TrainOptions {
@@ -88,9 +89,9 @@ class ProgressPrinter : public record::MetricSink {
   }
 
   void scalar(const std::string& name, int64_t step, double, double value) override {
-    if (name == "loss") loss_ = value;
-    if (name == "epoch") epoch_ = value;
-    if (name == "throughput") {
+    if (name == metric::kLoss) loss_ = value;
+    if (name == metric::kEpoch) epoch_ = value;
+    if (name == metric::kThroughput) {
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
       const double rate = elapsed > 0 ? static_cast<double>(step - first_step_) / elapsed : 0.0;
       const double eta = rate > 0 ? static_cast<double>(total_steps_ - step) / rate : -1.0;
@@ -181,8 +182,8 @@ int finish_run(const train::TrainingResult& result, const train::TrainingSession
       const auto values = reader.metric(value_name);
       if (values.rows() > 0) {
         double loss = std::numeric_limits<double>::quiet_NaN();
-        if (std::find(names.begin(), names.end(), "test_loss") != names.end()) {
-          const auto losses = reader.metric("test_loss");
+        if (std::find(names.begin(), names.end(), metric::kTestLoss) != names.end()) {
+          const auto losses = reader.metric(metric::kTestLoss);
           if (losses.rows() > 0) loss = losses.values.back();
         }
         last_test = {{values.steps.back(), {values.values.back(), loss}}};

@@ -102,7 +102,8 @@ inline bool is_layerwise(Task task) {
   return task == Task::text || task == Task::video;
 }
 
-// The task's test metric: the name of its series is "test_" + this (core/record/metrics.h).
+// The task's test metric, the one definition (the tasks' metric_name() return it): the name of its series is
+// "test_" + this (core/record/metrics.h).
 inline const char* task_metric(Task task) {
   switch (task) {
     case Task::text:

@@ -57,7 +57,7 @@ class TextTask : public LayerwiseTask {
   Batch train_batch(const std::vector<int64_t>& indices) override;
   Batch test_batch(int64_t start, int64_t count) override;
   torch::Tensor per_sample_loss(const torch::Tensor& logits, const Batch& batch) override;
-  std::string metric_name() const override { return "accuracy"; }
+  std::string metric_name() const override { return config::task_metric(config::Task::text); }
   bool higher_is_better() const override { return true; }
   torch::Tensor metric_terms(const torch::Tensor& logits, const Batch& batch) override;
   double finish_metric(double mean_term) const override { return mean_term; }
@@ -86,7 +86,7 @@ class VideoTask : public LayerwiseTask {
   // Test clips with noise of strength gamma x noise_std (robustness sweeps), fixed by `seed`.
   Batch noisy_test_batch(int64_t start, int64_t count, double gamma, uint64_t seed);
   torch::Tensor per_sample_loss(const torch::Tensor& prediction, const Batch& batch) override;
-  std::string metric_name() const override { return "rmse"; }
+  std::string metric_name() const override { return config::task_metric(config::Task::video); }
   bool higher_is_better() const override { return false; }
   torch::Tensor metric_terms(const torch::Tensor& prediction, const Batch& batch) override;
   double finish_metric(double mean_term) const override;

@@ -54,7 +54,7 @@ class VitTask : public SparseTask {
   Batch train_batch(const std::vector<int64_t>& indices) override;
   Batch test_batch(int64_t start, int64_t count) override;
   torch::Tensor loss(const torch::Tensor& logits, const Batch& batch) override;
-  std::string metric_name() const override { return "accuracy"; }
+  std::string metric_name() const override { return config::task_metric(config::Task::vit); }
   std::pair<torch::Tensor, int64_t> metric_terms(const torch::Tensor& logits, const Batch& batch) override;
   double finish_metric(double mean_term) const override { return mean_term; }
   bool higher_is_better() const override { return true; }
@@ -80,7 +80,7 @@ class GptTask : public SparseTask {
   Batch train_batch(const std::vector<int64_t>& indices) override;
   Batch test_batch(int64_t start, int64_t count) override;
   torch::Tensor loss(const torch::Tensor& logits, const Batch& batch) override;
-  std::string metric_name() const override { return "perplexity"; }
+  std::string metric_name() const override { return config::task_metric(config::Task::gpt); }
   std::pair<torch::Tensor, int64_t> metric_terms(const torch::Tensor& logits, const Batch& batch) override;
   double finish_metric(double mean_term) const override;
   bool higher_is_better() const override { return false; }
