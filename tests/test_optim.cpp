@@ -7,6 +7,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/config/experiment_config.h"
+#include "core/optim/factory.h"
 #include "core/optim/mirror_adamw.h"
 
 namespace {
@@ -307,3 +309,27 @@ TEST(Horst, WithAlphaTheWeightsEndSparserThanAdamW) {
 }
 
 }  // namespace
+
+// The engines never name an optimizer: optim::make_optimizer builds the one config.optimizer names, with the
+// configured rate, weight decay and mirror options.
+TEST(OptimizerFactory, BuildsTheOptimizerTheConfigNamesWithItsOptions) {
+  using descentlab::config::OptimizerName;
+  descentlab::config::ExperimentConfig config;
+  config.train.lr = 0.02;
+  config.train.weight_decay = 0.3;
+  config.optimizer.alpha = 7.0;
+  const auto parameters = [] { return std::vector<torch::Tensor>{torch::zeros({3, 3}, torch::requires_grad())}; };
+  config.optimizer.name = OptimizerName::adamw;
+  auto adamw = descentlab::optim::make_optimizer(parameters(), config);
+  EXPECT_NE(dynamic_cast<torch::optim::AdamW*>(adamw.get()), nullptr);
+  EXPECT_EQ(dynamic_cast<MirroredAdamW*>(adamw.get()), nullptr);
+  const auto& options = static_cast<torch::optim::AdamWOptions&>(adamw->param_groups().front().options());
+  EXPECT_DOUBLE_EQ(options.lr(), 0.02);
+  EXPECT_DOUBLE_EQ(options.weight_decay(), 0.3);
+  config.optimizer.name = OptimizerName::horst;
+  auto horst = descentlab::optim::make_optimizer(parameters(), config);
+  ASSERT_NE(dynamic_cast<Horst*>(horst.get()), nullptr);
+  EXPECT_NE(dynamic_cast<Horst*>(horst.get())->describe_json().find("7"), std::string::npos);
+  config.optimizer.name = OptimizerName::ham;
+  EXPECT_NE(dynamic_cast<Ham*>(descentlab::optim::make_optimizer(parameters(), config).get()), nullptr);
+}

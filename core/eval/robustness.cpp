@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/eval/test_pass.h"
 #include "core/util/error.h"
 
 namespace descentlab::eval {
@@ -154,8 +155,7 @@ record::SweepResult run_sweep(tasks::LayerwiseTask& task, const SweepOptions& op
       at::Generator generator = at::detail::createCPUGenerator(seed);
       torch::Tensor loss_sum = torch::zeros({layers}, torch::kFloat64);
       double metric_sum = 0.0;
-      for (int64_t start = 0; start < total; start += options.batch_size) {
-        const int64_t count = std::min(options.batch_size, total - start);
+      test_pass(module, 0, total, options.batch_size, [&](int64_t start, int64_t count) {
         torch::Tensor prediction;
         torch::Tensor losses;
         tasks::Batch used;
@@ -168,7 +168,7 @@ record::SweepResult run_sweep(tasks::LayerwiseTask& task, const SweepOptions& op
         }
         loss_sum += losses.to(torch::kCPU, torch::kFloat64).sum(1);
         metric_sum += task.metric_terms(prediction, used).sum().item<double>();
-      }
+      });
       const size_t cell = g * sweep.seeds.size() + s;
       sweep.metric[cell] = task.finish_metric(metric_sum / static_cast<double>(total));
       for (int64_t l = 0; l < layers; ++l) {

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "core/eval/test_pass.h"
+#include "core/optim/factory.h"
 #include "core/record/metrics.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/device_step.h"
@@ -12,11 +14,11 @@ namespace descentlab::train {
 namespace metric = record::metric;
 
 struct LayerwiseTrainer::State {
-  torch::optim::AdamW optimizer;
-  torch::Tensor lambda;            // [L]
-  torch::Tensor resilient_slack;   // [L]
-  std::vector<int64_t> held_out;   // training indices kept out for per-epoch dual steps
-  std::vector<int64_t> trainable;  // training indices the data order walks through
+  std::unique_ptr<torch::optim::Optimizer> optimizer;  // optim::make_optimizer's (config: AdamW)
+  torch::Tensor lambda;                                // [L]
+  torch::Tensor resilient_slack;                       // [L]
+  std::vector<int64_t> held_out;                       // training indices kept out for per-epoch dual steps
+  std::vector<int64_t> trainable;                      // training indices the data order walks through
   // Metric sums between two reads, on the device (no host sync per step). Checkpointed, so that a run stopped
   // between two reads and resumed reports the same curve as one that never stopped.
   torch::Tensor loss_sum, slack_sum, lagrangian_sum;
@@ -24,8 +26,8 @@ struct LayerwiseTrainer::State {
   int64_t alphas_epoch = -1;
   Evaluation last_test;
 
-  State(std::vector<torch::Tensor> parameters, const config::TrainConfig& train)
-      : optimizer(std::move(parameters), torch::optim::AdamWOptions(train.lr).weight_decay(train.weight_decay)) {}
+  State(std::vector<torch::Tensor> parameters, const config::ExperimentConfig& config)
+      : optimizer(optim::make_optimizer(std::move(parameters), config)) {}
 };
 
 namespace {
@@ -53,7 +55,7 @@ LayerwiseTrainer::LayerwiseTrainer(config::ExperimentConfig config, tasks::Layer
     : Trainer(config, device, trainable_count(config, task)), task_(task) {
   const int64_t samples = task_.train_size();
   const int64_t trainable = order().dataset_size();  // the data order walks the trainable samples only
-  state_ = std::make_unique<State>(task_.module()->parameters(), config_.train);
+  state_ = std::make_unique<State>(task_.module()->parameters(), config_);
   for (int64_t i = 0; i < trainable; ++i) state_->trainable.push_back(i);
   for (int64_t i = trainable; i < samples; ++i) state_->held_out.push_back(i);
   const int64_t layers = task_.model().layers();
@@ -72,7 +74,7 @@ torch::nn::Module& LayerwiseTrainer::module() {
 }
 
 torch::optim::Optimizer& LayerwiseTrainer::optimizer() {
-  return state_->optimizer;
+  return *state_->optimizer;
 }
 
 double LayerwiseTrainer::alpha_of(int64_t epoch) const {
@@ -106,7 +108,7 @@ void LayerwiseTrainer::train_step(const std::vector<int64_t>& order_indices, int
     objective = f[-1];
   }
   draws.release();  // the backward pass and the step draw nothing
-  s.optimizer.zero_grad();
+  s.optimizer->zero_grad();
   objective.backward();
   // Data parallel: the gradients and the batch's slack of the whole global batch, the same on every rank (so is λ).
   torch::Tensor batch_slack = slack;
@@ -116,7 +118,7 @@ void LayerwiseTrainer::train_step(const std::vector<int64_t>& order_indices, int
     synchronize_gradients();
   }
   if (config_.train.grad_clip > 0) clip_gradient_norm(module().parameters(), config_.train.grad_clip);
-  s.optimizer.step();
+  s.optimizer->step();
   if (dual_active(epoch) && c.dual_update == config::DualUpdate::batch) {
     dual_step(s.lambda, batch_slack, c.resilient ? s.resilient_slack : torch::Tensor(), c.dual_lr);
     if (c.resilient) resilient_step(s.resilient_slack, s.lambda, c.resilient_cost, c.resilient_lr);
@@ -167,9 +169,6 @@ void LayerwiseTrainer::end_epoch(int64_t epoch) {
 }
 
 Evaluation LayerwiseTrainer::evaluate() {
-  torch::NoGradGuard no_grad;
-  auto& model = module();
-  model.eval();
   const int64_t total = task_.test_size();
   const int64_t batch_size = std::max<int64_t>(config_.train.batch_size, 64);
   const int64_t layers = task_.model().layers();
@@ -179,8 +178,7 @@ Evaluation LayerwiseTrainer::evaluate() {
       torch::zeros({layers + 1}, torch::TensorOptions().dtype(torch::kInt64).device(device_));
   torch::Tensor metric_sum = torch::zeros({}, loss_sum.options());
   const auto [first, end] = evaluation_range(total);  // this rank's part (all of it in one process)
-  for (int64_t start = first; start < end; start += batch_size) {
-    const int64_t count = std::min(batch_size, end - start);
+  eval::test_pass(module(), first, end, batch_size, [&](int64_t start, int64_t count) {
     const tasks::Batch batch = task_.test_batch(start, count);
     torch::Tensor prediction;
     const torch::Tensor losses = tasks::per_sample_layer_losses(task_, batch, &prediction).to(torch::kFloat64);
@@ -188,8 +186,7 @@ Evaluation LayerwiseTrainer::evaluate() {
     descending_sum += descending_frequency(losses) * static_cast<double>(count);
     count_histogram += torch::bincount(descending_layers(losses), {}, layers + 1);
     metric_sum += task_.metric_terms(prediction, batch).sum();
-  }
-  model.train();
+  });
   sum_over_ranks({loss_sum, descending_sum, count_histogram, metric_sum}, "the test evaluation");
   Evaluation evaluation;
   evaluation.layer_loss = to_vector(loss_sum / static_cast<double>(total));

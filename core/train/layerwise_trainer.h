@@ -35,7 +35,6 @@ class LayerwiseTrainer : public Trainer {
   struct State;
   torch::nn::Module& module() override;
   torch::optim::Optimizer& optimizer() override;
-  std::string optimizer_name() const override { return "adamw"; }
   void train_step(const std::vector<int64_t>& indices, int64_t epoch) override;
   void report_interval(int64_t steps, int64_t epoch) override;
   std::vector<std::pair<std::string, torch::Tensor>> interval_sums() override;

@@ -7,7 +7,9 @@
 
 #include "core/config/json_reader.h"
 #include "core/dist/process_group.h"
+#include "core/eval/test_pass.h"
 #include "core/eval/weight_histograms.h"
+#include "core/optim/factory.h"
 #include "core/optim/mirror_adamw.h"
 #include "core/record/metrics.h"
 #include "core/train/checkpoint_tensors.h"
@@ -24,25 +26,8 @@ optim::MaskScope mask_scope(config::SparsityScope scope) {
 
 }  // namespace
 
-std::unique_ptr<torch::optim::AdamW> make_optimizer(std::vector<torch::Tensor> parameters,
-                                                    const config::ExperimentConfig& config) {
-  const auto adamw = torch::optim::AdamWOptions(config.train.lr).weight_decay(config.train.weight_decay);
-  if (config.optimizer.name == config::OptimizerName::adamw)
-    return std::make_unique<torch::optim::AdamW>(std::move(parameters), adamw);
-  optim::MirrorOptions mirror;
-  mirror.alpha = config.optimizer.alpha;
-  mirror.beta = config.optimizer.beta;
-  mirror.exponent_clamp = config.optimizer.exponent_clamp;
-  mirror.min_dim = config.optimizer.min_dim;
-  if (config.optimizer.name == config::OptimizerName::horst)
-    return std::make_unique<optim::Horst>(std::move(parameters), adamw, mirror);
-  if (config.optimizer.name == config::OptimizerName::ham)
-    return std::make_unique<optim::Ham>(std::move(parameters), adamw, mirror);
-  throw config::ConfigError("optimizer", "name", "unknown optimizer \"" + config::word(config.optimizer.name) + "\"");
-}
-
 struct SparseTrainer::State {
-  std::unique_ptr<torch::optim::AdamW> optimizer;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::vector<optim::PrunableTensor> prunable;
   std::unique_ptr<AcdcSchedule> schedule;
   AcdcPhase phase = AcdcPhase::dense;
@@ -55,7 +40,7 @@ struct SparseTrainer::State {
   int64_t frontier_evaluations = 0;
 
   State(std::vector<torch::Tensor> parameters, const config::ExperimentConfig& config)
-      : optimizer(make_optimizer(std::move(parameters), config)) {}
+      : optimizer(optim::make_optimizer(std::move(parameters), config)) {}
 };
 
 namespace {
@@ -130,7 +115,7 @@ torch::nn::Module& SparseTrainer::module() {
   return *task_.module();
 }
 
-torch::optim::AdamW& SparseTrainer::optimizer() {
+torch::optim::Optimizer& SparseTrainer::optimizer() {
   return *state_->optimizer;
 }
 const std::vector<optim::PrunableTensor>& SparseTrainer::prunable() const {
@@ -227,17 +212,11 @@ namespace {
 // evaluates its part of them and the sums are added over ranks.
 SparseEvaluation evaluate_task(tasks::SparseTask& task, int64_t batch_size, int64_t samples_limit = 0,
                                dist::Group* group = nullptr) {
-  torch::NoGradGuard no_grad;
-  auto& module = *task.module();
-  const bool was_training = module.is_training();
-  module.eval();
   const int64_t total = samples_limit > 0 ? std::min(samples_limit, task.test_size()) : task.test_size();
   torch::Tensor metric_sum, loss_sum;
   int64_t terms = 0, samples = 0;
-  const auto [first, end] =
-      group ? dist::part_of(total, group->rank(), group->size()) : std::pair<int64_t, int64_t>{0, total};
-  for (int64_t start = first; start < end; start += batch_size) {
-    const int64_t count = std::min(batch_size, end - start);
+  const auto range = group ? dist::part_of(total, group->rank(), group->size()) : std::pair<int64_t, int64_t>{0, total};
+  eval::test_pass(*task.module(), range.first, range.second, batch_size, [&](int64_t start, int64_t count) {
     const tasks::Batch batch = task.test_batch(start, count);
     const torch::Tensor logits = task.forward(batch.input);
     auto [sum, n] = task.metric_terms(logits, batch);
@@ -246,8 +225,8 @@ SparseEvaluation evaluate_task(tasks::SparseTask& task, int64_t batch_size, int6
     loss_sum = loss_sum.defined() ? loss_sum + loss : loss;
     terms += n;
     samples += count;
-  }
-  if (was_training) module.train();
+  });
+  torch::NoGradGuard no_grad;
   if (group) {
     const auto sums = torch::TensorOptions().dtype(torch::kFloat64);
     std::vector<torch::Tensor> message{

@@ -28,10 +28,6 @@
 
 namespace descentlab::train {
 
-// AdamW (LibTorch's), HAM or HORST from config.optimizer and config.train (lr, weight_decay).
-std::unique_ptr<torch::optim::AdamW> make_optimizer(std::vector<torch::Tensor> parameters,
-                                                    const config::ExperimentConfig& config);
-
 struct SparseEvaluation {
   double loss = 0.0;    // mean cross-entropy
   double metric = 0.0;  // accuracy or perplexity
@@ -46,7 +42,7 @@ class SparseTrainer : public Trainer {
   SparseEvaluation evaluate(int64_t samples = 0);
   std::string metric_name() const override { return task_.metric_name(); }
   bool higher_is_better() const override { return task_.higher_is_better(); }
-  torch::optim::AdamW& optimizer() override;  // AdamW, or HAM / HORST (MirroredAdamW)
+  torch::optim::Optimizer& optimizer() override;  // optim::make_optimizer's: AdamW, HAM or HORST
   const std::vector<optim::PrunableTensor>& prunable() const;
   // The AC/DC schedule (absent for dense runs).
   const AcdcSchedule* schedule() const;
@@ -55,7 +51,6 @@ class SparseTrainer : public Trainer {
  private:
   struct State;
   torch::nn::Module& module() override;
-  std::string optimizer_name() const override { return config::word(config_.optimizer.name); }
   void before_batch(int64_t epoch) override;
   void train_step(const std::vector<int64_t>& indices, int64_t epoch) override;
   void report_interval(int64_t steps, int64_t epoch) override;

@@ -89,7 +89,8 @@ class Trainer {
   // ---- the hooks an engine supplies
   virtual torch::nn::Module& module() = 0;
   virtual torch::optim::Optimizer& optimizer() = 0;
-  virtual std::string optimizer_name() const = 0;
+  // The word of config.optimizer.name (the engines build it with optim::make_optimizer).
+  virtual std::string optimizer_name() const { return config::word(config_.optimizer.name); }
   // Before each batch of `epoch` (the step about to run is step()).
   virtual void before_batch(int64_t epoch) { (void)epoch; }
   // One training step on the samples `indices` of `epoch`: forward, backward, optimizer step, and the step's
