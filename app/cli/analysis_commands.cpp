@@ -1,8 +1,6 @@
 // descentlab-cli sweep RUN.h5: robustness sweeps of a trained model, stored in the run file.
 // descentlab-cli compare A.h5 B.h5: per-layer test losses, metric and sweep tables side by side.
 
-#include <torch/torch.h>
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -14,16 +12,12 @@
 #include "app/cli/study_command.h"
 #include "core/config/experiment_config.h"
 #include "core/data/catalog.h"
-#include "core/eval/robustness.h"
 #include "core/record/checkpoint.h"
 #include "core/record/descent_certificate.h"
 #include "core/record/metrics.h"
 #include "core/record/noise.h"
 #include "core/record/sweep_statistics.h"
 #include "core/store/run_reader.h"
-#include "core/store/run_writer.h"
-#include "core/train/checkpoint_tensors.h"
-#include "core/train/layerwise_trainer.h"
 #include "core/train/sweep_session.h"
 
 namespace descentlab::cli {
