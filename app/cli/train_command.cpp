@@ -22,7 +22,7 @@
 #include "app/cli/launcher.h"
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
-#include "core/dist/process_group.h"
+#include "core/dist/launch.h"
 #include "core/record/metrics.h"
 #include "core/store/run_reader.h"
 #include "core/tasks/footprint.h"
