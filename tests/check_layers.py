@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Checks every #include of core/ against the table in docs/architecture.md: a folder may include itself and
 the folders listed on its row; a folder marked "no" under LibTorch includes no torch, ATen or c10 header; nothing
-in core includes Qt; widgets/ includes no LibTorch and of core only core/record. Exit 1 with one line per violation.
+in core includes Qt; widgets/ includes no LibTorch and of core only core/record; app/ includes no LibTorch header,
+directly or through a header of core, except in the files docs/architecture.md lists after "LibTorch in app/:".
+Exit 1 with one line per violation.
 
     python3 tests/check_layers.py [REPOSITORY]"""
 import pathlib
@@ -31,6 +33,50 @@ def read_table():
 def folder_of(relative):  # "core/train/x.h" -> "train"; "core/runtime.h" -> "runtime"
     parts = pathlib.PurePosixPath(relative).parts
     return parts[1] if len(parts) > 2 else pathlib.PurePosixPath(parts[1]).stem
+
+
+def torch_bearing_headers():
+    """Every header of core that includes LibTorch, itself or through another header of core."""
+    includes, direct = {}, set()
+    for path in (repo / "core").rglob("*.h"):
+        relative = path.relative_to(repo / "core").as_posix()
+        text = path.read_text()
+        includes[relative] = set(CORE.findall(text))
+        if any(TORCH.search(line) for line in text.splitlines()):
+            direct.add(relative)
+    bearing, changed = set(direct), True
+    while changed:
+        changed = False
+        for header, targets in includes.items():
+            if header not in bearing and targets & bearing:
+                bearing.add(header)
+                changed = True
+    return bearing
+
+
+def check_app():
+    """app/ reaches the engine through its torch-free headers; the files that still need LibTorch are listed."""
+    text = (repo / "docs" / "architecture.md").read_text()
+    listed = re.search(r"LibTorch in app/:(.*?)(?:\n\n|$)", text, re.S)
+    if not listed:
+        return ["docs/architecture.md: no 'LibTorch in app/:' list"]
+    excepted = set(re.findall(r"`(app/[^`]+)`", listed.group(1)))
+    bearing = torch_bearing_headers()
+    problems = []
+    for path in sorted((repo / "app").rglob("*")):
+        relative = path.relative_to(repo).as_posix()
+        if path.suffix not in (".h", ".cpp") or relative in excepted:
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            included = CORE.search(line)
+            if TORCH.search(line):
+                problems.append(f"{relative}:{number}: app/ includes LibTorch (not listed in docs/architecture.md)")
+            elif included and included.group(1) in bearing:
+                problems.append(f"{relative}:{number}: core/{included.group(1)} brings LibTorch into app/ "
+                                f"(not listed in docs/architecture.md)")
+    for missing in sorted(name for name in excepted if not (repo / name).exists()):
+        problems.append(f"docs/architecture.md lists {missing}, which does not exist")
+    return problems
 
 
 def main():
@@ -63,11 +109,12 @@ def main():
                 if included and folder_of("core/" + included.group(1)) != "record":
                     problems.append(f"{path.relative_to(repo)}:{number}: widgets may include only core/record, "
                                     f"not core/{included.group(1)}")
+    problems += check_app()
     if problems:
         print("\n".join(problems))
         print(f"{len(problems)} include(s) against docs/architecture.md")
         return 1
-    print(f"layers: {len(sources)} files of core follow docs/architecture.md")
+    print(f"layers: {len(sources)} files of core, and widgets/ and app/, follow docs/architecture.md")
     return 0
 
 
