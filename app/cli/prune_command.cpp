@@ -2,22 +2,14 @@
 // evaluated without retraining (SCIENCE.md §2). The table is printed and stored in the run file as the sweep
 // "oneshot_pruning" (gamma = sparsity, metric = accuracy or validation perplexity).
 
-#include <torch/torch.h>
-
 #include <cstdio>
 #include <iostream>
-#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
-#include "core/config/experiment_config.h"
-#include "core/config/json_reader.h"
-#include "core/data/catalog.h"
 #include "core/record/checkpoint.h"
-#include "core/store/run_reader.h"
-#include "core/store/run_writer.h"
-#include "core/train/checkpoint_tensors.h"
-#include "core/train/saved_run.h"
-#include "core/train/sparse_trainer.h"
+#include "core/train/prune_session.h"
 
 namespace descentlab::cli {
 namespace {
@@ -32,87 +24,39 @@ struct PruneOptions {
   bool json = false;
 };
 
-std::vector<double> parse_sparsities(const std::string& text) {
-  std::vector<double> values;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    if (item.empty()) continue;
-    size_t used = 0;
-    double value = 0;
-    try {
-      value = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || !(value >= 0.0 && value <= 1.0)) {
-      throw config::ConfigError("--sparsity", "", "\"" + item + "\" is not a sparsity in [0, 1]");
-    }
-    values.push_back(value);
-  }
-  if (values.empty()) throw config::ConfigError("--sparsity", "", "give at least one sparsity, e.g. 0.5,0.9");
-  return values;
-}
-
 int run_prune(const PruneOptions& options) {
-  const std::vector<double> sparsities = parse_sparsities(options.sparsity);
-  const optim::MaskScope scope = optim::parse_mask_scope(options.scope);
-  const train::SavedRun saved = train::read_saved_run(options.run, options.checkpoint, options.device);
-  const config::ExperimentConfig& config = saved.config;
-  if (config.is_layerwise()) {
-    throw config::ConfigError(
-        options.run, "task",
-        "one-shot pruning applies to vit and gpt runs, this run is \"" + config::word(config.task) + "\"");
-  }
-  const torch::Device device = train::resolve_device(config.train.device);
-  torch::manual_seed(config.train.seed);
-  auto task = tasks::make_sparse_task(config, data::default_data_root(), device);
-  train::load_saved_model(saved, *task->module(), options.run, options.checkpoint);
-  optim::PruneSelection selection;
-  if (config.sparsity.exclude_embeddings_and_readout)
-    selection.excluded_prefixes = task->embedding_and_readout_prefixes();
-  std::fprintf(stderr, "one-shot %s magnitude pruning of %s (checkpoint \"%s\") at %zu sparsities...\n",
-               optim::to_string(scope).c_str(), options.run.c_str(), options.checkpoint.c_str(), sparsities.size());
-  const int64_t batch = train::evaluation_batch_size(config);
-  const auto rows = train::one_shot_prune(*task, sparsities, selection, scope, batch, options.samples);
-  const auto dense = train::one_shot_prune(*task, {0.0}, selection, scope, batch, options.samples);
+  train::PruneRequest request;
+  request.run_path = options.run;
+  request.checkpoint = options.checkpoint;
+  request.sparsities = train::parse_sparsities(options.sparsity);
+  request.scope = options.scope;
+  request.device = options.device;
+  request.samples = options.samples;
+  const train::PruneOutcome outcome =
+      train::run_prune(request, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
 
-  record::SweepResult sweep;
-  sweep.name = "oneshot_pruning";
-  sweep.noise = "magnitude_pruning_" + optim::to_string(scope);
-  sweep.metric_name = task->metric_name();
-  sweep.seeds = {0};
-  for (const auto& row : rows) {
-    sweep.gamma.push_back(row.sparsity);
-    sweep.metric.push_back(row.evaluation.metric);
-  }
-  auto writer = store::RunWriter::open(options.run);
-  writer->sweep(sweep);
-  writer->flush();
-
-  nlohmann::json table = nlohmann::json::array();
-  for (const auto& row : rows) {
-    table.push_back({{"sparsity", row.sparsity},
-                     {"achieved", row.achieved},
-                     {task->metric_name(), row.evaluation.metric},
-                     {"loss", row.evaluation.loss}});
-  }
   if (options.json) {
+    nlohmann::json table = nlohmann::json::array();
+    for (const auto& row : outcome.rows) {
+      table.push_back({{"sparsity", row.sparsity},
+                       {"achieved", row.achieved},
+                       {outcome.metric_name, row.metric},
+                       {"loss", row.loss}});
+    }
     std::cout << nlohmann::json{{"run", options.run},
                                 {"checkpoint", options.checkpoint},
-                                {"scope", optim::to_string(scope)},
+                                {"scope", outcome.scope},
                                 {"samples", options.samples},
-                                {"metric", task->metric_name()},
-                                {"dense", dense.front().evaluation.metric},
+                                {"metric", outcome.metric_name},
+                                {"dense", outcome.dense_metric},
                                 {"rows", table}}
                      .dump(2)
               << "\n";
   } else {
-    std::printf("dense: %s %.4f\n", task->metric_name().c_str(), dense.front().evaluation.metric);
-    std::printf("%10s %10s %12s %10s\n", "sparsity", "achieved", task->metric_name().c_str(), "loss");
-    for (const auto& row : rows) {
-      std::printf("%10.3f %10.4f %12.4f %10.4f\n", row.sparsity, row.achieved, row.evaluation.metric,
-                  row.evaluation.loss);
+    std::printf("dense: %s %.4f\n", outcome.metric_name.c_str(), outcome.dense_metric);
+    std::printf("%10s %10s %12s %10s\n", "sparsity", "achieved", outcome.metric_name.c_str(), "loss");
+    for (const auto& row : outcome.rows) {
+      std::printf("%10.3f %10.4f %12.4f %10.4f\n", row.sparsity, row.achieved, row.metric, row.loss);
     }
   }
   return 0;
