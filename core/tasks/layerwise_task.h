@@ -30,7 +30,6 @@ class LayerwiseTask {
   virtual Batch test_batch(int64_t start, int64_t count) = 0;
   virtual torch::Tensor per_sample_loss(const torch::Tensor& prediction, const Batch& batch) = 0;  // [B]
   virtual std::string metric_name() const = 0;  // "accuracy" or "rmse"
-  virtual bool higher_is_better() const = 0;    // accuracy: yes; RMSE: no
   // Per-sample terms whose mean gives the metric: correct (0/1), or the squared error per sample.
   virtual torch::Tensor metric_terms(const torch::Tensor& prediction, const Batch& batch) = 0;
   virtual double finish_metric(double mean_term) const = 0;
@@ -58,7 +57,6 @@ class TextTask : public LayerwiseTask {
   Batch test_batch(int64_t start, int64_t count) override;
   torch::Tensor per_sample_loss(const torch::Tensor& logits, const Batch& batch) override;
   std::string metric_name() const override { return config::task_metric(config::Task::text); }
-  bool higher_is_better() const override { return true; }
   torch::Tensor metric_terms(const torch::Tensor& logits, const Batch& batch) override;
   double finish_metric(double mean_term) const override { return mean_term; }
   std::string describe() const override;
@@ -87,7 +85,6 @@ class VideoTask : public LayerwiseTask {
   Batch noisy_test_batch(int64_t start, int64_t count, double gamma, uint64_t seed);
   torch::Tensor per_sample_loss(const torch::Tensor& prediction, const Batch& batch) override;
   std::string metric_name() const override { return config::task_metric(config::Task::video); }
-  bool higher_is_better() const override { return false; }
   torch::Tensor metric_terms(const torch::Tensor& prediction, const Batch& batch) override;
   double finish_metric(double mean_term) const override;
   std::string describe() const override;

@@ -31,7 +31,6 @@ class SparseTask {
   // many terms that was.
   virtual std::pair<torch::Tensor, int64_t> metric_terms(const torch::Tensor& logits, const Batch& batch) = 0;
   virtual double finish_metric(double mean_term) const = 0;  // accuracy as is, perplexity = exp(mean loss)
-  virtual bool higher_is_better() const = 0;
   // The parameter-name prefixes of the embedding and readout (excluded from pruning by default).
   virtual const std::vector<std::string>& embedding_and_readout_prefixes() const = 0;
   virtual std::string describe() const = 0;
@@ -57,7 +56,6 @@ class VitTask : public SparseTask {
   std::string metric_name() const override { return config::task_metric(config::Task::vit); }
   std::pair<torch::Tensor, int64_t> metric_terms(const torch::Tensor& logits, const Batch& batch) override;
   double finish_metric(double mean_term) const override { return mean_term; }
-  bool higher_is_better() const override { return true; }
   const std::vector<std::string>& embedding_and_readout_prefixes() const override;
   std::string describe() const override { return description_; }
 
@@ -83,7 +81,6 @@ class GptTask : public SparseTask {
   std::string metric_name() const override { return config::task_metric(config::Task::gpt); }
   std::pair<torch::Tensor, int64_t> metric_terms(const torch::Tensor& logits, const Batch& batch) override;
   double finish_metric(double mean_term) const override;
-  bool higher_is_better() const override { return false; }
   const std::vector<std::string>& embedding_and_readout_prefixes() const override;
   std::string describe() const override { return description_; }
 

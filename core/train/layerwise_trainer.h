@@ -29,7 +29,6 @@ class LayerwiseTrainer : public Trainer {
 
   Evaluation evaluate();
   std::string metric_name() const override { return task_.metric_name(); }
-  bool higher_is_better() const override { return task_.higher_is_better(); }
 
  private:
   struct State;

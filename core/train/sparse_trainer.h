@@ -41,7 +41,6 @@ class SparseTrainer : public Trainer {
   // The metric and loss on the first `samples` test (or validation) samples; 0: all of them.
   SparseEvaluation evaluate(int64_t samples = 0);
   std::string metric_name() const override { return task_.metric_name(); }
-  bool higher_is_better() const override { return task_.higher_is_better(); }
   torch::optim::Optimizer& optimizer() override;  // optim::make_optimizer's: AdamW, HAM or HORST
   const std::vector<optim::PrunableTensor>& prunable() const;
   // The AC/DC schedule (absent for dense runs).

@@ -59,6 +59,14 @@ int64_t Trainer::total_steps() const {
   return config_.train.epochs * order_.batches_per_epoch(config_.train.batch_size);
 }
 
+bool Trainer::higher_is_better() const {
+  const record::MetricInfo* info = record::find_metric(record::test_series(metric_name()));
+  if (!info || info->better == record::Direction::Neither) {
+    throw Error("the test metric \"" + metric_name() + "\" has no direction in core/record/metrics.h");
+  }
+  return info->better == record::Direction::Higher;
+}
+
 void Trainer::emit_histograms() {
   histograms(eval::weight_histograms(module(), step_, histogram_edges_));
 }

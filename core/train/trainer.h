@@ -80,7 +80,8 @@ class Trainer {
   const config::ExperimentConfig& config() const { return config_; }
   // "accuracy", "rmse" or "perplexity", and which way is better.
   virtual std::string metric_name() const = 0;
-  virtual bool higher_is_better() const = 0;
+  // From the metric vocabulary's direction of test_<metric> (core/record/metrics.h), the one place that says it.
+  virtual bool higher_is_better() const;
 
  protected:
   // `samples`: the training samples the data order walks through.
