@@ -11,7 +11,7 @@
 #include "app/gui/lab_controller.h"
 #include "core/config/experiment_config.h"
 #include "core/runtime.h"
-#include "core/train/training_session.h"
+#include "core/session/training_session.h"
 
 #include <QApplication>
 #include <QDir>
@@ -48,22 +48,22 @@ double percentile(std::vector<double> values, double p) {
 }
 
 double headlessRun(const config::ExperimentConfig& config, const QString& path) {
-  train::SessionOptions options;
+  session::SessionOptions options;
   options.run_path = path.toStdString();
   options.overwrite = true;
-  train::TrainingSession session(config, options);
+  session::TrainingSession session(config, options);
   return session.run().steps_per_second;
 }
 
 // The same, on a worker thread as the GUI runs it (separates the thread's cost from the GUI's).
 double headlessWorkerRun(const config::ExperimentConfig& config, const QString& path) {
-  train::SessionOptions options;
+  session::SessionOptions options;
   options.run_path = path.toStdString();
   options.overwrite = true;
-  train::TrainingSession session(config, options);
+  session::TrainingSession session(config, options);
   double stepsPerSecond = 0.0;
   session.start(
-      [&](const train::TrainingResult& result, const std::string&) { stepsPerSecond = result.steps_per_second; });
+      [&](const session::TrainingResult& result, const std::string&) { stepsPerSecond = result.steps_per_second; });
   session.join();
   return stepsPerSecond;
 }

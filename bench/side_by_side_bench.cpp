@@ -4,7 +4,8 @@
 // and once with streams on, in alternating order, for --steps steps; the time is each run's training time (after
 // its data and model are ready), averaged over the two. The ratio streams / shared is the median over the rounds.
 // Run files go to a scratch folder.
-// Usage: descentlab_bench_side_by_side [--preset NAME] [--size quick|full|large] [--steps N] [--rounds R] [--set k=v]...
+// Usage: descentlab_bench_side_by_side [--preset NAME] [--size quick|full|large] [--steps N] [--rounds R] [--set
+// k=v]...
 
 #include <torch/torch.h>
 
@@ -17,8 +18,8 @@
 
 #include "core/config/experiment_config.h"
 #include "core/runtime.h"
+#include "core/session/training_session.h"
 #include "core/train/random_stream.h"
-#include "core/train/training_session.h"
 
 namespace {
 
@@ -35,22 +36,22 @@ double median(std::vector<double> values) {
 // the two runs, side by side; setup (reading and tokenising the data) is left out, it draws nothing.
 double pair_seconds(const config::ExperimentConfig& base, int64_t steps, const std::filesystem::path& folder,
                     const std::string& tag) {
-  std::vector<std::unique_ptr<train::TrainingSession>> sessions;
+  std::vector<std::unique_ptr<session::TrainingSession>> sessions;
   std::vector<Clock::time_point> ready(2), done(2);
   std::vector<std::string> errors(2);
   for (int64_t seed : {0, 1}) {
     config::ExperimentConfig config = base;
     config.train.seed = static_cast<uint64_t>(seed);
-    train::SessionOptions options;
+    session::SessionOptions options;
     options.run_path = (folder / (tag + "-seed" + std::to_string(seed) + ".h5")).string();
     options.overwrite = true;
-    sessions.push_back(std::make_unique<train::TrainingSession>(config, options));
+    sessions.push_back(std::make_unique<session::TrainingSession>(config, options));
     sessions.back()->set_step_limit(steps);
     const auto index = static_cast<size_t>(seed);
-    sessions.back()->on_start([&ready, index](const train::SessionStart&) { ready[index] = Clock::now(); });
+    sessions.back()->on_start([&ready, index](const session::SessionStart&) { ready[index] = Clock::now(); });
   }
   for (size_t i = 0; i < sessions.size(); ++i) {
-    sessions[i]->start([&errors, &done, i](const train::TrainingResult&, const std::string& error) {
+    sessions[i]->start([&errors, &done, i](const session::TrainingResult&, const std::string& error) {
       done[i] = Clock::now();
       errors[i] = error;
     });

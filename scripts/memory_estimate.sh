@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How close the memory check's estimate (core/tasks/footprint.h, the figure a run is refused on) is to what a run
+# How close the memory check's estimate (core/config/footprint.h, the figure a run is refused on) is to what a run
 # uses (issue 38, item 2): presets of three tasks at the three sizes, and a batch larger than the training set,
 # each trained for 2 steps on the CPU; `train --json`'s "memory" gives the estimate and the process's peak resident
 # size less what it held before the run was set up. Prints a Markdown table (docs/benchmarks.md); the measured

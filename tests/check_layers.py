@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Checks every #include of core/ against the table in docs/architecture.md: a folder may include itself and
 the folders listed on its row; a folder marked "no" under LibTorch includes no torch, ATen or c10 header; nothing
-in core includes Qt; widgets/ includes no LibTorch and of core only core/record; app/ includes no LibTorch header,
-directly or through a header of core, except in the files docs/architecture.md lists after "LibTorch in app/:".
+in core includes Qt; widgets/ includes no LibTorch and of core only core/record; app/ includes of core only the
+folders docs/architecture.md lists after "app/ includes of core only:" (the session door and the plain layers), and
+no LibTorch header, directly or through a header of core, except in the files listed after "LibTorch in app/:".
 Exit 1 with one line per violation.
 
     python3 tests/check_layers.py [REPOSITORY]"""
@@ -61,6 +62,10 @@ def check_app():
     if not listed:
         return ["docs/architecture.md: no 'LibTorch in app/:' list"]
     excepted = set(re.findall(r"`(app/[^`]+)`", listed.group(1)))
+    door = re.search(r"app/ includes of core only:(.*?)\.\n", text, re.S)
+    if not door:
+        return ["docs/architecture.md: no 'app/ includes of core only:' list"]
+    app_folders = set(re.findall(r"`([a-z_]+)`", door.group(1)))
     bearing = torch_bearing_headers()
     problems = []
     for path in sorted((repo / "app").rglob("*")):
@@ -74,6 +79,9 @@ def check_app():
             elif included and included.group(1) in bearing:
                 problems.append(f"{relative}:{number}: core/{included.group(1)} brings LibTorch into app/ "
                                 f"(not listed in docs/architecture.md)")
+            if included and relative not in excepted and folder_of("core/" + included.group(1)) not in app_folders:
+                problems.append(f"{relative}:{number}: app/ may include core/{included.group(1)} only through "
+                                f"core/session (docs/architecture.md: app/ includes of core only)")
     for missing in sorted(name for name in excepted if not (repo / name).exists()):
         problems.append(f"docs/architecture.md lists {missing}, which does not exist")
     return problems

@@ -17,7 +17,7 @@ enum class Part { First, Resumed };
 
 // Runs `trainer` with the run file at `path` as its sink and checkpoint store until `stop_at` steps (0: to the end).
 // The trainer keeps pointers to this part's sinks: one part per trainer.
-inline train::TrainingResult run_part(train::Trainer& trainer, const std::string& path, Part part, int64_t stop_at) {
+inline session::TrainingResult run_part(train::Trainer& trainer, const std::string& path, Part part, int64_t stop_at) {
   std::unique_ptr<store::RunWriter> writer;
   if (part == Part::First) {
     store::RunWriterOptions options;
@@ -28,7 +28,7 @@ inline train::TrainingResult run_part(train::Trainer& trainer, const std::string
     trainer.resume_from(reader.checkpoint("latest"), path, "latest");
     writer = store::RunWriter::open(path);
   }
-  train::TrainingControl control;
+  session::TrainingControl control;
   StopAfter stopper(control, stop_at);
   trainer.add_sink(writer.get());
   trainer.add_sink(&stopper);

@@ -12,9 +12,9 @@
 #include <torch/torch.h>
 
 #include "core/config/experiment_config.h"
+#include "core/config/footprint.h"
 #include "core/models/sparse_models.h"
 #include "core/models/unrolled_transformer.h"
-#include "core/tasks/footprint.h"
 #include "core/tasks/layerwise_task.h"
 #include "core/util/error.h"
 #include "core/util/system_memory.h"
@@ -46,7 +46,7 @@ TEST(Footprint, ParameterCountsAreThoseOfTheBuiltModels) {
     text.data.vocabulary_size = 300;
     text.data.max_length = 20;
     models::TextTransformerImpl text_model(tasks::transformer_options(text.model), 300, 20, 2, false);
-    EXPECT_DOUBLE_EQ(tasks::parameter_count(text), parameters_of(text_model));
+    EXPECT_DOUBLE_EQ(config::parameter_count(text), parameters_of(text_model));
 
     auto video = small(config::Task::video);
     video.model.readout = readout;
@@ -55,26 +55,26 @@ TEST(Footprint, ParameterCountsAreThoseOfTheBuiltModels) {
     video.data.width = 8;
     video.data.patch = {2, 4, 4};
     models::VideoTransformerImpl video_model(tasks::transformer_options(video.model), 4, 16, 8, {2, 4, 4});
-    EXPECT_DOUBLE_EQ(tasks::parameter_count(video), parameters_of(video_model));
+    EXPECT_DOUBLE_EQ(config::parameter_count(video), parameters_of(video_model));
   }
   auto vit = small(config::Task::vit);
   vit.data.image_patch = 7;
   models::TinyVitImpl vit_model(tasks::transformer_options(vit.model), 28, 7, 10);
-  EXPECT_DOUBLE_EQ(tasks::parameter_count(vit), parameters_of(vit_model));
+  EXPECT_DOUBLE_EQ(config::parameter_count(vit), parameters_of(vit_model));
   auto gpt = small(config::Task::gpt);
   gpt.data.context = 16;
   models::TinyGptImpl gpt_model(tasks::transformer_options(gpt.model), 256, 16);
-  EXPECT_DOUBLE_EQ(tasks::parameter_count(gpt), parameters_of(gpt_model));
+  EXPECT_DOUBLE_EQ(config::parameter_count(gpt), parameters_of(gpt_model));
 }
 
 // Issue 34 item 6: the "large" size of every preset is a model a single GPU trains in minutes, 20-50 M parameters.
 TEST(Footprint, EveryPresetsLargeSizeHasTwentyToFiftyMillionParameters) {
   for (const auto& name : config::preset_names()) {
     const auto large = config::load_experiment(name, "large", "", {});
-    const double parameters = tasks::parameter_count(large);
+    const double parameters = config::parameter_count(large);
     EXPECT_GE(parameters, 20e6) << name;
     EXPECT_LE(parameters, 50e6) << name;
-    EXPECT_GT(parameters, 10 * tasks::parameter_count(config::load_experiment(name, "full", "", {}))) << name;
+    EXPECT_GT(parameters, 10 * config::parameter_count(config::load_experiment(name, "full", "", {}))) << name;
     std::printf("%s large: %.1f M parameters\n", name.c_str(), parameters / 1e6);
   }
 }
@@ -85,12 +85,12 @@ TEST(Footprint, AModelTooLargeIsRefusedWithTheNumbers) {
   c["model"]["layers"] = 256;
   c["model"]["width"] = 4096;
   const auto config = config::ExperimentConfig::from_json(c, "test");
-  const auto footprint = tasks::estimate_footprint(config);
+  const auto footprint = config::estimate_footprint(config);
   EXPECT_GT(footprint.parameters, 17e9);
   EXPECT_GT(footprint.model_bytes, footprint.parameters * 4.0 * 4.0);  // weights, gradients, two moments at least
   const MemoryAvailability twelve_gib{12.0 * 1024 * 1024 * 1024, "the cgroup limit memory.max less its usage"};
   try {
-    tasks::require_fits(config, footprint, /*model_on_host=*/true, twelve_gib);
+    config::require_fits(config, footprint, /*model_on_host=*/true, twelve_gib);
     FAIL() << "expected MemoryError";
   } catch (const MemoryError& error) {
     const std::string message = error.what();
@@ -104,9 +104,9 @@ TEST(Footprint, AModelTooLargeIsRefusedWithTheNumbers) {
   const MemoryAvailability two_gib{2.0 * 1024 * 1024 * 1024, "test"};
   for (const auto& name : config::preset_names()) {
     const auto preset = config::ExperimentConfig::from_json(config::preset_document(name, "quick"), name);
-    EXPECT_NO_THROW(tasks::require_fits(preset, tasks::estimate_footprint(preset), true, two_gib)) << name;
+    EXPECT_NO_THROW(config::require_fits(preset, config::estimate_footprint(preset), true, two_gib)) << name;
   }
-  EXPECT_NO_THROW(tasks::require_fits(config, footprint, /*model_on_host=*/false, twelve_gib));
+  EXPECT_NO_THROW(config::require_fits(config, footprint, /*model_on_host=*/false, twelve_gib));
 }
 
 TEST(SystemMemory, ReadsMemAvailableAndCgroupLimits) {
@@ -147,7 +147,7 @@ TEST(Footprint, EstimatesStayWithinAFactorOfMeasuredPeaks) {
     std::vector<std::string> overrides;
     if (!override.empty()) overrides.push_back(override);
     const auto config = config::load_experiment(preset, size, "", overrides);
-    const double estimate = tasks::estimate_footprint(config).total();
+    const double estimate = config::estimate_footprint(config).total();
     const double used = entry.at("used_bytes").get<double>();
     EXPECT_GT(estimate, used / 2.5) << "estimate " << estimate / 1048576.0 << " MiB, used " << used / 1048576.0;
     EXPECT_LT(estimate, used * 2.5) << "estimate " << estimate / 1048576.0 << " MiB, used " << used / 1048576.0;

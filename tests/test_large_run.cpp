@@ -13,11 +13,11 @@
 #include <iterator>
 
 #include "core/config/experiment_config.h"
+#include "core/session/training_session.h"
 #include "core/store/checkpoint_files.h"
 #include "core/store/run_follower.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
-#include "core/train/training_session.h"
 #include "run_file_samples.h"
 #include "test_support.h"
 
@@ -68,9 +68,9 @@ TEST(LargeRun, CommitsFollowingAndResumeBesideAHalfGigabyteCheckpoint) {
   auto config = config::load_experiment("video-erm", "large", "", {"train.metric_interval=1"});
   config.train.device = config::Device::cpu;
   {
-    train::SessionOptions options;
+    session::SessionOptions options;
     options.run_path = path;
-    train::TrainingSession session(config, options);
+    session::TrainingSession session(config, options);
     session.set_step_limit(1);
     const auto result = session.run();
     ASSERT_EQ(result.steps, 1);
@@ -121,7 +121,7 @@ TEST(LargeRun, CommitsFollowingAndResumeBesideAHalfGigabyteCheckpoint) {
   // replaces the old data file.
   const uint64_t read_before = bytes_read_so_far();
   {
-    auto session = train::TrainingSession::resume(path);
+    auto session = session::TrainingSession::resume(path);
     session->set_step_limit(2);
     const auto result = session->run();
     EXPECT_EQ(result.steps, 2);

@@ -15,10 +15,10 @@
 #include "core/data/reviews.h"
 #include "core/eval/layer_probe.h"
 #include "core/eval/robustness.h"
+#include "core/session/layer_probe_session.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "core/tasks/layerwise_task.h"
-#include "core/train/layer_probe_session.h"
 #include "core/train/layerwise_trainer.h"
 #include "core/train/saved_run.h"
 #include "run_file_samples.h"
@@ -105,7 +105,7 @@ TEST(LayerProbe, VideoPerLayerOutputsEqualTheEnginesPerSampleEvaluation) {
   auto task = load_task(path);
   auto& video = dynamic_cast<tasks::VideoTask&>(*task);
   torch::NoGradGuard no_grad;
-  LayerProbeSession session;
+  session::LayerProbeSession session;
   for (const double gamma : {0.0, 1.5}) {
     const int64_t seed = 1;
     // The batch the sweep builds for cell (γ, seed 1): the whole test set is one batch of the sweeps' size.
@@ -113,11 +113,11 @@ TEST(LayerProbe, VideoPerLayerOutputsEqualTheEnginesPerSampleEvaluation) {
     const torch::Tensor losses = tasks::per_sample_layer_losses(video, batch);
     const auto states = video.model().states(batch.input);
     for (int64_t sample = 0; sample < video.test_size(); ++sample) {
-      LayerProbeRequest request;
+      session::LayerProbeRequest request;
       request.run_path = path;
       request.settings = {sample, "video", gamma, seed};
-      const RunProbe result = session.probe(request);
-      const eval::LayerProbe& probe = result.probe;
+      const session::RunProbe result = session.probe(request);
+      const record::LayerProbe& probe = result.probe;
       expect_column(probe.loss, losses, sample, "gamma " + std::to_string(gamma));
       ASSERT_EQ(probe.layers, 3);
       ASSERT_EQ(probe.frames * probe.height * probe.width, 4 * 8 * 8);
@@ -153,7 +153,7 @@ TEST(LayerProbe, TextPerLayerOutputsEqualTheEnginesPerSampleEvaluation) {
   auto task = load_task(path);
   auto& text = dynamic_cast<tasks::TextTask&>(*task);
   torch::NoGradGuard no_grad;
-  LayerProbeSession session;
+  session::LayerProbeSession session;
   const std::string data_root = fixture_data_root(folder);
   const tasks::Batch clean = text.test_batch(0, text.test_size());
   const int64_t seed = 2;
@@ -172,11 +172,11 @@ TEST(LayerProbe, TextPerLayerOutputsEqualTheEnginesPerSampleEvaluation) {
   for (const Case& each : cases) {
     const torch::Tensor losses = tasks::per_sample_layer_losses(text, each.batch);
     for (int64_t sample = 0; sample < text.test_size(); ++sample) {
-      LayerProbeRequest request;
+      session::LayerProbeRequest request;
       request.run_path = path;
       request.data_root = data_root;
       request.settings = {sample, each.noise, each.gamma, seed};
-      const eval::LayerProbe probe = session.probe(request).probe;
+      const record::LayerProbe probe = session.probe(request).probe;
       const std::string what = each.noise + " gamma " + std::to_string(each.gamma);
       expect_column(probe.loss, losses, sample, what);
       ASSERT_EQ(probe.classes, 2);
@@ -237,7 +237,7 @@ TEST(LayerProbe, TextEmbeddingNoiseIsTheSweepsForTheSample) {
     for (const double gamma : {0.5, 2.0}) {
       const torch::Tensor losses = embedding_noise_losses(text, clean, noise, gamma, 1);
       for (int64_t sample = 0; sample < text.test_size(); ++sample) {
-        const eval::LayerProbe probe = prober.probe({sample, noise, gamma, 1});
+        const record::LayerProbe probe = prober.probe({sample, noise, gamma, 1});
         expect_column(probe.loss, losses, sample, noise + " " + std::to_string(gamma));
       }
     }
@@ -286,11 +286,11 @@ TEST(LayerProbe, TheSessionKeepsTheTaskAndReloadsOnlyWhatChanged) {
   const std::string path = (folder / "video.h5").string();
   const auto config = tiny_video_config(true);
   train_into(path, config);
-  LayerProbeSession session;
-  LayerProbeRequest request;
+  session::LayerProbeSession session;
+  session::LayerProbeRequest request;
   request.run_path = path;
   request.settings = {3, "", 1.0, 0};
-  const RunProbe first = session.probe(request);
+  const session::RunProbe first = session.probe(request);
   EXPECT_TRUE(first.reloaded);
   EXPECT_EQ(first.probe.noise, "video");
   EXPECT_EQ(first.metric, "rmse");
@@ -299,7 +299,7 @@ TEST(LayerProbe, TheSessionKeepsTheTaskAndReloadsOnlyWhatChanged) {
   // Another γ: from the cache, and fast.
   request.settings.gamma = 1.7;
   const auto started = std::chrono::steady_clock::now();
-  const RunProbe second = session.probe(request);
+  const session::RunProbe second = session.probe(request);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   EXPECT_FALSE(second.reloaded);
   EXPECT_LT(seconds, 1.0);
@@ -317,15 +317,15 @@ TEST(LayerProbe, TheSessionKeepsTheTaskAndReloadsOnlyWhatChanged) {
     checkpoint.created.clear();
     writer->save_checkpoints({"latest"}, checkpoint);
   }
-  const RunProbe after = session.probe(request);
+  const session::RunProbe after = session.probe(request);
   EXPECT_TRUE(after.reloaded);
   EXPECT_EQ(after.step, 9);
   EXPECT_EQ(after.probe.loss, second.probe.loss);  // the same weights
   // probe_run, the CLI's one-shot call, gives the same numbers.
-  EXPECT_EQ(probe_run(request).probe.loss, second.probe.loss);
+  EXPECT_EQ(session::probe_run(request).probe.loss, second.probe.loss);
 }
 
-std::string error_of(LayerProbeSession& session, const LayerProbeRequest& request) {
+std::string error_of(session::LayerProbeSession& session, const session::LayerProbeRequest& request) {
   try {
     session.probe(request);
   } catch (const std::exception& error) {
@@ -338,8 +338,8 @@ TEST(LayerProbe, BadRequestsAreNamed) {
   ScratchFolder folder;
   const std::string path = (folder / "video.h5").string();
   train_into(path, tiny_video_config(false));
-  LayerProbeSession session;
-  LayerProbeRequest request;
+  session::LayerProbeSession session;
+  session::LayerProbeRequest request;
   request.run_path = path;
   request.settings.sample = 8;
   std::string message = error_of(session, request);

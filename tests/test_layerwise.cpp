@@ -11,11 +11,11 @@
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
 #include "core/eval/robustness.h"
+#include "core/session/host_sync_probe.h"
 #include "core/store/durable_file.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "core/train/checkpoint_tensors.h"
-#include "core/train/host_sync_probe.h"
 #include "core/train/layerwise_math.h"
 #include "core/train/layerwise_trainer.h"
 #include "resume_parts.h"
@@ -111,20 +111,21 @@ config::ExperimentConfig tiny_video_config() {
   return config::ExperimentConfig::from_json(document, "test config");
 }
 
-std::vector<double> lambda_of(const TrainingResult& result) {
+std::vector<double> lambda_of(const session::TrainingResult& result) {
   return result.extra.at("lambda").get<std::vector<double>>();
 }
 
-std::vector<double> test_layer_loss_of(const TrainingResult& result) {
+std::vector<double> test_layer_loss_of(const session::TrainingResult& result) {
   return result.extra.at("test").at("layer_loss").get<std::vector<double>>();
 }
 
 // Runs `config` on a fresh task and returns the trained model's parameters.
-std::vector<torch::Tensor> train_parameters(const config::ExperimentConfig& config, TrainingResult* result = nullptr) {
+std::vector<torch::Tensor> train_parameters(const config::ExperimentConfig& config,
+                                            session::TrainingResult* result = nullptr) {
   torch::manual_seed(config.train.seed);
   tasks::VideoTask task(config, torch::kCPU);
   LayerwiseTrainer trainer(config, task, torch::kCPU);
-  const TrainingResult outcome = trainer.run();
+  const session::TrainingResult outcome = trainer.run();
   if (result) *result = outcome;
   std::vector<torch::Tensor> parameters;
   for (const auto& parameter : task.module()->parameters()) parameters.push_back(parameter.detach().clone());
@@ -137,7 +138,7 @@ TEST(LayerwiseTrainer, ErmEqualsConstrainedTrainingWithLambdaFrozenAtZero) {
   auto frozen = tiny_video_config();
   frozen.constraints.dual_lr = 0.0;  // λ stays 0
   frozen.constraints.resilient = false;
-  TrainingResult frozen_result;
+  session::TrainingResult frozen_result;
   const auto a = train_parameters(erm);
   const auto b = train_parameters(frozen, &frozen_result);
   ASSERT_EQ(a.size(), b.size());
@@ -147,7 +148,7 @@ TEST(LayerwiseTrainer, ErmEqualsConstrainedTrainingWithLambdaFrozenAtZero) {
   auto demanding = tiny_video_config();
   demanding.constraints.alpha = 0.5;
   demanding.constraints.resilient = false;
-  TrainingResult active;
+  session::TrainingResult active;
   train_parameters(demanding, &active);
   double total = 0;
   for (double lambda : lambda_of(active)) total += lambda;
@@ -182,7 +183,7 @@ TEST(LayerwiseTrainer, TextTaskTrainsOnFixtureReviews) {
   EXPECT_EQ(task.train_size(), 6);
   EXPECT_EQ(task.test_size(), 6);
   LayerwiseTrainer trainer(config, task, torch::kCPU);
-  const TrainingResult result = trainer.run();
+  const session::TrainingResult result = trainer.run();
   EXPECT_EQ(result.epochs_completed, 2);
   EXPECT_EQ(test_layer_loss_of(result).size(), 3u);
   EXPECT_EQ(result.extra["test"]["descending_frequency"].size(), 2u);
@@ -226,7 +227,7 @@ using descentlab::testing::StopAfter;
 
 TEST(LayerwiseTrainer, StoppedAndResumedRunIsBitwiseIdenticalToAnUninterruptedOne) {
   const auto config = tiny_video_config();
-  TrainingResult straight_result;
+  session::TrainingResult straight_result;
   const auto straight = train_parameters(config, &straight_result);
 
   ScratchFolder folder;
@@ -238,13 +239,13 @@ TEST(LayerwiseTrainer, StoppedAndResumedRunIsBitwiseIdenticalToAnUninterruptedOn
     tasks::VideoTask task(config, torch::kCPU);
     LayerwiseTrainer trainer(config, task, torch::kCPU);
     auto writer = store::RunWriter::create(path, testing::sample_header(), options);
-    TrainingControl control;
+    session::TrainingControl control;
     StopAfter stopper(control, 7);  // mid-epoch: 5 batches per epoch
     trainer.add_sink(writer.get());
     trainer.add_sink(&stopper);
     trainer.set_checkpoint_store(writer.get());
     trainer.set_control(&control);
-    const TrainingResult partial = trainer.run();
+    const session::TrainingResult partial = trainer.run();
     EXPECT_TRUE(partial.stopped);
     EXPECT_EQ(partial.steps, 8);  // the stop is honoured before the next batch
   }
@@ -253,7 +254,7 @@ TEST(LayerwiseTrainer, StoppedAndResumedRunIsBitwiseIdenticalToAnUninterruptedOn
   LayerwiseTrainer trainer(config, task, torch::kCPU);
   const store::RunReader reader(path);
   trainer.resume_from(reader.checkpoint("latest"), path, "latest");
-  const TrainingResult rest = trainer.run();
+  const session::TrainingResult rest = trainer.run();
   EXPECT_FALSE(rest.stopped);
   EXPECT_EQ(rest.steps, straight_result.steps);
   const auto parameters = task.module()->parameters();
@@ -270,13 +271,13 @@ TEST(LayerwiseTrainer, AScheduledRunStoppedInItsWarmupAndItsDecayResumesBitwiseI
   auto config = tiny_video_config();
   config.train.lr_schedule = config::LrShape::linear;
   config.train.warmup = 0.25;
-  TrainingResult straight_result;
+  session::TrainingResult straight_result;
   const auto straight = train_parameters(config, &straight_result);
   const LrSchedule schedule{config::LrShape::linear, 3e-3, 4, 15};
 
   ScratchFolder folder;
   const std::string path = (folder / "run.h5").string();
-  TrainingResult last;
+  session::TrainingResult last;
   for (const auto& [stop_at, stopped_steps] : std::vector<std::pair<int64_t, int64_t>>{{2, 2}, {7, 8}, {0, 15}}) {
     // The first part starts as the straight run; each resumed part is a new process, with other weights and
     // generator state until the checkpoint restores them.
@@ -328,7 +329,7 @@ TEST(LayerwiseTrainer, AWarmupLongerThanTheRunIsNamed) {
 // the file keeps the previous epoch's state, and resuming from it ends exactly where an uninterrupted run ends.
 TEST(LayerwiseTrainer, AFullDiskAtACheckpointStopsTheRunAndResumeEndsAsAnUninterruptedRun) {
   const auto config = tiny_video_config();  // 5 batches per epoch
-  TrainingResult straight_result;
+  session::TrainingResult straight_result;
   const auto straight = train_parameters(config, &straight_result);
 
   struct FillDiskAt : record::MetricSink {
@@ -374,7 +375,7 @@ TEST(LayerwiseTrainer, AFullDiskAtACheckpointStopsTheRunAndResumeEndsAsAnUninter
     writer->truncate_after(5);
     trainer.add_sink(writer.get());
     trainer.set_checkpoint_store(writer.get());
-    const TrainingResult rest = trainer.run();
+    const session::TrainingResult rest = trainer.run();
     EXPECT_EQ(rest.steps, straight_result.steps);
     EXPECT_EQ(lambda_of(rest), lambda_of(straight_result));
   }
@@ -397,7 +398,7 @@ TEST(LayerwiseTrainer, DamagedRestoredValuesAreRefusedNamingTheObject) {
     tasks::VideoTask task(config, torch::kCPU);
     LayerwiseTrainer trainer(config, task, torch::kCPU);
     auto writer = store::RunWriter::create(path, testing::sample_header(), testing::manual_flush());
-    TrainingControl control;
+    session::TrainingControl control;
     StopAfter stopper(control, 7);
     trainer.add_sink(&stopper);
     trainer.set_checkpoint_store(writer.get());
@@ -559,8 +560,8 @@ TEST(LayerwiseTrainer, StepsReadNothingBackFromTheDeviceBetweenMetricIntervals) 
     torch::manual_seed(0);
     tasks::VideoTask task(config, torch::kCPU);
     LayerwiseTrainer trainer(config, task, torch::kCPU);
-    HostSyncProbe probe;
-    const TrainingResult result = trainer.run();
+    session::HostSyncProbe probe;
+    const session::TrainingResult result = trainer.run();
     return std::make_pair(result.steps, probe.counts());
   };
   const auto [steps_few, few] = host_reads(6);

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/config/experiment_config.h"
+#include "core/session/training_session.h"
 #include "core/train/random_stream.h"
-#include "core/train/training_session.h"
 #include "test_support.h"
 #include "tiny_video.h"
 
@@ -27,36 +27,36 @@ config::ExperimentConfig video_config(int64_t seed) {
   return config::ExperimentConfig::from_json(document, "test config");
 }
 
-std::vector<double> layer_loss(const TrainingResult& result) {
+std::vector<double> layer_loss(const session::TrainingResult& result) {
   return result.extra.at("test").at("layer_loss").get<std::vector<double>>();
 }
 
 TEST(RandomStream, RunsSideBySideDrawWhatEachDrawsAlone) {
   ScratchFolder folder;
   const auto alone = [&](int64_t seed) {
-    SessionOptions options;
+    session::SessionOptions options;
     options.run_path = (folder / ("alone-" + std::to_string(seed) + ".h5")).string();
-    TrainingSession session(video_config(seed), options);
+    session::TrainingSession session(video_config(seed), options);
     return session.run();
   };
-  const TrainingResult first_alone = alone(1);
-  const TrainingResult second_alone = alone(2);
+  const session::TrainingResult first_alone = alone(1);
+  const session::TrainingResult second_alone = alone(2);
   // The two alone differ (a test of streams between identical runs would prove nothing).
   ASSERT_NE(layer_loss(first_alone), layer_loss(second_alone));
 
   // Side by side, each on its own worker thread, as the window runs them. Every run of several hundred dropout and
   // noise draws overlaps the other's: before streams, one shared generator mixed their draws.
   std::mutex results_mutex;
-  std::vector<TrainingResult> results(2);
+  std::vector<session::TrainingResult> results(2);
   std::vector<std::string> errors(2);
-  std::vector<std::unique_ptr<TrainingSession>> sessions;
+  std::vector<std::unique_ptr<session::TrainingSession>> sessions;
   for (int64_t seed : {1, 2}) {
-    SessionOptions options;
+    session::SessionOptions options;
     options.run_path = (folder / ("pair-" + std::to_string(seed) + ".h5")).string();
-    sessions.push_back(std::make_unique<TrainingSession>(video_config(seed), options));
+    sessions.push_back(std::make_unique<session::TrainingSession>(video_config(seed), options));
   }
   for (size_t i = 0; i < sessions.size(); ++i) {
-    sessions[i]->start([&, i](const TrainingResult& result, const std::string& error) {
+    sessions[i]->start([&, i](const session::TrainingResult& result, const std::string& error) {
       std::lock_guard<std::mutex> lock(results_mutex);
       results[i] = result;
       errors[i] = error;

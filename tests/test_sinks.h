@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "core/record/events.h"
-#include "core/train/control.h"
+#include "core/session/control.h"
 
 namespace descentlab::testing {
 
 // Stops the run after `limit` steps (the trainer honours it before the next batch).
-using StopAfter = train::StepBudget;
+using StopAfter = session::StepBudget;
 
 // Keeps every scalar and vector event as (step, value) per name, and every histogram.
 class RecordingSink : public record::MetricSink {

@@ -9,9 +9,9 @@
 
 #include "core/config/json_reader.h"
 #include "core/optim/mirror_adamw.h"
+#include "core/session/host_sync_probe.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
-#include "core/train/host_sync_probe.h"
 #include "core/train/sparse_trainer.h"
 #include "resume_parts.h"
 #include "run_file_samples.h"
@@ -114,7 +114,7 @@ TEST(SparseTrainer, GptCannotBeatChanceOnRandomCharacters) {
   tasks::GptTask task(config, torch::randint(0, vocabulary, {17 * 400}), torch::randint(0, vocabulary, {17 * 50}),
                       vocabulary, torch::kCPU, "random characters");
   SparseTrainer trainer(config, task, torch::kCPU);
-  const TrainingResult result = trainer.run();
+  const session::TrainingResult result = trainer.run();
   EXPECT_GT(result.test_loss, std::log(static_cast<double>(vocabulary)) - 0.05);
   EXPECT_GT(result.test_metric, static_cast<double>(vocabulary) * 0.95);  // perplexity
 }
@@ -126,7 +126,7 @@ TEST(SparseTrainer, DenseRunsLearnWithEveryOptimizer) {
     auto task = make_vit_task(config);
     SparseTrainer trainer(config, *task, torch::kCPU);
     EXPECT_EQ(dynamic_cast<optim::MirroredAdamW*>(&trainer.optimizer()) != nullptr, optimizer != "adamw");
-    const TrainingResult result = trainer.run();
+    const session::TrainingResult result = trainer.run();
     EXPECT_EQ(result.steps, 320);
     EXPECT_GT(result.test_metric, 0.6) << optimizer << " did not learn the quadrants";
     EXPECT_EQ(result.extra["near_zero_share"]["share"].size(), 3u);
@@ -144,8 +144,8 @@ TEST(SparseTrainer, StepsReadNothingBackFromTheDeviceBetweenMetricIntervals) {
       config.train.grad_clip = 1.0;
       auto task = make_vit_task(config);
       SparseTrainer trainer(config, *task, torch::kCPU);
-      HostSyncProbe probe;
-      const TrainingResult result = trainer.run();
+      session::HostSyncProbe probe;
+      const session::TrainingResult result = trainer.run();
       return std::make_pair(result.steps, probe.counts());
     };
     const auto [steps_few, few] = host_reads(8);
@@ -165,7 +165,7 @@ TEST(SparseTrainer, AcdcPhasesLandOnTheirStepsWithExactSparsityAndMomentResets) 
   ASSERT_NE(trainer.schedule(), nullptr);
   RecordingSink sink;
   trainer.add_sink(&sink);
-  const TrainingResult result = trainer.run();
+  const session::TrainingResult result = trainer.run();
   ASSERT_EQ(result.steps, 40);
   // acdc_phase is reported after each step (metric_interval 1) for the phase that step trained in.
   const auto& phases = sink.scalars.at("acdc_phase");
@@ -252,7 +252,7 @@ TEST(SparseTrainer, StoppedAndResumedAcdcRunIsBitwiseIdentical) {
   const store::RunReader reader(path);
   trainer.resume_from(reader.checkpoint("latest"), path, "latest");
   EXPECT_EQ(trainer.phase(), AcdcPhase::compressed);
-  const TrainingResult rest = trainer.run();
+  const session::TrainingResult rest = trainer.run();
   EXPECT_EQ(rest.steps, 40);
   const auto parameters = task->module()->parameters();
   ASSERT_EQ(parameters.size(), straight.size());
@@ -304,7 +304,7 @@ TEST(SparseTrainer, AScheduledRunStoppedInItsWarmupAndItsDecayResumesBitwiseIden
     torch::manual_seed(12345);                // a new process: other weights and generator state until restored
     auto task = make_vit_task(config);
     SparseTrainer trainer(config, *task, torch::kCPU);
-    const TrainingResult result =
+    const session::TrainingResult result =
         testing::run_part(trainer, path, stop_at == 6 ? testing::Part::First : testing::Part::Resumed, stop_at);
     EXPECT_EQ(result.stopped, stop_at != 0) << stop_at;
     EXPECT_EQ(result.steps, stop_at != 0 ? stop_at : 40);
@@ -360,7 +360,7 @@ TEST(SparseTrainer, EachCompressionRecordsTheTestAccuracyBeforeAndAfterItsMask) 
   // exactly the recorded pair.
   auto task = make_vit_task(config);
   SparseTrainer trainer(config, *task, torch::kCPU);
-  TrainingControl control;
+  session::TrainingControl control;
   StopAfter stopper(control, compressions.front());
   trainer.add_sink(&stopper);
   trainer.set_control(&control);
@@ -377,7 +377,7 @@ TEST(SparseTrainer, EachCompressionRecordsTheTestAccuracyBeforeAndAfterItsMask) 
   limited.sparsity.compression_samples = 12;
   auto limited_task = make_vit_task(limited);
   SparseTrainer limited_trainer(limited, *limited_task, torch::kCPU);
-  TrainingControl limited_control;
+  session::TrainingControl limited_control;
   StopAfter limited_stopper(limited_control, compressions.front() + 1);  // just past the first compression
   RecordingSink limited_sink;
   limited_trainer.add_sink(&limited_sink);
@@ -406,7 +406,7 @@ TEST(SparseTrainer, OneShotPruningReachesEachSparsityAndRestoresTheWeights) {
   config.train.epochs = 2;
   auto task = make_vit_task(config);
   SparseTrainer trainer(config, *task, torch::kCPU);
-  const TrainingResult dense = trainer.run();
+  const session::TrainingResult dense = trainer.run();
   const auto before = optim::snapshot(trainer.prunable());
   optim::PruneSelection selection;
   selection.excluded_prefixes = task->embedding_and_readout_prefixes();

@@ -1,4 +1,4 @@
-// The staging buffer between a training thread and the GUI (core/train/staging_buffer.h): no lost or duplicated
+// The staging buffer between a training thread and the GUI (core/session/staging_buffer.h): no lost or duplicated
 // events under concurrency, one wake per batch, and a wake callback that may take() without deadlocking.
 #include <gtest/gtest.h>
 
@@ -8,20 +8,20 @@
 #include <string>
 #include <thread>
 
-#include "core/train/staging_buffer.h"
+#include "core/session/staging_buffer.h"
 
 namespace descentlab::train {
 namespace {
 
 TEST(StagingBuffer, OneWakePerBatchAndEventsInOrder) {
   int wakes = 0;
-  StagingBuffer buffer([&] { ++wakes; });
+  session::StagingBuffer buffer([&] { ++wakes; });
   for (int i = 0; i < 1000; ++i) buffer.scalar("loss", i, 0.0, i * 0.5);
   buffer.vector("layer_loss", 1000, 0.0, {1.0, 2.0});
   buffer.histogram(record::HistogramSnapshot{"global", 1000, {0.0, 1.0}, {3}});
   buffer.sweep(record::SweepResult{});
   EXPECT_EQ(wakes, 1);
-  MetricBatch batch = buffer.take();
+  session::MetricBatch batch = buffer.take();
   ASSERT_EQ(batch.scalars.size(), 1000u);
   EXPECT_EQ(batch.size(), 1003u);
   for (int i = 0; i < 1000; ++i) EXPECT_EQ(batch.scalars[static_cast<size_t>(i)].step, i);
@@ -36,7 +36,7 @@ TEST(StagingBuffer, ConcurrentProducersLoseAndDuplicateNothing) {
   constexpr int kProducers = 4;
   constexpr int kEvents = 20000;
   std::atomic<int> wakes{0};
-  StagingBuffer buffer([&] { wakes.fetch_add(1); });
+  session::StagingBuffer buffer([&] { wakes.fetch_add(1); });
   std::atomic<int> running{kProducers};
   std::vector<std::thread> producers;
   for (int p = 0; p < kProducers; ++p) {
@@ -57,7 +57,7 @@ TEST(StagingBuffer, ConcurrentProducersLoseAndDuplicateNothing) {
   int takes = 0;
   while (true) {
     const bool done = running.load() == 0;
-    MetricBatch batch = buffer.take();
+    session::MetricBatch batch = buffer.take();
     ++takes;
     // Per producer, scalars and vectors interleave by step; merge them back in step order.
     std::vector<std::vector<int64_t>> steps(kProducers);
@@ -86,9 +86,9 @@ TEST(StagingBuffer, ConcurrentProducersLoseAndDuplicateNothing) {
 
 TEST(StagingBuffer, TheWakeCallbackRunsOutsideTheLock) {
   // A consumer that drains right inside the wake callback (a direct connection) must not deadlock.
-  StagingBuffer* self = nullptr;
+  session::StagingBuffer* self = nullptr;
   size_t drained = 0;
-  StagingBuffer buffer([&] { drained += self->take().size(); });
+  session::StagingBuffer buffer([&] { drained += self->take().size(); });
   self = &buffer;
   for (int i = 0; i < 10; ++i) buffer.scalar("loss", i, 0.0, 1.0);
   EXPECT_EQ(drained, 10u);  // each event found an empty, un-woken buffer after the previous drain

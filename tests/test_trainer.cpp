@@ -9,11 +9,11 @@
 #include <optional>
 #include <thread>
 
+#include "core/session/training_session.h"
 #include "core/store/run_file.h"
 #include "core/store/run_writer.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/trainer.h"
-#include "core/train/training_session.h"
 #include "run_file_samples.h"
 #include "test_sinks.h"
 #include "test_support.h"
@@ -112,7 +112,7 @@ TEST(Trainer, IntervalMetricsComeAtTheirStepsAndAtEveryEpochEnd) {
   ToyEngine engine(toy_config(2));
   RecordingSink sink;
   engine.add_sink(&sink);
-  const TrainingResult result = engine.run();
+  const session::TrainingResult result = engine.run();
   EXPECT_EQ(result.steps, 6);
   EXPECT_EQ(result.epochs_completed, 2);
   EXPECT_FALSE(result.stopped);
@@ -221,16 +221,16 @@ TEST(Trainer, AStoppedAndResumedRunVisitsTheSameBatchesAndEndsInTheSameState) {
   ToyEngine straight(toy_config(3));
   RecordingSink straight_sink;
   straight.add_sink(&straight_sink);
-  const TrainingResult whole = straight.run();
+  const session::TrainingResult whole = straight.run();
 
   ToyEngine first(toy_config(3));
-  TrainingControl control;
+  session::TrainingControl control;
   StopAfter stopper(control, 4);  // the interval report at step 4, mid-epoch 2
   RecordingStore store;
   first.add_sink(&stopper);
   first.set_control(&control);
   first.set_checkpoint_store(&store);
-  const TrainingResult partial = first.run();
+  const session::TrainingResult partial = first.run();
   ASSERT_TRUE(partial.stopped);
   EXPECT_EQ(partial.steps, 4);
   ASSERT_EQ(store.saves.back().first, (std::vector<std::string>{"latest"}));
@@ -240,7 +240,7 @@ TEST(Trainer, AStoppedAndResumedRunVisitsTheSameBatchesAndEndsInTheSameState) {
   second.add_sink(&resumed_sink);
   second.resume_from(store.saves.back().second, "memory", "latest");
   EXPECT_EQ(second.step(), 4);
-  const TrainingResult rest = second.run();
+  const session::TrainingResult rest = second.run();
   EXPECT_EQ(rest.steps, whole.steps);
   EXPECT_EQ(rest.epochs_completed, whole.epochs_completed);
   std::vector<std::vector<int64_t>> batches = first.batches;
@@ -254,7 +254,7 @@ TEST(Trainer, AStoppedAndResumedRunVisitsTheSameBatchesAndEndsInTheSameState) {
 // Pauses the run at its first interval report (step 2 of 6).
 class PauseAt : public record::MetricSink {
  public:
-  PauseAt(TrainingControl& control, int64_t step) : control_(control), step_(step) {}
+  PauseAt(session::TrainingControl& control, int64_t step) : control_(control), step_(step) {}
   void scalar(const std::string&, int64_t step, double, double) override {
     if (step == step_) control_.pause();
   }
@@ -263,13 +263,13 @@ class PauseAt : public record::MetricSink {
   void sweep(const record::SweepResult&) override {}
 
  private:
-  TrainingControl& control_;
+  session::TrainingControl& control_;
   int64_t step_;
 };
 
 TEST(Trainer, TimeHeldByAPauseIsNotTrainingTime) {
   ToyEngine engine(toy_config(2));
-  TrainingControl control;
+  session::TrainingControl control;
   PauseAt pauser(control, 2);
   RecordingSink sink;
   engine.add_sink(&pauser);
@@ -284,7 +284,7 @@ TEST(Trainer, TimeHeldByAPauseIsNotTrainingTime) {
     std::this_thread::sleep_for(std::chrono::duration<double>(kPauseSeconds));  // the pause being measured
     control.resume();
   });
-  const TrainingResult result = engine.run();
+  const session::TrainingResult result = engine.run();
   releaser.join();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   EXPECT_GE(control.held_seconds(), kPauseSeconds);
@@ -299,7 +299,7 @@ TEST(Trainer, TimeHeldByAPauseIsNotTrainingTime) {
 
 TEST(Trainer, ResumeRefusesACheckpointWhoseStepDisagreesWithItsDataOrder) {
   ToyEngine first(toy_config(3));
-  TrainingControl control;
+  session::TrainingControl control;
   StopAfter stopper(control, 4);
   RecordingStore store;
   first.add_sink(&stopper);
@@ -337,7 +337,7 @@ TEST(TrainingSessionResume, ARunBeingWrittenIsRefusedNamingItsWriterEvenBeforeIt
   options.purpose = "training";
   auto writer = store::RunWriter::create(path, descentlab::testing::sample_header(), options);
   try {
-    TrainingSession::resume(path);
+    session::TrainingSession::resume(path);
     ADD_FAILURE() << "a resume of a run being written was not refused";
   } catch (const store::RunFileError& error) {
     EXPECT_EQ(error.kind(), store::RunFileError::Kind::Busy) << error.what();
@@ -351,7 +351,7 @@ TEST(TrainingSessionResume, ARefusedResumeStillRemovesAKilledWritersTemporary) {
   store::RunWriter::create(path, descentlab::testing::sample_header(), descentlab::testing::manual_flush()).reset();
   const std::string temporary = path + ".tmp-999999999";
   descentlab::testing::write_bytes(temporary, "half a commit of a killed writer");
-  EXPECT_THROW(TrainingSession::resume(path), std::exception);  // no checkpoint (and not a preset's config)
+  EXPECT_THROW(session::TrainingSession::resume(path), std::exception);  // no checkpoint (and not a preset's config)
   EXPECT_FALSE(std::filesystem::exists(temporary));
   EXPECT_FALSE(std::filesystem::exists(store::RunFileLock::lock_path_for(path))) << "the check left its lock file";
 }

@@ -48,7 +48,7 @@ struct ProbeQuery {
   int seed = 0;
 };
 
-// One sample at every layer (core/eval/layer_probe.h's LayerProbe in Qt types), or why not.
+// One sample at every layer (core/record/layer_probe.h's LayerProbe in Qt types), or why not.
 struct ProbeOutcome {
   quint64 id = 0;
   int side = 0;

@@ -17,8 +17,8 @@
 #include "core/record/metrics.h"
 #include "core/record/noise.h"
 #include "core/record/sweep_statistics.h"
+#include "core/session/sweep_session.h"
 #include "core/store/run_reader.h"
-#include "core/train/sweep_session.h"
 
 namespace descentlab::cli {
 namespace {
@@ -82,7 +82,7 @@ int run_sweep_command(const SweepCommandOptions& options) {
     noises = record::noise_kinds(config.task == config::Task::video);
   }
   for (const auto& noise : noises) {
-    train::SweepRequest request;
+    session::SweepRequest request;
     request.run_path = options.run;
     request.checkpoint = options.checkpoint;
     request.noise = noise;
@@ -90,9 +90,9 @@ int run_sweep_command(const SweepCommandOptions& options) {
     request.seeds = options.seeds;
     request.limit = options.limit;
     request.device = options.device;
-    train::SweepSession session(request);
+    session::SweepSession session(request);
     bool announced = false;
-    session.on_progress([&](const train::SweepProgress& progress) {
+    session.on_progress([&](const session::SweepProgress& progress) {
       if (announced) return;
       announced = true;
       std::fprintf(stderr, "sweeping %s noise over %zu strengths x %lld seeds...\n", noise.c_str(), progress.gammas,

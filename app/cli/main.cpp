@@ -1,23 +1,16 @@
 // descentlab-cli: the headless front end of DescentLab. Links only the core engine.
 
-#include <c10/util/Exception.h>
 #include <algorithm>
 
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
-#include <new>
 
 #include "app/cli/commands.h"
 #include "app/cli/launcher.h"
-#include "core/dist/process_group.h"
 #include "core/runtime.h"
-#include "core/store/run_file.h"
-#include "core/train/trainer.h"
-#include "core/train/training_session.h"
-#include "core/util/error.h"
+#include "core/session/failure.h"
 
 namespace descentlab::cli {
 
@@ -38,51 +31,16 @@ const char* exit_code_help() {
 
 namespace {
 
-struct Failure {
-  int code = kInternal;
-  std::string message;
-};
-
-bool mentions_memory(const std::string& message) {
-  for (const char* words : {"not enough memory", "out of memory", "can't allocate memory", "CUDA out of memory"}) {
-    if (message.find(words) != std::string::npos) return true;
+// The one place where an error becomes an exit code (the line for the user is the engine's: core/session/failure.h).
+int exit_code_of(session::FailureKind kind) {
+  switch (kind) {
+    case session::FailureKind::RunFailed: return kRunFailed;
+    case session::FailureKind::BadInput: return kBadInput;
+    case session::FailureKind::Io: return kIoError;
+    case session::FailureKind::NoMemory: return kNoMemory;
+    case session::FailureKind::Internal: return kInternal;
   }
-  return false;
-}
-
-// The one place where an error becomes an exit code and a line for the user.
-Failure classify(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const store::RunFileError& failure) {
-    const auto kind = failure.kind();
-    const bool io = kind == store::RunFileError::Kind::WriteFailed || kind == store::RunFileError::Kind::Busy;
-    return {io ? kIoError : kBadInput, failure.what()};
-  } catch (const MemoryError& failure) {
-    return {kNoMemory, failure.what()};
-  } catch (const IoError& failure) {
-    return {kIoError, failure.what()};
-  } catch (const train::TrainingError& failure) {
-    return {kRunFailed, failure.what()};
-  } catch (const dist::DistributedError& failure) {  // another rank stopped, a timeout, ranks that disagree
-    return {kRunFailed, failure.what()};
-  } catch (const Error& failure) {  // configs, datasets, run files, arguments: each names what is at fault
-    return {kBadInput, failure.what()};
-  } catch (const std::bad_alloc&) {
-    return {kNoMemory, "out of memory (an allocation failed); make the model, the batch or the data smaller"};
-  } catch (const c10::Error& failure) {
-    const std::string message = failure.what_without_backtrace();
-    if (mentions_memory(message)) return {kNoMemory, "out of memory: " + message};
-    return {kInternal, "internal error (LibTorch): " + message};
-  } catch (const std::filesystem::filesystem_error& failure) {
-    return {kIoError, failure.what()};
-  } catch (const std::ios_base::failure& failure) {
-    return {kIoError, failure.what()};
-  } catch (const std::exception& failure) {
-    return {kInternal, std::string("internal error: ") + failure.what()};
-  } catch (...) {
-    return {kInternal, "internal error: an exception that is not a std::exception"};
-  }
+  return kInternal;
 }
 
 // What CLI11 would answer vaguely, said with what was given (issue 38): an unknown command ("A subcommand is
@@ -159,14 +117,14 @@ int main(int argc, char** argv) {
     // --help and --version are "errors" of exit code 0 to CLI11; every real one is bad input.
     return app.exit(error) == 0 ? kOk : kBadInput;
   } catch (...) {
-    const Failure failure = classify(std::current_exception());
+    const descentlab::session::Failure failure = descentlab::session::describe_failure(std::current_exception());
+    const int code = exit_code_of(failure.kind);
     // A rank of a data-parallel launch says which one it is (every rank reports its own error).
     const char* rank = std::getenv("RANK");
     const char* world = std::getenv("WORLD_SIZE");
     const std::string who = rank && world && std::string(world) != "1" ? " [rank " + std::string(rank) + "]" : "";
-    std::cerr << "descentlab-cli" << who << ": " << (failure.code == kInternal ? "" : "error: ") << failure.message
-              << "\n";
-    return failure.code;
+    std::cerr << "descentlab-cli" << who << ": " << (code == kInternal ? "" : "error: ") << failure.message << "\n";
+    return code;
   }
   return exit_code;
 }

@@ -1,6 +1,6 @@
 // descentlab-cli probe RUN.h5 --sample N: one test sample's prediction at every layer of a layerwise run (issue 17):
 // per layer the sample's loss and P(class) (text) or the RMSE of the denoised clip to the clean one (video), under
-// the robustness sweeps' noise at strength γ with the sweeps' seed (core/train/layer_probe_session.h).
+// the robustness sweeps' noise at strength γ with the sweeps' seed (core/session/layer_probe_session.h).
 
 #include <cmath>
 #include <cstdio>
@@ -11,7 +11,7 @@
 #include "app/cli/commands.h"
 #include "core/record/checkpoint.h"
 #include "core/record/noise.h"
-#include "core/train/layer_probe_session.h"
+#include "core/session/layer_probe_session.h"
 
 namespace descentlab::cli {
 namespace {
@@ -28,7 +28,7 @@ struct ProbeOptions {
 };
 
 // The RMSE of layer l's prediction (or of the input, layer -1) to the clean clip.
-double rmse_of(const eval::LayerProbe& probe, int64_t layer) {
+double rmse_of(const record::LayerProbe& probe, int64_t layer) {
   const size_t pixels = probe.target.size();
   double squared = 0.0;
   for (size_t p = 0; p < pixels; ++p) {
@@ -42,8 +42,8 @@ std::string class_name(int64_t label) {
   return label == 0 ? "negative" : label == 1 ? "positive" : "class " + std::to_string(label);
 }
 
-nlohmann::json to_json(const train::RunProbe& result, const ProbeOptions& options) {
-  const eval::LayerProbe& probe = result.probe;
+nlohmann::json to_json(const session::RunProbe& result, const ProbeOptions& options) {
+  const record::LayerProbe& probe = result.probe;
   nlohmann::json layers = nlohmann::json::array();
   for (int64_t l = 0; l <= probe.layers; ++l) {
     nlohmann::json layer = {{"layer", l}, {"loss", probe.loss[static_cast<size_t>(l)]}};
@@ -80,8 +80,8 @@ nlohmann::json to_json(const train::RunProbe& result, const ProbeOptions& option
   return out;
 }
 
-void print_table(const train::RunProbe& result, const ProbeOptions& options) {
-  const eval::LayerProbe& probe = result.probe;
+void print_table(const session::RunProbe& result, const ProbeOptions& options) {
+  const record::LayerProbe& probe = result.probe;
   std::printf(
       "%s, checkpoint \"%s\" (step %lld, epoch %lld): test sample %lld of %lld, noise %s at gamma %g, seed %lld\n",
       options.run.c_str(), result.checkpoint.c_str(), static_cast<long long>(result.step),
@@ -121,12 +121,12 @@ void print_table(const train::RunProbe& result, const ProbeOptions& options) {
 }
 
 int run_probe(const ProbeOptions& options) {
-  train::LayerProbeRequest request;
+  session::LayerProbeRequest request;
   request.run_path = options.run;
   request.checkpoint = options.checkpoint;
   request.device = options.device;
   request.settings = {options.sample, options.noise, options.gamma, options.seed};
-  const train::RunProbe result = train::probe_run(request);
+  const session::RunProbe result = session::probe_run(request);
   if (options.json) {
     std::cout << to_json(result, options).dump(2) << "\n";
   } else {

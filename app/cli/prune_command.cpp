@@ -9,7 +9,7 @@
 
 #include "app/cli/commands.h"
 #include "core/record/checkpoint.h"
-#include "core/train/prune_session.h"
+#include "core/session/prune_session.h"
 
 namespace descentlab::cli {
 namespace {
@@ -25,15 +25,15 @@ struct PruneOptions {
 };
 
 int run_prune(const PruneOptions& options) {
-  train::PruneRequest request;
+  session::PruneRequest request;
   request.run_path = options.run;
   request.checkpoint = options.checkpoint;
-  request.sparsities = train::parse_sparsities(options.sparsity);
+  request.sparsities = session::parse_sparsities(options.sparsity);
   request.scope = options.scope;
   request.device = options.device;
   request.samples = options.samples;
-  const train::PruneOutcome outcome =
-      train::run_prune(request, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+  const session::PruneOutcome outcome =
+      session::run_prune(request, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
 
   if (options.json) {
     nlohmann::json table = nlohmann::json::array();

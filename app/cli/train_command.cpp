@@ -21,14 +21,13 @@
 #include "app/cli/commands.h"
 #include "app/cli/launcher.h"
 #include "core/config/experiment_config.h"
+#include "core/config/footprint.h"
 #include "core/config/json_reader.h"
-#include "core/dist/launch.h"
 #include "core/record/metrics.h"
+#include "core/session/control.h"
+#include "core/session/host_sync_probe.h"
+#include "core/session/training_session.h"
 #include "core/store/run_reader.h"
-#include "core/tasks/footprint.h"
-#include "core/train/control.h"
-#include "core/train/host_sync_probe.h"
-#include "core/train/training_session.h"
 #include "core/util/number_text.h"
 #include "core/util/system_memory.h"
 
@@ -80,7 +79,7 @@ class ProgressPrinter : public record::MetricSink {
   explicit ProgressPrinter(int64_t epochs) : epochs_(epochs), terminal_(::isatty(STDERR_FILENO) != 0) {}
 
   // Called by the session once the task is built (on the training thread, before the first batch).
-  void begin(const train::SessionStart& start) {
+  void begin(const session::SessionStart& start) {
     total_steps_ = start.total_steps;
     first_step_ = start.first_step;
     metric_ = start.metric;
@@ -120,10 +119,10 @@ class ProgressPrinter : public record::MetricSink {
 };
 
 // Runs a session with progress, --max-steps and Ctrl-C/SIGTERM wired in; returns its result.
-train::TrainingResult run_controlled(train::TrainingSession& session, const TrainOptions& options) {
+session::TrainingResult run_controlled(session::TrainingSession& session, const TrainOptions& options) {
   ProgressPrinter progress(session.config().train.epochs);
   session.add_sink(&progress);
-  session.on_start([&](const train::SessionStart& start) {
+  session.on_start([&](const session::SessionStart& start) {
     progress.begin(start);
     if (start.first_step > 0) {
       std::fprintf(stderr, "resuming %s at step %lld\n", session.run_path().c_str(),
@@ -144,7 +143,7 @@ train::TrainingResult run_controlled(train::TrainingSession& session, const Trai
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });
-  train::TrainingResult result;
+  session::TrainingResult result;
   try {
     result = session.run();
   } catch (...) {
@@ -161,8 +160,8 @@ train::TrainingResult run_controlled(train::TrainingSession& session, const Trai
 
 // Reports a stop, prints the JSON summary with --json (the fields every run has, merged with the engine's own),
 // and returns the exit code: 130 when Ctrl-C stopped the run.
-int finish_run(const train::TrainingResult& result, const train::TrainingSession& session, const TrainOptions& options,
-               const train::HostSyncProbe* probe) {
+int finish_run(const session::TrainingResult& result, const session::TrainingSession& session,
+               const TrainOptions& options, const session::HostSyncProbe* probe) {
   const auto& data_parallel = session.data_parallel();
   // In a data-parallel run rank 0 speaks for all (every rank holds the same result).
   if (data_parallel.rank > 0) return result.stopped && interrupted.load() ? kInterrupted : kOk;
@@ -228,13 +227,13 @@ int finish_run(const train::TrainingResult& result, const train::TrainingSession
     if (already_finished) summary["already_finished"] = true;
     if (data_parallel.world_size > 1) {
       summary["data_parallel"] = {{"world_size", data_parallel.world_size},
-                                  {"backend", dist::word(dist::choose_backend(data_parallel.backend, false))},
+                                  {"backend", session::data_parallel_backend(data_parallel)},
                                   {"communication_seconds", session.communication_seconds()}};
     }
     summary.merge_patch(result.extra);
-    // What the memory check estimated (core/tasks/footprint.h) beside what this process used: its peak resident
+    // What the memory check estimated (core/config/footprint.h) beside what this process used: its peak resident
     // size less what it held before the run was set up (the libraries). scripts/memory_estimate.sh compares them.
-    const tasks::Footprint footprint = tasks::estimate_footprint(session.config());
+    const config::Footprint footprint = config::estimate_footprint(session.config());
     const long long peak = resident_memory().peak;
     summary["memory"] = {{"estimated_bytes", footprint.total()},
                          {"estimated_model_bytes", footprint.model_bytes},
@@ -271,39 +270,32 @@ int run_train(const TrainOptions& given) {
   options.resident_before = resident_memory().resident;
   if (options.nproc > 1) return launch_local_processes(options.nproc, options.timeout_seconds);
   // A rank of a data-parallel launch (torchrun, srun, mpirun wrappers, --nproc): its place from the environment.
-  train::DataParallelOptions data_parallel;
-  if (const auto launch = dist::launch_environment()) {
-    data_parallel.rank = launch->rank;
-    data_parallel.world_size = launch->world_size;
-    data_parallel.local_rank = launch->local_rank;
-    data_parallel.master_addr = launch->master_addr;
-    data_parallel.master_port = launch->master_port;
-  }
+  session::DataParallelOptions data_parallel = session::data_parallel_from_environment();
   data_parallel.backend = options.backend;
   data_parallel.timeout_seconds = options.timeout_seconds;
-  std::unique_ptr<train::TrainingSession> session;
+  std::unique_ptr<session::TrainingSession> session;
   if (!options.resume.empty()) {
     if (!options.preset.empty() || !options.config_file.empty() || !options.overrides.empty()) {
       throw config::ConfigError("--resume", "",
                                 "a resumed run keeps its own configuration; drop --preset/--config/--set");
     }
-    session = train::TrainingSession::resume(options.resume, data_parallel);
+    session = session::TrainingSession::resume(options.resume, data_parallel);
   } else {
     if (options.preset.empty() == options.config_file.empty()) {
       throw config::ConfigError("train", "", "give exactly one of --preset NAME or --config FILE");
     }
     if (options.out.empty()) throw config::ConfigError("train", "--out", "the run file to write is required");
     auto config = config::load_experiment(options.preset, options.size, options.config_file, options.overrides);
-    train::SessionOptions session_options;
+    session::SessionOptions session_options;
     session_options.run_path = options.out;
     session_options.overwrite = options.overwrite;
-    session = std::make_unique<train::TrainingSession>(std::move(config), session_options);
+    session = std::make_unique<session::TrainingSession>(std::move(config), session_options);
     session->set_data_parallel(data_parallel);
   }
   if (!options.device.empty()) session->set_device(options.device);
-  std::unique_ptr<train::HostSyncProbe> probe;
-  if (options.count_host_syncs) probe = std::make_unique<train::HostSyncProbe>();
-  const train::TrainingResult result = run_controlled(*session, options);
+  std::unique_ptr<session::HostSyncProbe> probe;
+  if (options.count_host_syncs) probe = std::make_unique<session::HostSyncProbe>();
+  const session::TrainingResult result = run_controlled(*session, options);
   return finish_run(result, *session, options, probe.get());
 }
 

@@ -60,10 +60,10 @@ QString LiveRuns::start(config::ExperimentConfig config, const QString& runName)
   widgets::RunData* added = model_.addRun(std::move(run));
   model_.setFocusRun(added->id);       // the run just started is the one the controls and views follow
   window_.addRecentFile(added->path);  // File > Open recent finds it after a quit, as any opened file
-  train::SessionOptions options;
+  session::SessionOptions options;
   options.run_path = path.toStdString();
   const QString id = added->id;
-  launch(id, std::make_unique<train::TrainingSession>(std::move(config), options));
+  launch(id, std::make_unique<session::TrainingSession>(std::move(config), options));
   return id;
 }
 
@@ -87,15 +87,15 @@ QStringList LiveRuns::startWaiting() {
   return started;
 }
 
-void LiveRuns::launch(const QString& runId, std::unique_ptr<train::TrainingSession> session) {
+void LiveRuns::launch(const QString& runId, std::unique_ptr<session::TrainingSession> session) {
   LiveRun live;
   // Called on the training thread, at most once per drained batch: one queued call, nothing else.
-  live.buffer = std::make_unique<train::StagingBuffer>([this] {
+  live.buffer = std::make_unique<session::StagingBuffer>([this] {
     const qint64 woken = now_ns();
     posted_.post([this, woken] { scheduleDrain(woken); });
   });
   session->add_sink(live.buffer.get());
-  session->on_start([this, runId](const train::SessionStart& start) {
+  session->on_start([this, runId](const session::SessionStart& start) {
     posted_.post([this, runId, start] { onStarted(runId, start); });
   });
   // Rows held in memory while the disk refuses them, and when they land: in the run's log and the message bar.
@@ -109,7 +109,7 @@ void LiveRuns::launch(const QString& runId, std::unique_ptr<train::TrainingSessi
   auto* raw = session.get();
   live.session = std::move(session);
   live_[runId] = std::move(live);
-  raw->start([this, runId](const train::TrainingResult& result, const std::string& error) {
+  raw->start([this, runId](const session::TrainingResult& result, const std::string& error) {
     posted_.post([this, runId, result, error] { onFinished(runId, result, QString::fromStdString(error)); });
   });
   model_.markChanged();  // its controls: it is live now
@@ -122,7 +122,7 @@ void LiveRuns::scheduleDrain(qint64 wokenAtNs) {
 
 void LiveRuns::drain() {
   for (auto& [id, live] : live_) {
-    train::MetricBatch batch = live.buffer->take();
+    session::MetricBatch batch = live.buffer->take();
     if (batch.empty()) continue;
     model_.changeRun(id, [&batch](widgets::RunData& run) { apply_batch(run, batch); });
   }
@@ -133,7 +133,7 @@ void LiveRuns::drain() {
   ++drains_;
 }
 
-void LiveRuns::onStarted(const QString& runId, const train::SessionStart& start) {
+void LiveRuns::onStarted(const QString& runId, const session::SessionStart& start) {
   const bool known = model_.changeRun(runId, [&start](widgets::RunData& run) {
     run.totalSteps = start.total_steps;
     run.firstStep = start.first_step;
@@ -152,11 +152,11 @@ void LiveRuns::onStarted(const QString& runId, const train::SessionStart& start)
   if (known) window_.clearErrorOf(runId);  // an earlier failure of this run (a held lock, say) no longer applies
 }
 
-void LiveRuns::onFinished(const QString& runId, const train::TrainingResult& result, const QString& error) {
+void LiveRuns::onFinished(const QString& runId, const session::TrainingResult& result, const QString& error) {
   auto found = live_.find(runId);
   if (found != live_.end()) {
     // The last events, then the thread (it has returned from its work; join is immediate).
-    const train::MetricBatch last = found->second.buffer->take();
+    const session::MetricBatch last = found->second.buffer->take();
     model_.changeRun(runId, [&last](widgets::RunData& run) { apply_batch(run, last); });
     found->second.session->join();
     live_.erase(found);
@@ -204,7 +204,7 @@ void LiveRuns::onFinished(const QString& runId, const train::TrainingResult& res
   emit finished(runId);
 }
 
-void LiveRuns::signalLive(const QString& runId, void (train::TrainingSession::*action)(), widgets::RunState state,
+void LiveRuns::signalLive(const QString& runId, void (session::TrainingSession::*action)(), widgets::RunState state,
                           const QString& logText) {
   auto found = live_.find(runId);
   if (found == live_.end() || !model_.run(runId)) return;
@@ -217,17 +217,17 @@ void LiveRuns::signalLive(const QString& runId, void (train::TrainingSession::*a
 }
 
 void LiveRuns::pause(const QString& runId) {
-  signalLive(runId, &train::TrainingSession::pause, widgets::RunState::Paused,
+  signalLive(runId, &session::TrainingSession::pause, widgets::RunState::Paused,
              QStringLiteral("paused (after the current batch)"));
 }
 
 void LiveRuns::resume(const QString& runId) {
   // The speed counts running time only.
-  signalLive(runId, &train::TrainingSession::resume, widgets::RunState::Running, QStringLiteral("resumed"));
+  signalLive(runId, &session::TrainingSession::resume, widgets::RunState::Running, QStringLiteral("resumed"));
 }
 
 void LiveRuns::stop(const QString& runId) {
-  signalLive(runId, &train::TrainingSession::stop, widgets::RunState::Stopping,
+  signalLive(runId, &session::TrainingSession::stop, widgets::RunState::Stopping,
              QStringLiteral("stopping after the current batch"));
 }
 
@@ -235,7 +235,7 @@ bool LiveRuns::resumeFromFile(const QString& runId) {
   const auto* run = model_.run(runId);
   if (!run || contains(runId)) return false;
   try {
-    auto session = train::TrainingSession::resume(run->path.toStdString());
+    auto session = session::TrainingSession::resume(run->path.toStdString());
     model_.changeRun(runId, [](widgets::RunData& resumed) {
       resumed.state = widgets::RunState::Starting;
       resumed.restartSpeed();

@@ -7,8 +7,8 @@
 // Every change to a run goes through the model (LabModel::changeRun); nothing here redraws by hand.
 
 #include "core/config/experiment_config.h"
-#include "core/train/staging_buffer.h"
-#include "core/train/training_session.h"
+#include "core/session/staging_buffer.h"
+#include "core/session/training_session.h"
 
 #include <QObject>
 #include <QTimer>
@@ -62,18 +62,18 @@ class LiveRuns : public QObject {
 
  private:
   struct LiveRun {
-    std::unique_ptr<train::StagingBuffer> buffer;
-    std::unique_ptr<train::TrainingSession> session;
+    std::unique_ptr<session::StagingBuffer> buffer;
+    std::unique_ptr<session::TrainingSession> session;
   };
   QStringList startWaiting();
-  void launch(const QString& runId, std::unique_ptr<train::TrainingSession> session);
+  void launch(const QString& runId, std::unique_ptr<session::TrainingSession> session);
   void scheduleDrain(qint64 wokenAtNs);
   void drain();
   // Pause or stop: the session's flag, the run's new state and a log line.
-  void signalLive(const QString& runId, void (train::TrainingSession::*action)(), widgets::RunState state,
+  void signalLive(const QString& runId, void (session::TrainingSession::*action)(), widgets::RunState state,
                   const QString& logText);
-  void onStarted(const QString& runId, const train::SessionStart& start);
-  void onFinished(const QString& runId, const train::TrainingResult& result, const QString& error);
+  void onStarted(const QString& runId, const session::SessionStart& start);
+  void onFinished(const QString& runId, const session::TrainingResult& result, const QString& error);
 
   widgets::MainWindow& window_;
   widgets::LabModel& model_;

@@ -1,13 +1,14 @@
 #include "app/gui/probe_backend.h"
 
-#include "core/train/layer_probe_session.h"
-#include "core/train/training_session.h"
+#include "core/session/failure.h"
+#include "core/session/layer_probe_session.h"
+#include "core/session/training_session.h"
 
 namespace descentlab::gui {
 
 ProbeBackend::ProbeBackend(Evaluator evaluator, QObject* parent) : QObject(parent), evaluator_(std::move(evaluator)) {
   if (!evaluator_) {
-    session_ = std::make_unique<train::LayerProbeSession>();
+    session_ = std::make_unique<session::LayerProbeSession>();
     evaluator_ = [this](const widgets::ProbeQuery& query) { return evaluate(*session_, query); };
   }
   worker_ = std::thread([this] { work(); });
@@ -67,17 +68,17 @@ void ProbeBackend::deliver() {
   if (next.first) next.first(next.second);
 }
 
-widgets::ProbeOutcome ProbeBackend::evaluate(train::LayerProbeSession& session, const widgets::ProbeQuery& query) {
+widgets::ProbeOutcome ProbeBackend::evaluate(session::LayerProbeSession& session, const widgets::ProbeQuery& query) {
   widgets::ProbeOutcome outcome;
   outcome.id = query.id;
   outcome.side = query.side;
-  train::LayerProbeRequest request;
+  session::LayerProbeRequest request;
   request.run_path = query.path.toStdString();
   request.checkpoint = query.checkpoint.toStdString();
   request.settings = {query.sample, query.noise.toStdString(), query.gamma, query.seed};
   try {
-    const train::RunProbe result = session.probe(request);
-    const eval::LayerProbe& probe = result.probe;
+    const session::RunProbe result = session.probe(request);
+    const record::LayerProbe& probe = result.probe;
     outcome.task = QString::fromStdString(probe.task);
     outcome.sample = static_cast<int>(probe.sample);
     outcome.testSize = static_cast<int>(probe.test_size);
@@ -100,7 +101,7 @@ widgets::ProbeOutcome ProbeBackend::evaluate(train::LayerProbeSession& session, 
     outcome.predictions = QVector<double>(probe.predictions.begin(), probe.predictions.end());
     outcome.seconds = result.seconds;
   } catch (const std::exception& error) {
-    outcome.error = QString::fromStdString(train::error_text(error));
+    outcome.error = QString::fromStdString(session::error_text(error));
   }
   return outcome;
 }

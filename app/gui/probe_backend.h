@@ -1,6 +1,6 @@
 #pragma once
 // The layer probe's backend (widgets/layer_probe_view.h): evaluates on one worker thread with the engine's
-// LayerProbeSession (core/train/layer_probe_session.h), which keeps the probed runs' tasks loaded, and hands each
+// LayerProbeSession (core/session/layer_probe_session.h), which keeps the probed runs' tasks loaded, and hands each
 // outcome to the GUI thread. Newest request wins: a side's request that a newer one of the same side replaces before
 // it starts is dropped, so dragging γ runs at most the evaluation under way and the newest one per side.
 
@@ -16,7 +16,7 @@
 
 #include "widgets/layer_probe_view.h"
 
-namespace descentlab::train {
+namespace descentlab::session {
 class LayerProbeSession;
 }
 
@@ -35,7 +35,7 @@ class ProbeBackend : public QObject, public widgets::LayerProbeBackend {
   int evaluations() const;  // how many requests were evaluated (tests)
 
   // The engine's answer for `query`, on the calling thread (what the worker runs).
-  static widgets::ProbeOutcome evaluate(train::LayerProbeSession& session, const widgets::ProbeQuery& query);
+  static widgets::ProbeOutcome evaluate(session::LayerProbeSession& session, const widgets::ProbeQuery& query);
 
  private:
   struct Request {
@@ -46,7 +46,7 @@ class ProbeBackend : public QObject, public widgets::LayerProbeBackend {
   Q_INVOKABLE void deliver();  // runs on the GUI thread: hands one finished outcome to its caller
 
   Evaluator evaluator_;
-  std::unique_ptr<train::LayerProbeSession> session_;
+  std::unique_ptr<session::LayerProbeSession> session_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::map<int, Request> pending_;  // per side, the newest request not yet started

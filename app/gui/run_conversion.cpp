@@ -44,7 +44,7 @@ void apply_sweep(widgets::RunData& run, const record::SweepResult& sweep) {
   run.setSweep(QString::fromStdString(sweep.name), track);
 }
 
-void apply_batch(widgets::RunData& run, const train::MetricBatch& batch) {
+void apply_batch(widgets::RunData& run, const session::MetricBatch& batch) {
   for (const auto& event : batch.scalars) {
     run.addScalar(QString::fromStdString(event.name), event.step, event.wall_time, event.value);
   }

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "core/record/events.h"
+#include "core/session/staging_buffer.h"
 #include "core/store/run_batch.h"
-#include "core/train/staging_buffer.h"
 
 #include <QMap>
 #include <QString>
@@ -31,7 +31,7 @@ QMap<QString, QString> flatten_config(const nlohmann::json& document);
 // The config's facts a view needs: flattened keys, which engine (kind), constrained or not.
 void describe_config(widgets::RunData& run, const config::ExperimentConfig& config);
 
-void apply_batch(widgets::RunData& run, const train::MetricBatch& batch);
+void apply_batch(widgets::RunData& run, const session::MetricBatch& batch);
 void apply_sweep(widgets::RunData& run, const record::SweepResult& sweep);
 
 // Reads a run file (metrics, histograms, sweeps, config) into a new RunData; throws the store's RunFileError (or a

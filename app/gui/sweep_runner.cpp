@@ -40,12 +40,12 @@ void SweepRunner::sweep(const QString& runId, const widgets::SweepChoice& choice
     window_.showInfo(QStringLiteral("Robustness sweeps are for layerwise-descent runs (text-* and video-*)."));
     return;
   }
-  train::SweepRequest request;
+  session::SweepRequest request;
   request.run_path = run->path.toStdString();
   request.noise = choice.noise.toStdString();
   request.gamma = choice.gamma.toStdString();
   request.seeds = choice.seeds;
-  sweep_ = std::make_unique<train::SweepSession>(request);
+  sweep_ = std::make_unique<session::SweepSession>(request);
   sweepRunId_ = runId;
   model_.changeRun(runId, [&choice](widgets::RunData& swept) {
     swept.sweep = widgets::SweepActivity{};
@@ -56,7 +56,7 @@ void SweepRunner::sweep(const QString& runId, const widgets::SweepChoice& choice
                         .arg(choice.seeds));
   });
   // Called on the sweep's thread, once per cell: one queued call each.
-  sweep_->on_progress([this, runId](const train::SweepProgress& progress) {
+  sweep_->on_progress([this, runId](const session::SweepProgress& progress) {
     posted_.post([this, runId, progress] {
       const auto* swept = model_.run(runId);
       if (!swept || !swept->sweep.running) return;

@@ -4,7 +4,7 @@
 // table and cancel between cells. The result goes into the run file and, through the model, into the views.
 
 #include "core/record/events.h"
-#include "core/train/sweep_session.h"
+#include "core/session/sweep_session.h"
 
 #include <QObject>
 
@@ -35,7 +35,7 @@ class SweepRunner : public QObject {
 
   widgets::MainWindow& window_;
   widgets::LabModel& model_;
-  std::unique_ptr<train::SweepSession> sweep_;
+  std::unique_ptr<session::SweepSession> sweep_;
   QString sweepRunId_;
   QString cancelledMessage_;  // the banner's notice of the last cancelled sweep, hidden when a sweep completes
   GuiTaskQueue posted_;

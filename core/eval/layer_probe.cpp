@@ -69,12 +69,12 @@ LayerProber::LayerProber(tasks::LayerwiseTask& task, int64_t batch_size) : state
 
 LayerProber::~LayerProber() = default;
 
-LayerProbe LayerProber::probe(const ProbeSettings& settings) {
+record::LayerProbe LayerProber::probe(const record::ProbeSettings& settings) {
   tasks::LayerwiseTask& task = *state_->task;
   auto* video = dynamic_cast<tasks::VideoTask*>(&task);
   auto* text = dynamic_cast<tasks::TextTask*>(&task);
   if (!video && !text) throw Error("the layer probe applies to text and video (layerwise) tasks");
-  LayerProbe probe;
+  record::LayerProbe probe;
   probe.task = video ? "video" : "text";
   probe.test_size = task.test_size();
   probe.layers = task.model().layers();

@@ -1,4 +1,4 @@
-#include "core/train/host_sync_probe.h"
+#include "core/session/host_sync_probe.h"
 
 #include <ATen/record_function.h>
 #include <torch/torch.h>
@@ -8,14 +8,18 @@
 
 #include "core/util/error.h"
 
-namespace descentlab::train {
+namespace descentlab::session {
 namespace {
 
 std::atomic<bool> probe_alive{false};
 std::atomic<int64_t> scalar_reads{0}, device_to_host{0}, blocking_host_to_device{0}, device_nonzero{0};
 
-bool on_accelerator(const c10::IValue& value) { return value.isTensor() && !value.toTensor().device().is_cpu(); }
-bool on_host(const c10::IValue& value) { return value.isTensor() && value.toTensor().device().is_cpu(); }
+bool on_accelerator(const c10::IValue& value) {
+  return value.isTensor() && !value.toTensor().device().is_cpu();
+}
+bool on_host(const c10::IValue& value) {
+  return value.isTensor() && value.toTensor().device().is_cpu();
+}
 
 std::unique_ptr<at::ObserverContext> observe(const at::RecordFunction& call) {
   const char* name = call.name();
@@ -68,4 +72,4 @@ void HostSyncProbe::reset() {
   device_nonzero.store(0);
 }
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session

@@ -1,4 +1,4 @@
-#include "core/train/layer_probe_session.h"
+#include "core/session/layer_probe_session.h"
 
 #include <torch/torch.h>
 
@@ -10,13 +10,14 @@
 #include "core/data/catalog.h"
 #include "core/data/data_order.h"
 #include "core/data/reviews.h"
+#include "core/eval/layer_probe.h"
 #include "core/store/run_reader.h"
 #include "core/tasks/layerwise_task.h"
 #include "core/train/random_stream.h"
 #include "core/train/saved_run.h"
 #include "core/train/trainer.h"
 
-namespace descentlab::train {
+namespace descentlab::session {
 namespace {
 
 // When and how big the run file was: a writer replaces it by rename, so a change of either means new content.
@@ -52,7 +53,7 @@ struct LoadedRun {
 // Builds the task of a stored layerwise config: the same data and model as the sweeps build (make_task), with the
 // text task's vocabulary and test reviews kept to show the sample in words.
 void build_task(LoadedRun& run) {
-  const torch::Device device = resolve_device(run.config.train.device);
+  const torch::Device device = train::resolve_device(run.config.train.device);
   run.words.clear();
   run.test_texts.clear();
   if (run.config.task == config::Task::text) {
@@ -66,10 +67,10 @@ void build_task(LoadedRun& run) {
     for (int64_t index : order) run.test_texts.push_back(split.test[static_cast<size_t>(index)].text);
     // Building the model draws its (then overwritten) weights: under the generator lock, never inside a training
     // run's draws (random_stream.h).
-    std::lock_guard<std::recursive_mutex> lock(default_generator_lock());
+    std::lock_guard<std::recursive_mutex> lock(train::default_generator_lock());
     run.task = std::make_unique<tasks::TextTask>(run.config, reviews, device);
   } else {
-    std::lock_guard<std::recursive_mutex> lock(default_generator_lock());
+    std::lock_guard<std::recursive_mutex> lock(train::default_generator_lock());
     run.task = tasks::make_task(run.config, run.data_root, device);
   }
   run.prober = std::make_unique<eval::LayerProber>(*run.task);
@@ -108,11 +109,11 @@ bool refresh(LoadedRun& run, const std::string& label) {
   for (const auto& info : reader.checkpoints()) {
     if (info.label != label) continue;
     if (info.step != run.step || info.created != run.created || run.label != label) {
-      SavedRun saved;
+      train::SavedRun saved;
       saved.config = run.config;
       saved.checkpoint = reader.checkpoint(label);
       run.label.clear();  // until the load succeeds
-      load_saved_model(saved, *run.task->module(), run.path, label);
+      train::load_saved_model(saved, *run.task->module(), run.path, label);
       run.step = saved.checkpoint.step;
       run.epoch = saved.checkpoint.epoch;
       run.created = info.created;
@@ -210,4 +211,4 @@ RunProbe probe_run(const LayerProbeRequest& request) {
   return session.probe(request);
 }
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session

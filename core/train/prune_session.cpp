@@ -1,4 +1,4 @@
-#include "core/train/prune_session.h"
+#include "core/session/prune_session.h"
 
 #include <torch/torch.h>
 
@@ -11,7 +11,7 @@
 #include "core/train/saved_run.h"
 #include "core/train/sparse_trainer.h"
 
-namespace descentlab::train {
+namespace descentlab::session {
 
 std::vector<double> parse_sparsities(const std::string& text) {
   std::vector<double> values;
@@ -43,17 +43,17 @@ PruneOutcome run_prune(const PruneRequest& request, const std::function<void(con
   } catch (const std::invalid_argument& error) {
     throw config::ConfigError("--scope", "", error.what());
   }
-  const SavedRun saved = read_saved_run(request.run_path, request.checkpoint, request.device);
+  const train::SavedRun saved = train::read_saved_run(request.run_path, request.checkpoint, request.device);
   const config::ExperimentConfig& config = saved.config;
   if (config.is_layerwise()) {
     throw config::ConfigError(
         request.run_path, "task",
         "one-shot pruning applies to vit and gpt runs, this run is \"" + config::word(config.task) + "\"");
   }
-  const torch::Device device = resolve_device(config.train.device);
+  const torch::Device device = train::resolve_device(config.train.device);
   torch::manual_seed(config.train.seed);
   auto task = tasks::make_sparse_task(config, data::default_data_root(), device);
-  load_saved_model(saved, *task->module(), request.run_path, request.checkpoint);
+  train::load_saved_model(saved, *task->module(), request.run_path, request.checkpoint);
   optim::PruneSelection selection;
   if (config.sparsity.exclude_embeddings_and_readout) {
     selection.excluded_prefixes = task->embedding_and_readout_prefixes();
@@ -62,9 +62,9 @@ PruneOutcome run_prune(const PruneRequest& request, const std::function<void(con
     on_start("one-shot " + optim::to_string(scope) + " magnitude pruning of " + request.run_path + " (checkpoint \"" +
              request.checkpoint + "\") at " + std::to_string(request.sparsities.size()) + " sparsities...");
   }
-  const int64_t batch = evaluation_batch_size(config);
-  const auto rows = one_shot_prune(*task, request.sparsities, selection, scope, batch, request.samples);
-  const auto dense = one_shot_prune(*task, {0.0}, selection, scope, batch, request.samples);
+  const int64_t batch = train::evaluation_batch_size(config);
+  const auto rows = train::one_shot_prune(*task, request.sparsities, selection, scope, batch, request.samples);
+  const auto dense = train::one_shot_prune(*task, {0.0}, selection, scope, batch, request.samples);
 
   record::SweepResult sweep;
   sweep.name = "oneshot_pruning";
@@ -86,4 +86,4 @@ PruneOutcome run_prune(const PruneRequest& request, const std::function<void(con
   return outcome;
 }
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session

@@ -1,4 +1,4 @@
-#include "core/train/sweep_session.h"
+#include "core/session/sweep_session.h"
 
 #include <torch/torch.h>
 
@@ -11,7 +11,7 @@
 #include "core/train/random_stream.h"
 #include "core/train/saved_run.h"
 
-namespace descentlab::train {
+namespace descentlab::session {
 
 SweepSession::SweepSession(SweepRequest request) : request_(std::move(request)) {}
 
@@ -29,14 +29,14 @@ record::SweepResult SweepSession::run() {
   writer_options.flush_interval_seconds = 0;
   writer_options.purpose = "a robustness sweep";
   auto writer = store::RunWriter::open(request_.run_path, writer_options);
-  const SavedRun saved = read_saved_run(request_.run_path, request_.checkpoint, request_.device);
-  const torch::Device device = resolve_device(saved.config.train.device);
+  const train::SavedRun saved = train::read_saved_run(request_.run_path, request_.checkpoint, request_.device);
+  const torch::Device device = train::resolve_device(saved.config.train.device);
   // Seeded and built as a training run is (its weights are then overwritten): under the generator lock, never
   // inside a training run's draws (random_stream.h).
   std::unique_ptr<tasks::LayerwiseTask> task;
-  RandomStream().seed_and_initialise(saved.config.train.seed,
-                                     [&] { task = tasks::make_task(saved.config, data::default_data_root(), device); });
-  load_saved_model(saved, *task->module(), request_.run_path, request_.checkpoint);
+  train::RandomStream().seed_and_initialise(
+      saved.config.train.seed, [&] { task = tasks::make_task(saved.config, data::default_data_root(), device); });
+  train::load_saved_model(saved, *task->module(), request_.run_path, request_.checkpoint);
 
   options.noise = request_.noise;
   options.seeds = request_.seeds;
@@ -91,4 +91,4 @@ void SweepSession::join() {
   if (worker_.joinable()) worker_.join();
 }
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session

@@ -201,13 +201,13 @@ void Trainer::restore_progress(const CheckpointReader& checkpoint) {
   step_ = step;
 }
 
-TrainingResult Trainer::run() {
+session::TrainingResult Trainer::run() {
   module().train();
   const int64_t batches_per_epoch = order_.batches_per_epoch(config_.train.batch_size);
   const auto started = std::chrono::steady_clock::now();
   const double held_before = held_seconds();
   const int64_t first_step = step_;
-  TrainingResult result;
+  session::TrainingResult result;
   result.metric = metric_name();
   Interval interval;
   interval.held_at_start = held_before;
@@ -275,7 +275,7 @@ bool Trainer::train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& in
 }
 
 // Evaluation, histograms, the best model and the epoch's checkpoints.
-void Trainer::finish_epoch(int64_t epoch, TrainingResult& result) {
+void Trainer::finish_epoch(int64_t epoch, session::TrainingResult& result) {
   end_epoch(epoch);
   const EpochTest test = evaluate_epoch();
   scalar(metric::kTestLoss, test.loss);

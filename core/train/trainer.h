@@ -20,11 +20,11 @@
 #include "core/data/data_order.h"
 #include "core/record/checkpoint.h"
 #include "core/record/events.h"
+#include "core/session/control.h"
+#include "core/session/training_result.h"
 #include "core/train/checkpoint_reader.h"
-#include "core/train/control.h"
 #include "core/train/lr_schedule.h"
 #include "core/train/replicas.h"
-#include "core/train/training_result.h"
 #include "core/util/error.h"
 
 namespace torch::nn {
@@ -57,7 +57,7 @@ class Trainer {
   Trainer& operator=(const Trainer&) = delete;
 
   void add_sink(record::MetricSink* sink) { sinks_.add(sink); }
-  void set_control(TrainingControl* control) { control_ = control; }
+  void set_control(session::TrainingControl* control) { control_ = control; }
   double held_seconds() const { return control_ ? control_->held_seconds() : 0.0; }
   void set_checkpoint_store(record::CheckpointStore* store) { checkpoints_ = store; }
   // Data-parallel training (core/dist, docs/scale-out.md): this process is one of group->size() replicas. Each
@@ -71,7 +71,7 @@ class Trainer {
   // checkpoint read from `path` (named in errors).
   void resume_from(const record::CheckpointData& checkpoint, const std::string& path, const std::string& label);
   // Trains until the configured epochs are done or the control stops the run.
-  TrainingResult run();
+  session::TrainingResult run();
 
   int64_t total_steps() const;
   int64_t step() const { return step_; }
@@ -161,7 +161,7 @@ class Trainer {
  private:
   struct Interval;
   bool train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& interval);
-  void finish_epoch(int64_t epoch, TrainingResult& result);
+  void finish_epoch(int64_t epoch, session::TrainingResult& result);
   void checkpoint(const std::vector<std::string>& labels);
   void apply_scheduled_learning_rate();
 
@@ -173,7 +173,7 @@ class Trainer {
   std::vector<double> histogram_edges_;
   Replicas replicas_;
   record::SinkList sinks_;
-  TrainingControl* control_ = nullptr;
+  session::TrainingControl* control_ = nullptr;
   record::CheckpointStore* checkpoints_ = nullptr;
   LrSchedule lr_schedule_;
   int64_t step_ = 0;

@@ -1,4 +1,4 @@
-#include "core/train/training_session.h"
+#include "core/session/training_session.h"
 
 #include <torch/torch.h>
 
@@ -6,24 +6,25 @@
 #include <cstdlib>
 #include <exception>
 
+#include "core/config/footprint.h"
 #include "core/data/catalog.h"
 #include "core/dist/process_group.h"
 #include "core/runtime.h"
+#include "core/session/failure.h"
 #include "core/store/checkpoint_bytes.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
-#include "core/tasks/footprint.h"
 #include "core/train/layerwise_trainer.h"
 #include "core/train/random_stream.h"
 #include "core/train/sparse_trainer.h"
 #include "core/util/system_memory.h"
 
-namespace descentlab::train {
+namespace descentlab::session {
 namespace {
 
 // A new run file, or the resumed one cut back to the checkpoint's step once the trainer has restored it.
 // `who` follows the lock's purpose ("training, rank 0 of 2"): a window watching the file names its writer with it.
-std::unique_ptr<store::RunWriter> open_run(Trainer& trainer, const config::ExperimentConfig& config,
+std::unique_ptr<store::RunWriter> open_run(train::Trainer& trainer, const config::ExperimentConfig& config,
                                            const SessionOptions& options, bool resuming, const torch::Device& device,
                                            const std::string& who = "") {
   store::RunWriterOptions writer_options;
@@ -60,7 +61,7 @@ torch::Device device_of_rank(const torch::Device& device, int local_rank) {
 struct Engine {
   std::unique_ptr<tasks::LayerwiseTask> layerwise_task;
   std::unique_ptr<tasks::SparseTask> sparse_task;
-  std::unique_ptr<Trainer> trainer;
+  std::unique_ptr<train::Trainer> trainer;
   std::string description;
 };
 
@@ -68,12 +69,12 @@ Engine make_engine(const config::ExperimentConfig& config, const torch::Device& 
   Engine engine;
   if (config.is_layerwise()) {
     engine.layerwise_task = tasks::make_task(config, data::default_data_root(), device);
-    engine.trainer = std::make_unique<LayerwiseTrainer>(config, *engine.layerwise_task, device);
+    engine.trainer = std::make_unique<train::LayerwiseTrainer>(config, *engine.layerwise_task, device);
     engine.description = config.name + ": " + engine.layerwise_task->describe();
     return engine;
   }
   engine.sparse_task = tasks::make_sparse_task(config, data::default_data_root(), device);
-  engine.trainer = std::make_unique<SparseTrainer>(config, *engine.sparse_task, device);
+  engine.trainer = std::make_unique<train::SparseTrainer>(config, *engine.sparse_task, device);
   const std::string sparsity =
       config.sparsity.method == config::SparsityMethod::none
           ? "none (dense)"
@@ -100,7 +101,7 @@ void check_memory(const config::ExperimentConfig& config, const torch::Device& d
   if (setting && std::string(setting) == "0") return;
   const auto available = available_memory();
   if (!available) return;
-  tasks::require_fits(config, tasks::estimate_footprint(config), device.is_cpu(), *available);
+  config::require_fits(config, config::estimate_footprint(config), device.is_cpu(), *available);
 }
 
 // ---- data parallel: what rank 0 knows, every rank learns
@@ -184,7 +185,7 @@ std::unique_ptr<dist::Group> connect(const DataParallelOptions& options) {
 
 // A data-parallel run's file: rank 0 creates it (or opens it to resume, the lock first, then the checkpoint), and a
 // resumed state goes from rank 0 to every rank; the other ranks get no writer (nullptr).
-std::unique_ptr<store::RunWriter> open_run_data_parallel(Trainer& trainer, dist::Group& group,
+std::unique_ptr<store::RunWriter> open_run_data_parallel(train::Trainer& trainer, dist::Group& group,
                                                          const config::ExperimentConfig& config,
                                                          const SessionOptions& options, bool resuming,
                                                          const torch::Device& device) {
@@ -216,10 +217,20 @@ std::unique_ptr<store::RunWriter> open_run_data_parallel(Trainer& trainer, dist:
 
 }  // namespace
 
-std::string error_text(const std::exception& error) {
-  // LibTorch's errors carry a C++ stack trace of 16-24 frames after the message: the message is what a user needs.
-  if (const auto* torch_error = dynamic_cast<const c10::Error*>(&error)) return torch_error->what_without_backtrace();
-  return error.what();
+DataParallelOptions data_parallel_from_environment() {
+  DataParallelOptions options;
+  if (const auto launch = dist::launch_environment()) {
+    options.rank = launch->rank;
+    options.world_size = launch->world_size;
+    options.local_rank = launch->local_rank;
+    options.master_addr = launch->master_addr;
+    options.master_port = launch->master_port;
+  }
+  return options;
+}
+
+std::string data_parallel_backend(const DataParallelOptions& options) {
+  return dist::word(dist::choose_backend(options.backend, false));
 }
 
 TrainingSession::TrainingSession(config::ExperimentConfig config, SessionOptions options)
@@ -276,20 +287,20 @@ TrainingResult TrainingSession::run() {
     group = connect(data_parallel_);
     config_ = agree_on_config(*group, config_from_rank_zero_ ? nullptr : &config_, options_.run_path);
   }
-  const torch::Device device = device_of_rank(resolve_device(config_.train.device), data_parallel_.local_rank);
+  const torch::Device device = device_of_rank(train::resolve_device(config_.train.device), data_parallel_.local_rank);
   {
     std::lock_guard<std::mutex> lock(device_name_mutex_);
     device_name_ = device.str();
   }
   // This run's own stream of the CPU generator (random_stream.h): runs side by side in one process draw what each
   // draws alone. Seeded before the model is built, so the same config gives the same run.
-  RandomStream random_stream;
-  const CurrentRandomStream current_stream(&random_stream);
+  train::RandomStream random_stream;
+  const train::CurrentRandomStream current_stream(&random_stream);
   verify_training_data(config_);
   check_memory(config_, device);
   Engine engine;
   random_stream.seed_and_initialise(config_.train.seed, [&] { engine = make_engine(config_, device); });
-  Trainer& trainer = *engine.trainer;
+  train::Trainer& trainer = *engine.trainer;
   std::unique_ptr<store::RunWriter> writer =
       group ? open_run_data_parallel(trainer, *group, config_, options_, resuming_, device)
             : open_run(trainer, config_, options_, resuming_, device);
@@ -344,4 +355,4 @@ void TrainingSession::join() {
   if (worker_.joinable()) worker_.join();
 }
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session

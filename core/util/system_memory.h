@@ -1,7 +1,7 @@
 #pragma once
 // How much memory this process may still allocate: /proc/meminfo's MemAvailable, lowered to what the process's
 // cgroup leaves (memory.max - memory.current, cgroup v2; memory.limit_in_bytes - memory.usage_in_bytes, v1).
-// Used to refuse a run that cannot fit before it allocates (core/tasks/footprint.h).
+// Used to refuse a run that cannot fit before it allocates (core/config/footprint.h).
 
 #include <cstdint>
 #include <optional>

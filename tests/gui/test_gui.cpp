@@ -7,10 +7,10 @@
 #include "app/gui/run_conversion.h"
 #include "core/config/experiment_config.h"
 #include "core/config/tours.h"
+#include "core/session/training_session.h"
 #include "core/store/run_lock.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
-#include "core/train/training_session.h"
 
 #include <gtest/gtest.h>
 
@@ -100,9 +100,9 @@ class LabTest : public ::testing::Test {
     if (samplePath_.isEmpty()) {
       samplePath_ = QDir(directory_->path()).filePath(QStringLiteral("sample.h5"));
       auto config = config::load_experiment("video-constrained", "quick", "", tinyOverrides());
-      train::SessionOptions options;
+      session::SessionOptions options;
       options.run_path = samplePath_.toStdString();
-      train::TrainingSession session(config, options);
+      session::TrainingSession session(config, options);
       session.run();
     }
     return samplePath_;
@@ -168,13 +168,13 @@ TEST_F(LabTest, EveryEventReachesTheViewsOnceThroughTheCoalescingTimer) {
 TEST_F(LabTest, AWorkerPausesResumesAndStopsWithinOneBatch) {
   auto config = config::load_experiment("video-constrained", "quick", "",
                                         {"data.train_clips=256", "model.layers=2", "model.width=16"});
-  train::SessionOptions options;
+  session::SessionOptions options;
   options.run_path = QDir(directory_->path()).filePath(QStringLiteral("control.h5")).toStdString();
   options.overwrite = true;
   // What the worker writes to (its sink, its end), declared before the session: a failed assertion returns early,
   // and the session's destructor (stop, join) must run while these still exist.
   std::atomic<bool> done{false};
-  train::TrainingResult result;
+  session::TrainingResult result;
   std::string error;
   // The step of every loss event, recorded on the training thread.
   struct StepProbe : record::MetricSink {
@@ -186,9 +186,9 @@ TEST_F(LabTest, AWorkerPausesResumesAndStopsWithinOneBatch) {
     void histogram(const record::HistogramSnapshot&) override {}
     void sweep(const record::SweepResult&) override {}
   } probe;
-  train::TrainingSession session(config, options);
+  session::TrainingSession session(config, options);
   session.add_sink(&probe);
-  session.start([&](const train::TrainingResult& finished, const std::string& message) {
+  session.start([&](const session::TrainingResult& finished, const std::string& message) {
     result = finished;
     error = message;
     done.store(true);
@@ -663,9 +663,9 @@ TEST_F(LabTest, AScheduledAcdcRunShowsItsRateAndItsAccuracyAroundEachCompression
         {"data.train_limit=512", "data.test_limit=128", "model.layers=1", "model.width=16", "model.ff_width=32",
          "train.epochs=1", "train.batch_size=16", "train.metric_interval=2", "train.lr_schedule=cosine",
          "train.warmup=0.25", "sparsity.frontier_interval=0"});
-    train::SessionOptions options;
+    session::SessionOptions options;
     options.run_path = path.toStdString();
-    train::TrainingSession session(config, options);
+    session::TrainingSession session(config, options);
     session.run();
   }
   const store::RunReader reader(path.toStdString());

@@ -1,10 +1,10 @@
-#include "core/tasks/footprint.h"
+#include "core/config/footprint.h"
 
 #include <cstdio>
 
 #include "core/util/error.h"
 
-namespace descentlab::tasks {
+namespace descentlab::config {
 namespace {
 
 constexpr double kFloat = 4.0;  // bytes of a float32
@@ -169,4 +169,4 @@ void require_fits(const config::ExperimentConfig& config, const Footprint& footp
                     "); make model.layers, model.width, model.ff_width or train.batch_size smaller");
 }
 
-}  // namespace descentlab::tasks
+}  // namespace descentlab::config

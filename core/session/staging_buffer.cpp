@@ -1,6 +1,6 @@
-#include "core/train/staging_buffer.h"
+#include "core/session/staging_buffer.h"
 
-namespace descentlab::train {
+namespace descentlab::session {
 
 template <typename Push>
 void StagingBuffer::append(Push push) {
@@ -46,4 +46,4 @@ int64_t StagingBuffer::wakes() const {
   return wakes_;
 }
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session

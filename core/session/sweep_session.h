@@ -13,7 +13,7 @@
 #include "core/record/checkpoint.h"
 #include "core/record/events.h"
 
-namespace descentlab::train {
+namespace descentlab::session {
 
 struct SweepRequest {
   std::string run_path;
@@ -62,4 +62,4 @@ class SweepSession {
   std::thread worker_;
 };
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session

@@ -11,7 +11,7 @@
 #include "core/config/experiment_config.h"
 #include "core/util/system_memory.h"
 
-namespace descentlab::tasks {
+namespace descentlab::config {
 
 struct Footprint {
   double parameters = 0.0;        // the model's parameter count
@@ -35,4 +35,4 @@ Footprint estimate_footprint(const config::ExperimentConfig& config);
 void require_fits(const config::ExperimentConfig& config, const Footprint& footprint, bool model_on_host,
                   const MemoryAvailability& available);
 
-}  // namespace descentlab::tasks
+}  // namespace descentlab::config

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-namespace descentlab::train {
+namespace descentlab::session {
 
 struct HostSyncCounts {
   int64_t scalar_reads = 0;
@@ -38,4 +38,4 @@ class HostSyncProbe {
   uint64_t handle_ = 0;
 };
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session

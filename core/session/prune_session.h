@@ -11,7 +11,7 @@
 
 #include "core/record/checkpoint.h"
 
-namespace descentlab::train {
+namespace descentlab::session {
 
 struct PruneRequest {
   std::string run_path;
@@ -43,4 +43,4 @@ std::vector<double> parse_sparsities(const std::string& text);
 // name the run file, the checkpoint or the option at fault (a layerwise run is refused).
 PruneOutcome run_prune(const PruneRequest& request, const std::function<void(const std::string&)>& on_start = {});
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session

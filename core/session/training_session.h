@@ -16,10 +16,10 @@
 
 #include "core/config/experiment_config.h"
 #include "core/record/events.h"
-#include "core/train/control.h"
-#include "core/train/training_result.h"
+#include "core/session/control.h"
+#include "core/session/training_result.h"
 
-namespace descentlab::train {
+namespace descentlab::session {
 
 // What a session knows once its task is built (datasets read, model made): sent before the first batch.
 struct SessionStart {
@@ -42,6 +42,13 @@ struct DataParallelOptions {
   std::string backend = "auto";
   double timeout_seconds = 300.0;
 };
+
+// This process's place in a data-parallel launch as launchers describe it in the environment (torchrun, srun, mpirun
+// wrappers, descentlab-cli --nproc): world_size 1 when none is. Throws descentlab::Error naming a missing or
+// malformed variable.
+DataParallelOptions data_parallel_from_environment();
+// The backend a launch asking for `options.backend` uses, in words ("gloo"); an Error names an unknown one.
+std::string data_parallel_backend(const DataParallelOptions& options);
 
 struct SessionOptions {
   std::string run_path;
@@ -123,7 +130,4 @@ class TrainingSession {
   std::thread worker_;
 };
 
-// An error's message for a person: LibTorch's c10::Error without the C++ stack trace it carries, any other as it is.
-std::string error_text(const std::exception& error);
-
-}  // namespace descentlab::train
+}  // namespace descentlab::session

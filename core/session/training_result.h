@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace descentlab::train {
+namespace descentlab::session {
 
 struct TrainingResult {
   bool stopped = false;  // stopped by the control before the last step (the state is kept as "latest")
@@ -24,4 +24,4 @@ struct TrainingResult {
   nlohmann::json extra = nlohmann::json::object();
 };
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session

@@ -12,21 +12,21 @@
 #include <mutex>
 #include <string>
 
-#include "core/eval/layer_probe.h"
 #include "core/record/checkpoint.h"
+#include "core/record/layer_probe.h"
 
-namespace descentlab::train {
+namespace descentlab::session {
 
 struct LayerProbeRequest {
   std::string run_path;
   std::string checkpoint = record::checkpoint_label::kLatest;  // a checkpoint label of the run file: latest or best
-  eval::ProbeSettings settings;
+  record::ProbeSettings settings;
   std::string device = "cpu";  // auto | cpu | cuda: one sample is fastest on the CPU
   std::string data_root;       // where IMDb is read from; empty: data::default_data_root()
 };
 
 struct RunProbe {
-  eval::LayerProbe probe;
+  record::LayerProbe probe;
   std::string checkpoint;  // the label probed
   int64_t step = 0;        // the checkpoint's step and epoch
   int64_t epoch = 0;
@@ -56,4 +56,4 @@ class LayerProbeSession {
 // One probe, nothing kept (the CLI).
 RunProbe probe_run(const LayerProbeRequest& request);
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session

@@ -12,7 +12,7 @@
 
 #include "core/record/events.h"
 
-namespace descentlab::train {
+namespace descentlab::session {
 
 class TrainingControl {
  public:
@@ -92,4 +92,4 @@ class StepBudget : public record::MetricSink {
   int64_t limit_;
 };
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session

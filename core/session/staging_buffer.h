@@ -11,7 +11,7 @@
 
 #include "core/record/events.h"
 
-namespace descentlab::train {
+namespace descentlab::session {
 
 struct ScalarEvent {
   std::string name;
@@ -64,4 +64,4 @@ class StagingBuffer : public record::MetricSink {
   int64_t wakes_ = 0;
 };
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session
