@@ -179,11 +179,12 @@ TEST(RunFileFaults, BackgroundCommitsRetryUntilTheDiskHasRoom) {
   auto writer = RunWriter::create(path, sample_header(), options);
   fault::inject(fault::Point::Write, ENOSPC);
   writer->scalar("loss", 1, 0.0, 1.0);
-  ASSERT_TRUE(wait_until([&] { return !writer->last_error().empty(); }, 10.0));
-  EXPECT_NE(writer->last_error().find("the disk is full"), std::string::npos);
-  ASSERT_TRUE(wait_until([&] { return writer->last_error().empty(); }, 10.0));
-  // Issue 38 item 6: said once when the rows began to be held in memory, with why, and once when they landed.
+  // The failure is injected once, so the next commit, 20 ms later, lands: last_error() holds the error only that
+  // long, too briefly to be polled for on a loaded machine (it was missed under ctest -j2 in a chroot). The
+  // notices are the lasting record. Issue 38 item 6: said once when the rows began to be held in memory, with
+  // why, and once when they landed.
   ASSERT_TRUE(wait_until([&] { return notices_now().size() >= 2; }, 10.0));
+  EXPECT_TRUE(wait_until([&] { return writer->last_error().empty(); }, 10.0)) << writer->last_error();
   const auto said = notices_now();
   ASSERT_EQ(said.size(), 2u);
   EXPECT_NE(said[0].find("held in memory"), std::string::npos) << said[0];
