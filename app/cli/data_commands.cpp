@@ -89,7 +89,9 @@ void add_data_commands(CLI::App& app, int& exit_code) {
       "missing or corrupt)");
   info->add_flag("--json", options->json, "Print JSON instead of a table");
   info->add_flag("--no-verify", options->skip_checksums, "Skip the SHA-256 verification (faster)");
-  info->add_option("--data-dir", options->data_dir, "Data folder (default: $DESCENTLAB_DATA or datasets/cache)");
+  info->add_option("--data-dir", options->data_dir,
+                   "Data folder (default: $DESCENTLAB_DATA, else ~/.local/share/descentlab/datasets, or datasets/cache "
+                   "from a build tree)");
   info->add_option("--dataset", options->datasets, "Only these datasets")
       ->check(CLI::IsMember({"imdb", "mnist", "fashion-mnist", "moby-dick"}));
   info->callback([options, &exit_code]() { exit_code = run_data_info(*options); });

@@ -92,8 +92,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", &version_text);
   app.footer(exit_code_help());
   int threads = 0;
-  app.add_option("--threads", threads,
-                 "Torch and BLAS threads (default: $DESCENTLAB_THREADS, else 1; see docs/performance.md)")
+  app.add_option(
+         "--threads", threads,
+         "Torch and BLAS threads (default: $DESCENTLAB_THREADS, else 1; with several processes see docs/scale-out.md)")
       ->check(CLI::Range(1, 1024));
 
   int exit_code = kOk;

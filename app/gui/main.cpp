@@ -10,9 +10,11 @@
 #include "app/gui/playground_backend.h"
 #include "app/gui/probe_backend.h"
 #include "core/data/catalog.h"
+#include "core/generated/build_info.h"
 #include "core/runtime.h"
 #include "core/study/study.h"
 #include "core/util/error.h"
+#include "core/util/user_folders.h"
 
 #include <qcustomplot.h>
 #include <QApplication>
@@ -225,6 +227,27 @@ int run_report(int argc, char** argv) {
   return written > 0 ? 0 : 1;
 }
 
+// Where the window writes new runs unless --runs-dir says (core/util/user_folders.h); "runs" here when the
+// user's data folder cannot be told (no HOME), which the runs folder's own check then reports.
+QString default_runs_folder() {
+  try {
+    return QString::fromStdString(descentlab::runs_folder(descentlab::process_folder_context()));
+  } catch (const std::exception&) {
+    return QStringLiteral("runs");
+  }
+}
+
+bool asks_only_for_text(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string argument = argv[i];
+    if (argument == "-h" || argument == "--help" || argument == "--help-all" || argument == "-v" ||
+        argument == "--version") {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -243,12 +266,20 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  // --help and --version print and quit: they need no display (a terminal, ssh, man page generation).
+  if (asks_only_for_text(argc, argv) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+  }
   QApplication application(argc, argv);
   QApplication::setApplicationName(QStringLiteral("DescentLab"));
   QApplication::setOrganizationName(QStringLiteral("DescentLab"));
+  QApplication::setApplicationVersion(QString::fromLatin1(descentlab::build_info::kVersion));
   QCommandLineParser parser;
-  parser.setApplicationDescription(QStringLiteral("DescentLab: layerwise descent and HORST, watched live"));
+  parser.setApplicationDescription(
+      QStringLiteral("DescentLab: layerwise descent and HORST, watched live.\n"
+                     "descentlab report --out DIR RUN.h5|DIR... renders its views to PNG without a window."));
   parser.addHelpOption();
+  parser.addVersionOption();
   parser.addPositionalArgument(QStringLiteral("runs"),
                                QStringLiteral("Run files to open (.h5), or folders to open as a study (every run "
                                               "file below them in the Study dock)"),
@@ -264,8 +295,10 @@ int main(int argc, char** argv) {
                           QStringLiteral("Start a tour at once: its runs side by side, its caption and views (Help > "
                                          "Tours lists them)"),
                           QStringLiteral("NAME"));
-  QCommandLineOption runsDir(QStringLiteral("runs-dir"), QStringLiteral("Where new runs are written"),
-                             QStringLiteral("DIR"), QStringLiteral("runs"));
+  QCommandLineOption runsDir(QStringLiteral("runs-dir"),
+                             QStringLiteral("Where new runs are written (default: runs/ here from a build tree, "
+                                            "installed ~/.local/share/descentlab/runs)"),
+                             QStringLiteral("DIR"), default_runs_folder());
   QCommandLineOption shots(QStringLiteral("shots"),
                            QStringLiteral("Save screenshots of every view mid-run and at the end into DIR, then quit "
                                           "(with --start)"),

@@ -10,6 +10,7 @@
 #include "core/generated/build_info.h"
 #include "core/util/error.h"
 #include "core/util/sha256.h"
+#include "core/util/user_folders.h"
 
 namespace descentlab::data {
 namespace fs = std::filesystem;
@@ -64,10 +65,7 @@ void count_splits(DatasetReport& report) {
 }  // namespace
 
 std::string default_data_root() {
-  if (const char* from_environment = std::getenv("DESCENTLAB_DATA"); from_environment && *from_environment) {
-    return from_environment;
-  }
-  return build_info::kDefaultDataRoot;
+  return dataset_folder(process_folder_context());
 }
 
 std::vector<ManifestEntry> parse_manifest(const std::string& text, const std::string& source) {

@@ -1,7 +1,8 @@
 #pragma once
 // The datasets DescentLab knows, where their files live, and whether they are present and intact.
 // File list and SHA-256 sums come from datasets/SHA256SUMS (compiled in); the data itself lives in a git-ignored
-// cache: $DESCENTLAB_DATA when set, else datasets/cache/ in the source tree.
+// cache: $DESCENTLAB_DATA when set, else datasets/cache/ in the source tree when run from the build tree, else
+// ~/.local/share/descentlab/datasets when installed (core/util/user_folders.h).
 
 #include <cstdint>
 #include <string>
