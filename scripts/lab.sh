@@ -4,6 +4,7 @@
 #   bash scripts/lab.sh run     # set up, then the GUI (or, without a display, the headless default job)
 #   bash scripts/lab.sh test    # set up, then the whole test suite through ctest
 #   bash scripts/lab.sh setup   # set up only
+#   bash scripts/lab.sh package # set up, then build descentlab_VERSION_ARCH.deb (CPack) into packages/debian-N/
 #
 # Set-up = install missing Debian packages (Debian 12 or 13, detected; apt-get, needs root or password-less sudo), fetch and verify the
 # datasets (datasets/fetch.sh), configure and build in Release (build/, ccache + a precompiled torch header).
@@ -30,6 +31,7 @@ packages=(
   libhdf5-dev nlohmann-json3-dev libcli11-dev libssl-dev zlib1g-dev
   qt6-base-dev qt6-svg-dev libqt6opengl6-dev libqcustomplot-dev libqcustomplot2.1-qt6 libimgui-dev libgl-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3-h5py python3-torch
+  appstream desktop-file-utils lintian
 )
 
 # The Debian release this is (12, 13), from /etc/os-release; the set-up is made for those two.
@@ -116,9 +118,28 @@ run_tests() {
   ctest --test-dir "$build_dir" --output-on-failure --parallel "$jobs" || fail "tests failed (see above)"
 }
 
+# The .deb of this build (packaging/CMakeLists.txt), checked by lintian, copied to packages/debian-N/ (git-ignored):
+# a Debian 13 chroot's package lands beside the host's, where scripts/install-check.sh takes it.
+build_package() {
+  say "Building the Debian package (CPack)"
+  local release out deb
+  release=$(debian_release)
+  out="$repo/packages/debian-$release"
+  rm -rf "$build_dir/package"
+  (cd "$build_dir" && cpack) || fail "cpack failed (see above)"
+  deb=$(ls "$build_dir"/package/descentlab_*.deb) || fail "cpack made no .deb in $build_dir/package"
+  say "lintian $(basename "$deb")"
+  lintian --tag-display-limit 0 --fail-on error,warning "$deb" || fail "lintian found errors or warnings (see above)"
+  mkdir -p "$out"
+  rm -f "$out"/descentlab_*.deb
+  cp "$deb" "$out/"
+  echo "$out/$(basename "$deb") ($(du -k "$deb" | cut -f1) KB)"
+}
+
 case "${1:-}" in
   run) setup; run_main_job ;;
   test) setup; run_tests ;;
   setup) setup ;;
-  *) echo "usage: bash scripts/lab.sh run|test|setup" >&2; exit 2 ;;
+  package) setup; build_package ;;
+  *) echo "usage: bash scripts/lab.sh run|test|setup|package" >&2; exit 2 ;;
 esac
