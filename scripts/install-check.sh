@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Installs DescentLab's .deb into a fresh Debian chroot and uses it as a new user would (issue 37):
+#
+#   bash scripts/install-check.sh bookworm packages/debian-12/descentlab_0.1.0_amd64.deb
+#   bash scripts/install-check.sh trixie   packages/debian-13/descentlab_0.1.0_amd64.deb
+#
+# Fresh: each run unpacks a pristine `debootstrap --variant=minbase SUITE` (made once and kept as a tarball under
+# $DESCENTLAB_CHROOT_CACHE, default /var/cache/descentlab-chroot) into a new folder, removed at the end. Only apt's
+# downloaded .debs are kept between runs (a bind-mounted cache), so a second run downloads nothing.
+# In it: `apt-get install ./descentlab_*.deb` with no other step; then, as a user who is not root, from the home
+# folder: descentlab-cli --version, a quick video-constrained run (it needs no dataset), `descentlab report` of it,
+# `man descentlab-cli` (man-db installed first: minbase has no `man`, every desktop Debian has), the bash completion,
+# the dataset folder in ~/.local/share; then `apt-get remove` must leave none of the package's files behind.
+# DESCENTLAB_INSTALL_CHECK_OUT=DIR keeps the report's PNGs there. Needs root. Every mount is undone on exit.
+set -euo pipefail
+
+suite=${1:?usage: bash scripts/install-check.sh SUITE DEB}
+deb=$(realpath "${2:?usage: bash scripts/install-check.sh SUITE DEB}")
+cache=${DESCENTLAB_CHROOT_CACHE:-/var/cache/descentlab-chroot}
+mirror=${DESCENTLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+pristine="$cache/$suite-minbase.tar"
+archives="$cache/$suite-install-archives"
+
+say() { printf '\n==> [install %s] %s\n' "$suite" "$*"; }
+fail() { printf '\nERROR: [install %s] %s\n' "$suite" "$*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || fail "a chroot needs root"
+[ -f "$deb" ] || fail "no package $deb (bash scripts/lab.sh package makes it)"
+command -v debootstrap >/dev/null ||
+  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap; } ||
+  fail "could not install debootstrap"
+mkdir -p "$cache" "$archives/partial"
+started=$SECONDS
+
+if [ ! -f "$pristine" ]; then
+  say "Making a pristine minbase $suite (once; kept as $pristine)"
+  rm -rf "$pristine.d"
+  debootstrap --variant=minbase "$suite" "$pristine.d" "$mirror" >"$cache/$suite-minbase.log" 2>&1 ||
+    { tail -20 "$cache/$suite-minbase.log" >&2; fail "debootstrap failed (log: $cache/$suite-minbase.log)"; }
+  rm -f "$pristine.d/etc/apt/apt.conf.d/docker-clean"
+  tar -C "$pristine.d" -cf "$pristine.tmp" . && mv "$pristine.tmp" "$pristine" && rm -rf "$pristine.d"
+fi
+
+root=$(mktemp -d "$cache/$suite-fresh.XXXXXX")
+mounts=()
+cleanup() {
+  local i
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -R "${mounts[$i]}" 2>/dev/null || umount -lR "${mounts[$i]}" || true; done
+  rm -rf --one-file-system "$root"
+}
+trap cleanup EXIT
+tar -C "$root" -xf "$pristine"
+mount_in() {  # mount_in TARGET MOUNT-ARGS...
+  mkdir -p "$root$1"
+  mount "${@:2}" "$root$1"
+  mounts+=("$root$1")
+}
+mount_in /proc -t proc proc
+mount_in /sys -t sysfs sysfs
+mount_in /dev --rbind /dev
+mount --make-rslave "$root/dev"
+mount_in /var/cache/apt/archives --bind "$archives"
+cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+[ -f /etc/ssl/certs/ca-certificates.crt ] && mkdir -p "$root/etc/ssl/certs" &&
+  cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
+cp "$deb" "$root/tmp/"
+in_root() { chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
+as_user() { in_root runuser -u ada -- env HOME=/home/ada LANG=C.UTF-8 bash -lc "cd ~ && $1"; }
+
+say "apt-get install ./$(basename "$deb") (fresh $suite, minbase)"
+in_root apt-get update -q >/dev/null || fail "apt-get update failed: is Debian's archive reachable?"
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "/tmp/$(basename "$deb")" >"$root/tmp/install.log" 2>&1 ||
+  { tail -30 "$root/tmp/install.log" >&2; fail "apt-get install of the package failed"; }
+grep -E '^(Need to get|After this operation)' "$root/tmp/install.log" || true
+in_root dpkg -L descentlab >"$root/tmp/package-files"
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends man-db bash-completion \
+  >/dev/null 2>&1 || fail "could not install man-db (for the man page check)"
+in_root useradd --create-home --shell /bin/bash ada
+
+say "As a user (ada), from the home folder"
+as_user 'descentlab-cli --version' || fail "descentlab-cli --version failed"
+as_user 'descentlab --version' || fail "descentlab --version failed"
+as_user 'descentlab-cli train --preset video-constrained --size quick --out run.h5 >train.log 2>&1 || { tail -20 train.log; exit 1; }
+         tail -3 train.log' || fail "the quick video-constrained run failed"
+as_user 'descentlab report run.h5 --out figs/ && ls figs | head -20 && test -n "$(ls figs/*.png)"' ||
+  fail "descentlab report run.h5 --out figs/ failed"
+if [ -n "${DESCENTLAB_INSTALL_CHECK_OUT:-}" ]; then  # to look at what the installed program drew
+  mkdir -p "$DESCENTLAB_INSTALL_CHECK_OUT" && cp "$root"/home/ada/figs/*.png "$DESCENTLAB_INSTALL_CHECK_OUT/"
+fi
+as_user 'man descentlab-cli 2>/dev/null | grep -q "descentlab-cli train" && man descentlab 2>/dev/null | grep -q REPORT &&
+         echo "man pages: descentlab-cli(1) and descentlab(1) read"' || fail "man descentlab-cli did not show the page"
+as_user 'source /usr/share/bash-completion/bash_completion; COMP_WORDS=(descentlab-cli train --pre); COMP_CWORD=2
+         _completion_loader descentlab-cli; _descentlab_cli; [ "${COMPREPLY[*]}" = --preset ] && echo "completion: --pre -> --preset"' ||
+  fail "the bash completion did not complete --pre"
+as_user 'descentlab-cli data info --json --no-verify 2>/dev/null | grep -q "\"data_root\": \"/home/ada/.local/share/descentlab/datasets\"" &&
+         echo "datasets: ~/.local/share/descentlab/datasets"' || fail "the installed CLI does not keep datasets in ~/.local/share"
+
+say "apt-get remove descentlab"
+in_root env DEBIAN_FRONTEND=noninteractive apt-get remove -y -q descentlab >/dev/null || fail "apt-get remove failed"
+left=0
+while read -r path; do
+  [ -e "$root$path" ] && [ ! -d "$root$path" ] && { echo "left behind: $path"; left=$((left + 1)); }
+done <"$root/tmp/package-files"
+[ $left = 0 ] || fail "$left file(s) of the package are still there after apt-get remove"
+echo "every one of the package's $(wc -l <"$root/tmp/package-files") paths is gone (folders shared with other packages kept)"
+say "passed in $((SECONDS - started)) s"
