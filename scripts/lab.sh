@@ -28,7 +28,7 @@ jobs="${DESCENTLAB_JOBS:-$(nproc)}"
 packages=(
   build-essential cmake pkg-config ccache git ca-certificates
   libtorch-dev libgloo-dev libopenblas0-pthread
-  libhdf5-dev nlohmann-json3-dev libcli11-dev libssl-dev zlib1g-dev
+  libhdf5-dev nlohmann-json3-dev libcli11-dev libssl-dev zlib1g-dev libcurl4-openssl-dev libarchive-dev
   qt6-base-dev qt6-svg-dev libqt6opengl6-dev libqcustomplot-dev libqcustomplot2.1-qt6 libimgui-dev libgl-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3-h5py python3-torch
   appstream desktop-file-utils lintian
@@ -125,13 +125,12 @@ build_package() {
   local release out deb
   release=$(debian_release)
   out="$repo/packages/debian-$release"
-  rm -rf "$build_dir/package"
+  rm -rf "$build_dir/package" "$out"  # a failed build must not leave the last package to be installed
   (cd "$build_dir" && cpack) || fail "cpack failed (see above)"
   deb=$(ls "$build_dir"/package/descentlab_*.deb) || fail "cpack made no .deb in $build_dir/package"
   say "lintian $(basename "$deb")"
   lintian --tag-display-limit 0 --fail-on error,warning "$deb" || fail "lintian found errors or warnings (see above)"
   mkdir -p "$out"
-  rm -f "$out"/descentlab_*.deb
   cp "$deb" "$out/"
   echo "$out/$(basename "$deb") ($(du -k "$deb" | cut -f1) KB)"
 }

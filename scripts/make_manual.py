@@ -202,7 +202,10 @@ def completion(root, presets):
         lines.append(f"    {name}) COMPREPLY=($(compgen -W '{words}' -- \"$cur\")); return ;;")
     lines += ["  esac", "  local words='' commands=''", "  case \"$path\" in"]
     for command in commands:
-        children = " ".join(child.path[-1] for child in command.children)
+        # A command's words: its subcommands, or the values its positional arguments take ({a,b,c}).
+        choices = [re.search(r"\{([^}]*)\}", spec) for spec, _ in command.positionals]
+        children = " ".join([child.path[-1] for child in command.children] +
+                            [word for found in choices if found for word in found.group(1).split(",")])
         options = " ".join(name for spec, _ in command.options for name in option_names(spec))
         key = " " + " ".join(command.path) if command.path else ""
         lines.append(f"    '{key}') commands='{children}' words='{options}' ;;")

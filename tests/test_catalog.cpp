@@ -95,7 +95,7 @@ TEST(Catalog, CorruptFileIsAMismatchNamingTheFile) {
   EXPECT_EQ(report.checksum, "mismatch");
   EXPECT_EQ(report.files_verified, 3);
   EXPECT_TRUE(mentions(report.problems, path.string()));
-  EXPECT_TRUE(mentions(report.problems, kFetchCommand));
+  EXPECT_TRUE(mentions(report.problems, fetch_command()));
 }
 
 TEST(Catalog, MissingFileSaysHowToFetch) {
@@ -106,7 +106,7 @@ TEST(Catalog, MissingFileSaysHowToFetch) {
   EXPECT_EQ(report.checksum, "missing");
   EXPECT_TRUE(report.splits.empty());
   EXPECT_TRUE(mentions(report.problems, "train-images-idx3-ubyte: missing"));
-  EXPECT_TRUE(mentions(report.problems, kFetchCommand));
+  EXPECT_TRUE(mentions(report.problems, fetch_command()));
 }
 
 TEST(Catalog, UnreadableContentIsReportedNotThrown) {
@@ -123,7 +123,7 @@ TEST(Catalog, LoadingAnAbsentDatasetThrowsWithTheFetchCommand) {
     load_image_dataset(empty.path().string(), "fashion-mnist", "train");
     FAIL() << "expected MissingDataError";
   } catch (const MissingDataError& error) {
-    EXPECT_NE(std::string(error.what()).find(kFetchCommand), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find(fetch_command()), std::string::npos) << error.what();
     EXPECT_NE(std::string(error.what()).find("fashion-mnist"), std::string::npos) << error.what();
   }
   EXPECT_THROW(load_image_dataset(empty.path().string(), "cifar", "train"), Error);
@@ -133,7 +133,7 @@ TEST(Catalog, LoadingAnAbsentDatasetThrowsWithTheFetchCommand) {
       load(empty.path().string());
       FAIL() << "expected MissingDataError";
     } catch (const MissingDataError& error) {
-      EXPECT_NE(std::string(error.what()).find(kFetchCommand), std::string::npos) << error.what();
+      EXPECT_NE(std::string(error.what()).find(fetch_command()), std::string::npos) << error.what();
     }
   }
 }
@@ -190,7 +190,7 @@ TEST(Catalog, VerifyDatasetPassesAnIntactOneAndNamesAChangedOrMissingFile) {
   } catch (const DataError& error) {
     EXPECT_EQ(error.path(), path.string());
     EXPECT_NE(std::string(error.what()).find("SHA-256 differs"), std::string::npos) << error.what();
-    EXPECT_NE(std::string(error.what()).find(kFetchCommand), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find(fetch_command()), std::string::npos) << error.what();
   }
 
   fs::remove(path);

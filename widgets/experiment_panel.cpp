@@ -76,6 +76,15 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
   message_->setWordWrap(true);
   message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(message_);
+  fetch_ = new QPushButton(this);
+  fetch_->setObjectName(QStringLiteral("fetch-dataset"));
+  fetch_->setVisible(false);
+  connect(fetch_, &QPushButton::clicked, this, [this] {
+    if (missingDataset_.isEmpty() || fetching_) return;
+    fetchingDataset_ = missingDataset_;
+    emit fetchDatasetRequested(missingDataset_);
+  });
+  layout->addWidget(fetch_);
 
   target_ = new ElidedLabel(this, Qt::ElideMiddle);
   target_->setObjectName(QStringLiteral("run-controls-target"));
@@ -281,12 +290,42 @@ void ExperimentPanel::validateNow() {
     const bool named = !problem.isEmpty() && problem.contains(it.key());
     it.value()->setStyleSheet(named ? QStringLiteral("background: #fde2e2;") : QString());
   }
-  if (problem.isEmpty()) {
+  const QString missing =
+      problem.isEmpty() ? backend_.missingDataset(preset_->currentText(), size_->currentText(), current) : QString();
+  if (missing != missingDataset_ && !fetching_) fetchStatus_.clear();  // an old failure was about another dataset
+  missingDataset_ = missing;
+  if (!missingDataset_.isEmpty())
+    showMissingDataset();
+  else if (problem.isEmpty()) {
     message_->setText(QStringLiteral("<span style='color:#1a7f37'>&#10003; valid experiment</span>"));
   } else {
     message_->setText(QStringLiteral("<span style='color:#b00020'>%1</span>").arg(problem.toHtmlEscaped()));
   }
-  start_->setEnabled(problem.isEmpty());
+  fetch_->setVisible(!missingDataset_.isEmpty());
+  start_->setEnabled(problem.isEmpty() && missingDataset_.isEmpty());
+}
+
+// The experiment is valid but its dataset is not in the data folder: say so, and offer the fetch (or show it going).
+void ExperimentPanel::showMissingDataset() {
+  QString text = fetching_ ? fetchStatus_
+                           : QStringLiteral(
+                                 "%1 is not fetched yet: fetch it to train this experiment (downloaded "
+                                 "once, each file's SHA-256 checked)")
+                                 .arg(missingDataset_);
+  if (!fetching_ && !fetchStatus_.isEmpty()) text = fetchStatus_;  // why the last try failed; the button says again
+  message_->setText(QStringLiteral("<span style='color:%1'>%2</span>")
+                        .arg(fetching_ ? QStringLiteral("#444444") : QStringLiteral("#b00020"),
+                             text.toHtmlEscaped().replace(QStringLiteral("\n"), QStringLiteral("<br>"))));
+  fetch_->setText(fetching_                ? QStringLiteral("Fetching %1…").arg(fetchingDataset_)
+                  : fetchStatus_.isEmpty() ? QStringLiteral("Fetch %1").arg(missingDataset_)
+                                           : QStringLiteral("Try fetching %1 again").arg(missingDataset_));
+  fetch_->setEnabled(!fetching_);
+}
+
+void ExperimentPanel::setFetchStatus(const QString& status, bool fetching) {
+  fetchStatus_ = status;
+  fetching_ = fetching;
+  validateNow();
 }
 
 QString ExperimentPanel::validationMessage() const {

@@ -48,6 +48,14 @@ class ExperimentBackend {
   // Empty when training on "cuda" can work; otherwise why not (a CPU-only LibTorch, no device seen), shown on the
   // device menu's greyed-out "cuda" entry.
   virtual QString cudaUnavailableReason() const { return {}; }
+  // The dataset the experiment trains on when the data folder lacks it ("" when none is missing): the panel then
+  // offers to fetch it instead of starting a run that would fail.
+  virtual QString missingDataset(const QString& preset, const QString& size, const QList<ConfigField>& fields) const {
+    Q_UNUSED(preset);
+    Q_UNUSED(size);
+    Q_UNUSED(fields);
+    return {};
+  }
 };
 
 struct ExperimentRequest {
@@ -86,15 +94,22 @@ class ExperimentPanel : public QWidget {
   void setRunControls(const QString& target, bool canPause, bool canResume, bool canStop);
   QString runControlsTarget() const;
 
+  // The fetch of a missing dataset the panel offered: what it is doing ("imdb: downloading 12.3 of 25.5 MB"), or
+  // when done (`fetching` false) "" or why it failed. The panel checks the form again either way.
+  void setFetchStatus(const QString& status, bool fetching);
+  QPushButton* fetchButton() const { return fetch_; }
+
  signals:
   void startRequested(const ExperimentRequest& request);
   void pauseRequested();
   void resumeRequested();
   void stopRequested();
+  void fetchDatasetRequested(const QString& dataset);
 
  private:
   void rebuildForm();
   void validateNow();
+  void showMissingDataset();
 
   const ExperimentBackend& backend_;
   QComboBox* preset_ = nullptr;
@@ -105,6 +120,11 @@ class ExperimentPanel : public QWidget {
   QFormLayout* form_ = nullptr;
   QWidget* formHost_ = nullptr;
   QLabel* message_ = nullptr;
+  QPushButton* fetch_ = nullptr;
+  QString missingDataset_;   // what the fetch button fetches
+  QString fetchingDataset_;  // what is being fetched
+  QString fetchStatus_;
+  bool fetching_ = false;
   ElidedLabel* target_ = nullptr;
   QPushButton* start_ = nullptr;
   QPushButton* pause_ = nullptr;

@@ -2,6 +2,7 @@
 
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
+#include "core/data/catalog.h"
 #include "core/runtime.h"
 
 #include <exception>
@@ -171,6 +172,18 @@ QString LabBackend::validate(const QString& preset, const QString& size,
     return {};
   } catch (const std::exception& error) {
     return QString::fromUtf8(error.what());
+  }
+}
+
+QString LabBackend::missingDataset(const QString& preset, const QString& size,
+                                   const QList<widgets::ConfigField>& fields) const {
+  try {
+    const auto config = config::ExperimentConfig::from_json(document(preset, size, fields), "experiment panel");
+    const std::string dataset = config::dataset_of(config);
+    if (dataset.empty() || data::dataset_files_present(data::default_data_root(), dataset)) return {};
+    return QString::fromStdString(dataset);
+  } catch (const std::exception&) {
+    return {};  // an invalid form: validate() says why
   }
 }
 

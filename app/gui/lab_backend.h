@@ -15,6 +15,8 @@ class LabBackend : public widgets::ExperimentBackend {
   QString validate(const QString& preset, const QString& size,
                    const QList<widgets::ConfigField>& fields) const override;
   QString cudaUnavailableReason() const override;
+  QString missingDataset(const QString& preset, const QString& size,
+                         const QList<widgets::ConfigField>& fields) const override;
 
   // The full config document for the preset with the fields applied; throws ConfigError on a bad value.
   nlohmann::json document(const QString& preset, const QString& size, const QList<widgets::ConfigField>& fields) const;

@@ -33,6 +33,15 @@ LabController::LabController(widgets::MainWindow& window, const LabBackend& back
   connect(&window_, &widgets::MainWindow::closeRunRequested, this, &LabController::close);
   connect(&window_, &widgets::MainWindow::sweepRequested, this, &LabController::sweep);
   connect(&window_, &widgets::MainWindow::cancelSweepRequested, this, &LabController::cancelSweep);
+  // The experiment panel offers to fetch a dataset its experiment needs; the fetcher says how it goes.
+  widgets::ExperimentPanel* panel = window_.experimentPanel();
+  connect(panel, &widgets::ExperimentPanel::fetchDatasetRequested, &fetcher_, &DatasetFetcher::fetch);
+  connect(&fetcher_, &DatasetFetcher::progress, panel,
+          [panel](const QString& text) { panel->setFetchStatus(text, true); });
+  connect(&fetcher_, &DatasetFetcher::finished, panel, [panel](const QString& dataset, const QString& error) {
+    panel->setFetchStatus(error.isEmpty() ? QString() : QStringLiteral("could not fetch %1: %2").arg(dataset, error),
+                          false);
+  });
   connect(&window_, &widgets::MainWindow::tourRequested, this,
           [this](const QString& name) { startTour(name, menuTourAdjustment_); });
   // Help > Tours lists the built-in tours (a broken one is a build's bug: the unit tests load them all).

@@ -2,8 +2,9 @@
 // The bridge between the engine and the window: it connects the window's requests to the lab's concerns, each its
 // own object — runs training here (app/gui/live_runs.h), run files another process writes (watched_files.h),
 // robustness sweeps (sweep_runner.h), run files opened and saved (run_opener.h), folders opened as studies
-// (study_loader.h) — and starts tours. None of them redraws by hand: every change to a run goes through the window's
-// model (LabModel::changeRun), which has the window redraw once on its next turn of the event loop.
+// (study_loader.h), a missing dataset fetched (dataset_fetcher.h) — and starts tours. None of them redraws by hand:
+// every change to a run goes through the window's model (LabModel::changeRun), which has the window redraw once on its
+// next turn of the event loop.
 
 #include "core/config/experiment_config.h"
 #include "core/config/tours.h"
@@ -12,6 +13,7 @@
 
 #include <functional>
 
+#include "app/gui/dataset_fetcher.h"
 #include "app/gui/lab_backend.h"
 #include "app/gui/live_runs.h"
 #include "app/gui/run_opener.h"
@@ -56,6 +58,7 @@ class LabController : public QObject {
   void cancelSweep() { sweeps_.cancel(); }
 
   StudyLoader& studies() { return studies_; }
+  DatasetFetcher& fetcher() { return fetcher_; }
   int activeRuns() const { return live_.count(); }
   static constexpr int kSeedsAtOnce = LiveRuns::kAtOnce;
   int waitingSeeds() const { return live_.waiting(); }
@@ -87,6 +90,7 @@ class LabController : public QObject {
   RunOpener opener_;
   SweepRunner sweeps_;
   StudyLoader studies_;
+  DatasetFetcher fetcher_;
 };
 
 }  // namespace descentlab::gui

@@ -62,7 +62,9 @@ descentlab::widgets::EnvironmentSummary summarize_environment() {
     }
     summary.datasets << QStringLiteral("%1: %2").arg(
         QString::fromStdString(report.name),
-        report.present ? splits : QStringLiteral("not fetched (bash datasets/fetch.sh)"));
+        report.present
+            ? splits
+            : QStringLiteral("not fetched (%1)").arg(QString::fromStdString(descentlab::data::fetch_command())));
   }
   return summary;
 }

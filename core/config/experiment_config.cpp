@@ -501,4 +501,14 @@ ExperimentConfig load_experiment(const std::string& preset, const std::string& s
   return ExperimentConfig::from_json(document, source);
 }
 
+std::string dataset_of(const ExperimentConfig& config) {
+  switch (config.task) {
+    case Task::text: return "imdb";
+    case Task::vit: return word(config.data.dataset);
+    case Task::gpt: return "moby-dick";
+    case Task::video: return "";
+  }
+  return "";
+}
+
 }  // namespace descentlab::config

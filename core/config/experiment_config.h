@@ -155,6 +155,10 @@ std::vector<std::string> preset_names();
 // A preset's one-line description (its "description" key, which preset_document leaves out); "" when unknown. The
 // key may name config values as "{section.key}" (so that it never states a value the form does not hold): the
 // template keeps them, preset_description fills them with the preset's quick-size values.
+// The dataset a config trains on, by its datasets/SOURCES name ("imdb", "mnist", "fashion-mnist", "moby-dick"), or
+// "" for the video task, whose clips are generated.
+std::string dataset_of(const ExperimentConfig& config);
+
 std::string preset_description_template(const std::string& name);
 std::string preset_description(const std::string& name);
 // `text` with every "{section.key}" replaced by `value_of(key)`; a placeholder whose value is "" stays as written.

@@ -15,13 +15,14 @@
 namespace descentlab::data {
 namespace fs = std::filesystem;
 
-const char* const kFetchCommand = "bash datasets/fetch.sh";
+std::string fetch_command() {
+  return running_from_build_tree(process_folder_context()) ? "bash datasets/fetch.sh" : "descentlab-cli data fetch";
+}
 
 namespace {
 
 std::string missing_hint(const std::string& root) {
-  return std::string("fetch it with `") + kFetchCommand + "` (or README command 1); data folder: " + root +
-         " (set DESCENTLAB_DATA to use another)";
+  return "fetch it with `" + fetch_command() + "`; data folder: " + root + " (set DESCENTLAB_DATA to use another)";
 }
 
 void require_file(const std::string& path, const std::string& root) {
@@ -146,6 +147,8 @@ DatasetReport inspect_dataset(const std::string& name, const std::string& root,
   report.present = all_present;
   report.checksum = !all_present ? "missing" : !verify_checksums ? "not checked" : all_match ? "ok" : "mismatch";
   if (!all_present) {
+    // A dataset never fetched is one line, not one per file (moby-dick has 136).
+    if (!fs::exists(report.directory)) report.problems = {report.directory + ": not fetched"};
     report.problems.push_back(report.description + ": " + missing_hint(root));
     return report;
   }
@@ -154,7 +157,7 @@ DatasetReport inspect_dataset(const std::string& name, const std::string& root,
   } catch (const Error& error) {
     report.problems.push_back(std::string("cannot read: ") + error.what());
   }
-  if (report.checksum == "mismatch") report.problems.push_back("re-fetch it with `" + std::string(kFetchCommand) + "`");
+  if (report.checksum == "mismatch") report.problems.push_back("re-fetch it with `" + fetch_command() + "`");
   return report;
 }
 
@@ -164,6 +167,17 @@ std::vector<DatasetReport> inspect_datasets(const std::string& root, bool verify
     reports.push_back(inspect_dataset(known.name, root, builtin_manifest(), verify_checksums));
   }
   return reports;
+}
+
+bool dataset_files_present(const std::string& root, const std::string& name,
+                           const std::vector<ManifestEntry>& manifest) {
+  bool listed = false;
+  for (const auto& entry : manifest) {
+    if (entry.dataset != name) continue;
+    listed = true;
+    if (!fs::is_regular_file(fs::path(root) / entry.relative_path)) return false;
+  }
+  return listed;
 }
 
 void verify_dataset(const std::string& root, const std::string& name, const std::vector<ManifestEntry>& manifest) {
@@ -192,7 +206,7 @@ void verify_dataset(const std::string& root, const std::string& name, const std:
     }
     if (sha256_of_file(path) != entry.sha256) {
       throw DataError(path, "SHA-256 differs from datasets/SHA256SUMS (a corrupt or changed file); re-fetch it with `" +
-                                std::string(kFetchCommand) + "`");
+                                fetch_command() + "`");
     }
     std::lock_guard<std::mutex> lock(mutex);
     verified[path] = stamp;
@@ -224,7 +238,7 @@ ImageSet load_image_dataset(const std::string& root, const std::string& name, co
     if (set.labels[i] >= kImageClasses) {
       throw DataError(labels, "label " + std::to_string(set.labels[i]) + " of image " + std::to_string(i) +
                                   " is not a class 0.." + std::to_string(kImageClasses - 1) + "; re-fetch it with `" +
-                                  kFetchCommand + "`");
+                                  fetch_command() + "`");
     }
   }
   return set;

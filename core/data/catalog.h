@@ -14,8 +14,9 @@
 
 namespace descentlab::data {
 
-// The command that fetches every dataset into the cache (printed in every "missing" message).
-extern const char* const kFetchCommand;
+// The command that fetches the datasets, printed in every "missing" message: `bash datasets/fetch.sh` from a build
+// tree, `descentlab-cli data fetch` installed.
+std::string fetch_command();
 
 std::string default_data_root();
 
@@ -64,6 +65,11 @@ std::vector<DatasetReport> inspect_datasets(const std::string& root, bool verify
 // modification time stay the same.
 void verify_dataset(const std::string& root, const std::string& name,
                     const std::vector<ManifestEntry>& manifest = builtin_manifest());
+
+// Whether every file of dataset `name` that the manifest lists is in `root`, without hashing them: cheap enough for
+// a form that asks on every edit (the window's experiment panel).
+bool dataset_files_present(const std::string& root, const std::string& name,
+                           const std::vector<ManifestEntry>& manifest = builtin_manifest());
 
 // The folder of one dataset; throws MissingDataError (naming the folder and the fetch command) if absent.
 std::string require_dataset_dir(const std::string& root, const std::string& name);

@@ -87,10 +87,7 @@ Engine make_engine(const config::ExperimentConfig& config, const torch::Device& 
 // The dataset a config trains on ("" for the generated video), verified against datasets/SHA256SUMS before it is
 // read: a changed or damaged file would otherwise train silently (an image label of 200 made a 201-class model).
 void verify_training_data(const config::ExperimentConfig& config) {
-  std::string dataset;
-  if (config.task == config::Task::text) dataset = "imdb";
-  if (config.task == config::Task::vit) dataset = config::word(config.data.dataset);
-  if (config.task == config::Task::gpt) dataset = "moby-dick";
+  const std::string dataset = config::dataset_of(config);
   if (!dataset.empty()) data::verify_dataset(data::default_data_root(), dataset);
 }
 

@@ -7,6 +7,7 @@
 #include "app/gui/run_conversion.h"
 #include "core/config/experiment_config.h"
 #include "core/config/tours.h"
+#include "core/generated/build_info.h"
 #include "core/session/training_session.h"
 #include "core/store/run_lock.h"
 #include "core/store/run_reader.h"
@@ -823,6 +824,49 @@ TEST_F(LabTest, ASweepShowsItsProgressCanBeCancelledAndIsStoredWhenWhole) {
   view->refresh(true);
   EXPECT_TRUE(view->hasData());
   EXPECT_EQ(store::RunReader(path.toStdString()).sweep_names(), std::vector<std::string>{"video"});
+}
+
+// Issue 37: a preset whose dataset is not in the data folder is not started to fail: the panel says so and offers
+// the fetch; a fetch that cannot reach its source says why and offers it again; the dataset put in place, the
+// panel lets the run start.
+TEST_F(LabTest, AMissingDatasetIsOfferedForFetchingAndAFailedFetchSaysWhy) {
+  QTemporaryDir empty;
+  qputenv("DESCENTLAB_DATA", empty.path().toUtf8());
+  qputenv("DESCENTLAB_NPM_REGISTRY", "file:///nonexistent-registry");
+  auto* panel = window_->experimentPanel();
+  panel->setPreset(QStringLiteral("gpt-adamw"));
+  EXPECT_FALSE(panel->startEnabled());
+  EXPECT_TRUE(panel->fetchButton()->isVisible());
+  EXPECT_EQ(panel->fetchButton()->text(), QStringLiteral("Fetch moby-dick"));
+  panel->fetchButton()->click();
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        return !controller_->fetcher().running() && panel->fetchButton()->text().startsWith(QStringLiteral("Try"));
+      },
+      30000));
+  bool told = false;
+  for (const auto* label : panel->findChildren<QLabel*>()) {
+    told = told || label->text().contains(QStringLiteral("could not fetch moby-dick"));
+  }
+  EXPECT_TRUE(told) << "the panel should say why the fetch failed";
+  EXPECT_TRUE(panel->fetchButton()->isEnabled());
+  EXPECT_FALSE(panel->startEnabled());
+  // The video presets need nothing: no offer, Start as always.
+  panel->setPreset(QStringLiteral("video-erm"));
+  EXPECT_FALSE(panel->fetchButton()->isVisible());
+  EXPECT_TRUE(panel->startEnabled());
+  // The text preset with its dataset in the folder (linked from the real cache, as a fetch would leave it).
+  panel->setPreset(QStringLiteral("gpt-adamw"));
+  EXPECT_FALSE(panel->startEnabled());
+  const QString cache = QString::fromUtf8(build_info::kDefaultDataRoot);
+  if (QDir(cache + QStringLiteral("/moby-dick")).exists()) {
+    ASSERT_TRUE(QFile::link(cache + QStringLiteral("/moby-dick"), empty.path() + QStringLiteral("/moby-dick")));
+    panel->setPreset(QStringLiteral("gpt-adamw"));
+    EXPECT_FALSE(panel->fetchButton()->isVisible());
+    EXPECT_TRUE(panel->startEnabled()) << panel->validationMessage().toStdString();
+  }
+  qunsetenv("DESCENTLAB_NPM_REGISTRY");
+  qunsetenv("DESCENTLAB_DATA");
 }
 
 TEST_F(LabTest, AMissingDatasetFailsTheRunWithAMessageAndTheLabGoesOn) {

