@@ -1,9 +1,11 @@
 #include "core/data/fetch.h"
 
+#include <unistd.h>
+#if DESCENTLAB_WITH_FETCH
 #include <archive.h>
 #include <archive_entry.h>
 #include <curl/curl.h>
-#include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <cstdio>
@@ -53,6 +55,7 @@ std::string target_of(const std::string& member, const std::map<std::string, std
   return "";
 }
 
+#if DESCENTLAB_WITH_FETCH
 // ---- downloading
 
 struct Download {
@@ -107,6 +110,8 @@ void download(const std::string& url, const std::string& path, const std::string
   if (!written) throw IoError(path, "the download could not be written (is the disk full?)");
 }
 
+#endif  // DESCENTLAB_WITH_FETCH
+
 // `apt-get download PACKAGE` into `folder`: the machine's own release's package, not installed.
 std::string apt_download(const std::string& package, const std::string& folder, const std::string& name) {
   const std::string sandbox = ::geteuid() == 0 ? " -o APT::Sandbox::User=root" : "";
@@ -128,6 +133,7 @@ std::string apt_download(const std::string& package, const std::string& folder, 
   throw Error(name + ": apt-get download " + package + " left no .deb in " + folder);
 }
 
+#if DESCENTLAB_WITH_FETCH
 // ---- unpacking
 
 using ArchivePointer = std::unique_ptr<struct archive, int (*)(struct archive*)>;
@@ -194,6 +200,21 @@ void unpack(const std::string& archive_path, const std::string& folder,
   }
   throw DataError(archive_path, "not a Debian package: no data.tar member");
 }
+
+#else
+// A build without libcurl and libarchive (a headless GPU build, core/CMakeLists.txt): no fetching here.
+[[noreturn]] void no_fetch_in_this_build(const std::string& what) {
+  throw Error(what +
+              ": this build of DescentLab cannot fetch datasets (it was built without libcurl and "
+              "libarchive); fetch them with `bash datasets/fetch.sh` or copy a data folder here");
+}
+void download(const std::string&, const std::string&, const std::string& name, const FetchOptions&) {
+  no_fetch_in_this_build(name);
+}
+void unpack(const std::string& archive_path, const std::string&, const std::map<std::string, std::string>&, bool) {
+  no_fetch_in_this_build(archive_path);
+}
+#endif  // DESCENTLAB_WITH_FETCH
 
 // ---- the staging folder, removed unless renamed into place
 
