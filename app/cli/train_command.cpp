@@ -271,6 +271,10 @@ int run_train(const TrainOptions& given) {
   if (options.nproc > 1) return launch_local_processes(options.nproc, options.timeout_seconds);
   // A rank of a data-parallel launch (torchrun, srun, mpirun wrappers, --nproc): its place from the environment.
   session::DataParallelOptions data_parallel = session::data_parallel_from_environment();
+  // A rank talks to the others over sockets. When one dies, a write to it must fail with EPIPE, which the collective
+  // turns into an error naming itself, not kill this rank with SIGPIPE before it can say anything (CI saw it once:
+  // "rank 0 was killed by signal 13" after rank 1 was killed, instead of rank 0's own error).
+  if (data_parallel.world_size > 1) std::signal(SIGPIPE, SIG_IGN);
   data_parallel.backend = options.backend;
   data_parallel.timeout_seconds = options.timeout_seconds;
   std::unique_ptr<session::TrainingSession> session;
