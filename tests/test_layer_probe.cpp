@@ -167,7 +167,7 @@ TEST(LayerProbe, TextPerLayerOutputsEqualTheEnginesPerSampleEvaluation) {
     at::Generator generator = at::detail::createCPUGenerator(eval::sweep_noise_seed(seed));
     cases.push_back({"discrete",
                      gamma,
-                     {eval::substitute_tokens(clean.input, gamma, text.vocabulary_size(), generator), clean.target}});
+                     {tasks::substitute_tokens(clean.input, gamma, text.vocabulary_size(), generator), clean.target}});
   }
   for (const Case& each : cases) {
     const torch::Tensor losses = tasks::per_sample_layer_losses(text, each.batch);
@@ -215,7 +215,7 @@ torch::Tensor embedding_noise_losses(tasks::TextTask& text, const tasks::Batch& 
   at::Generator generator = at::detail::createCPUGenerator(eval::sweep_noise_seed(seed));
   auto& model = text.text_model();
   const torch::Tensor embeddings =
-      eval::perturb_embeddings(model.token_embeddings(clean.input), clean.input, noise, gamma, generator);
+      tasks::perturb_embeddings(model.token_embeddings(clean.input), clean.input, noise, gamma, generator);
   const auto states = model.states_from(model.embed_tokens(embeddings, clean.input));
   std::vector<torch::Tensor> losses;
   for (size_t l = 0; l < states.size(); ++l) {

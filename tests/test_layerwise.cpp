@@ -472,7 +472,7 @@ TEST(Robustness, EmbeddingNoiseHasStandardDeviationGammaSigma) {
   token_ids.slice(1, 40, 50).fill_(0);  // padding at the end of every row
   const double sigma = embeddings.slice(1, 0, 40).std().item<double>();
   for (const std::string noise : {"gaussian", "uniform"}) {
-    const torch::Tensor noisy = eval::perturb_embeddings(embeddings, token_ids, noise, 1.5, generator);
+    const torch::Tensor noisy = tasks::perturb_embeddings(embeddings, token_ids, noise, 1.5, generator);
     const torch::Tensor added = (noisy - embeddings).slice(1, 0, 40);
     EXPECT_NEAR(added.std().item<double>(), 1.5 * sigma, 0.02 * 1.5 * sigma) << noise;
     EXPECT_NEAR(added.mean().item<double>(), 0.0, 0.01) << noise;
@@ -481,7 +481,7 @@ TEST(Robustness, EmbeddingNoiseHasStandardDeviationGammaSigma) {
       EXPECT_LE(added.abs().max().item<double>(), 1.5 * sigma * std::sqrt(3.0) + 1e-5);
     }
   }
-  EXPECT_TRUE(torch::equal(eval::perturb_embeddings(embeddings, token_ids, "gaussian", 0.0, generator), embeddings));
+  EXPECT_TRUE(torch::equal(tasks::perturb_embeddings(embeddings, token_ids, "gaussian", 0.0, generator), embeddings));
 }
 
 TEST(Robustness, DiscreteNoiseReplacesTokensAtRateGammaOverFour) {
@@ -489,7 +489,7 @@ TEST(Robustness, DiscreteNoiseReplacesTokensAtRateGammaOverFour) {
   torch::Tensor token_ids = torch::randint(2, 500, {200, 100}, generator);
   token_ids.slice(1, 90, 100).fill_(0);
   for (const double gamma : {0.5, 2.0, 6.0}) {
-    const torch::Tensor noisy = eval::substitute_tokens(token_ids, gamma, 500, generator);
+    const torch::Tensor noisy = tasks::substitute_tokens(token_ids, gamma, 500, generator);
     const double rate = noisy.slice(1, 0, 90).ne(token_ids.slice(1, 0, 90)).to(torch::kFloat64).mean().item<double>();
     // A replacement may draw the same token (1 in 498), hence the small allowance.
     EXPECT_NEAR(rate, std::min(1.0, gamma / 4.0) * (1.0 - 1.0 / 498.0), 0.01) << gamma;
@@ -529,6 +529,37 @@ TEST(Robustness, GammaGridsAndASweepOverAVideoModel) {
   EXPECT_NE(sweep.metric[4], sweep.metric[0]);  // and the noise changes the result
   options.noise = "gaussian";
   EXPECT_THROW(eval::run_sweep(task, options), Error);
+}
+
+// Every kind is honoured or refused by name, never drawn as another: the video task draws "video" only, the text
+// kinds are refused naming the kinds it takes, and a vocabulary row no task draws is refused as such.
+TEST(Robustness, ATaskDrawsOnlyTheKindsItTakes) {
+  const auto config = tiny_video_config();
+  torch::manual_seed(1);
+  tasks::VideoTask task(config, torch::kCPU);
+  EXPECT_EQ(task.noise_kinds(), record::noise_kinds(/*video=*/true));
+  tasks::NoiseStream stream(eval::sweep_noise_seed(0));
+  const tasks::PerturbedBatch noisy = task.perturbed_test_batch(2, 3, "video", 1.0, stream);
+  EXPECT_TRUE(torch::equal(noisy.batch.input, task.noisy_test_batch(2, 3, 1.0, eval::sweep_noise_seed(0) + 2).input));
+  EXPECT_FALSE(noisy.token_embeddings.defined());
+  EXPECT_FALSE(stream.drew_running());  // a video batch draws on its own: the probe need not replay the ones before
+  for (const char* kind : {"gaussian", "uniform", "discrete", "salt"}) {
+    try {
+      task.perturbed_test_batch(0, 2, kind, 1.0, stream);
+      ADD_FAILURE() << "drew " << kind << " on a video model";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what())
+                    .find(std::string("\"") + kind + "\" does not apply to a video model (known: video)"),
+                std::string::npos)
+          << error.what();
+    }
+  }
+  try {
+    tasks::refuse_noise("video", "video", {"video"});
+    ADD_FAILURE() << "refuse_noise returned";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("the video task does not draw it"), std::string::npos) << error.what();
+  }
 }
 
 // A video task whose loss turns into NaN after a number of training batches.

@@ -121,7 +121,7 @@ void RobustnessView::rebuild() {
   }
   QStringList sorted(names.begin(), names.end());
   sorted.sort();
-  keepChoice(noise_, sorted, QLatin1String(record::noise::kGaussian));
+  keepChoice(noise_, sorted, QString::fromStdString(record::default_noise(/*video=*/false)));
   const QString name = noise_->currentData().toString();
   plot()->clearPlottables();
   plot()->clearItems();

@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <utility>
@@ -34,31 +35,30 @@ at::Generator copy_of(const at::Generator& source) {
 struct LayerProber::State {
   tasks::LayerwiseTask* task = nullptr;
   int64_t batch_size = 0;
-  // Text noise: per (noise, seed), the sweep generator's state at the start of batch k, for the batches reached.
-  std::map<std::pair<std::string, int64_t>, std::vector<at::Generator>> generators;
+  // Per (noise, seed): the running generator's state at the start of batch k, for the batches reached. A kind whose
+  // batches each draw on their own (the stream's running generator unused) needs no replay: `independent`.
+  struct Replay {
+    std::vector<at::Generator> generators;
+    bool independent = false;
+  };
+  std::map<std::pair<std::string, int64_t>, Replay> replays;
 
-  // Advances `generator` over batch `start` exactly as run_sweep's draws for it do (the values are not kept).
-  void skip_batch(tasks::TextTask& text, const std::string& noise, int64_t start, at::Generator& generator) {
-    const int64_t count = std::min(batch_size, text.test_size() - start);
-    const tasks::Batch batch = text.test_batch(start, count);
-    if (noise == record::noise::kDiscrete) {
-      substitute_tokens(batch.input, 0.0, text.vocabulary_size(), generator);
-    } else {
-      perturb_embeddings(text.text_model().token_embeddings(batch.input), batch.input, noise, 0.0, generator);
-    }
-  }
-
-  // A copy of the sweep generator as it stands at the start of the batch that begins at `start`.
-  at::Generator generator_at(tasks::TextTask& text, const std::string& noise, int64_t seed, int64_t start) {
-    auto& states = generators[{noise, seed}];
-    if (states.empty()) states.push_back(at::detail::createCPUGenerator(sweep_noise_seed(seed)));
+  // The sweep's noise stream of `seed` as it stands at the start of the batch that begins at `start`: the batches
+  // before it are drawn as run_sweep draws them (their values are not kept).
+  tasks::NoiseStream stream_at(const std::string& noise, int64_t seed, int64_t start) {
+    const uint64_t base = sweep_noise_seed(seed);
+    Replay& replay = replays[{noise, seed}];
+    if (replay.generators.empty()) replay.generators.push_back(at::detail::createCPUGenerator(base));
     const auto wanted = static_cast<size_t>(start / batch_size);
-    while (states.size() <= wanted) {
-      at::Generator next = copy_of(states.back());
-      skip_batch(text, noise, static_cast<int64_t>(states.size() - 1) * batch_size, next);
-      states.push_back(std::move(next));
+    while (!replay.independent && replay.generators.size() <= wanted) {
+      const auto before = static_cast<int64_t>(replay.generators.size() - 1) * batch_size;
+      tasks::NoiseStream replayed(base, copy_of(replay.generators.back()));
+      task->perturbed_test_batch(before, std::min(batch_size, task->test_size() - before), noise, 0.0, replayed);
+      replay.independent = !replayed.drew_running();
+      replay.generators.push_back(copy_of(replayed.running()));
     }
-    return copy_of(states[wanted]);
+    if (replay.independent) return tasks::NoiseStream(base);
+    return tasks::NoiseStream(base, copy_of(replay.generators[wanted]));
   }
 };
 
@@ -71,17 +71,16 @@ LayerProber::~LayerProber() = default;
 
 record::LayerProbe LayerProber::probe(const record::ProbeSettings& settings) {
   tasks::LayerwiseTask& task = *state_->task;
-  auto* video = dynamic_cast<tasks::VideoTask*>(&task);
-  auto* text = dynamic_cast<tasks::TextTask*>(&task);
-  if (!video && !text) throw Error("the layer probe applies to text and video (layerwise) tasks");
+  const bool video = task.kind() == config::Task::video;
   record::LayerProbe probe;
-  probe.task = video ? "video" : "text";
+  probe.task = config::word(task.kind());
   probe.test_size = task.test_size();
   probe.layers = task.model().layers();
   probe.sample = settings.sample;
   probe.gamma = settings.gamma;
   probe.seed = settings.seed;
-  probe.noise = settings.noise.empty() ? record::default_noise(video != nullptr) : settings.noise;
+  const std::vector<std::string> kinds = task.noise_kinds();
+  probe.noise = settings.noise.empty() && !kinds.empty() ? kinds.front() : settings.noise;
   if (settings.sample < 0 || settings.sample >= probe.test_size) {
     throw Error("sample " + std::to_string(settings.sample) + " is out of range: the test set has " +
                 std::to_string(probe.test_size) + " samples (0.." + std::to_string(probe.test_size - 1) + ")");
@@ -90,48 +89,24 @@ record::LayerProbe LayerProber::probe(const record::ProbeSettings& settings) {
     throw Error("gamma " + std::to_string(settings.gamma) + " is not a strength >= 0");
   }
   if (settings.seed < 0) throw Error("seed " + std::to_string(settings.seed) + " is negative");
-  if (!record::noise_applies(probe.noise, video != nullptr)) {
-    throw Error("noise \"" + probe.noise + "\" does not apply to a " + probe.task +
-                " model (known: " + record::noise_list(video != nullptr) + ")");
+  if (std::find(kinds.begin(), kinds.end(), probe.noise) == kinds.end()) {
+    tasks::refuse_noise(probe.noise, probe.task, kinds);
   }
 
   torch::NoGradGuard no_grad;
   task.module()->eval();
-  auto& model = task.model();
   const int64_t batch_size = state_->batch_size;
   const int64_t start = settings.sample / batch_size * batch_size;
   const int64_t count = std::min(batch_size, probe.test_size - start);
   const int64_t row = settings.sample - start;
 
-  std::vector<torch::Tensor> states;
-  tasks::Batch used;  // the sample alone, as the model reads it
-  if (video) {
-    const uint64_t seed = sweep_noise_seed(settings.seed) + static_cast<uint64_t>(start);
-    const tasks::Batch noisy = video->noisy_test_batch(start, count, settings.gamma, seed);
-    used = tasks::Batch{noisy.input.narrow(0, row, 1), noisy.target.narrow(0, row, 1)};
-    states = model.states(used.input);
-  } else {
-    const tasks::Batch clean = text->test_batch(start, count);
-    at::Generator generator = state_->generator_at(*text, probe.noise, settings.seed, start);
-    if (probe.noise == record::noise::kDiscrete) {
-      const torch::Tensor tokens = substitute_tokens(clean.input, settings.gamma, text->vocabulary_size(), generator);
-      used = tasks::Batch{tokens.narrow(0, row, 1), clean.target.narrow(0, row, 1)};
-      states = model.states(used.input);
-    } else {
-      auto& text_model = text->text_model();
-      const torch::Tensor embeddings = perturb_embeddings(text_model.token_embeddings(clean.input), clean.input,
-                                                          probe.noise, settings.gamma, generator);
-      used = tasks::Batch{clean.input.narrow(0, row, 1), clean.target.narrow(0, row, 1)};
-      states = text_model.states_from(text_model.embed_tokens(embeddings.narrow(0, row, 1), used.input));
-    }
-  }
-
+  tasks::NoiseStream stream = state_->stream_at(probe.noise, settings.seed, start);
+  const tasks::PerturbedBatch sample =
+      task.perturbed_test_batch(start, count, probe.noise, settings.gamma, stream).rows(row, 1);
+  const tasks::Batch& used = sample.batch;  // the sample alone, as the model reads it
   std::vector<torch::Tensor> outputs;
-  for (size_t l = 0; l < states.size(); ++l) {
-    const torch::Tensor output = model.readout(static_cast<int64_t>(l), states[l], used.input);
-    probe.loss.push_back(task.per_sample_loss(output, used).item<double>());
-    outputs.push_back(output);
-  }
+  const torch::Tensor losses = tasks::perturbed_layer_losses(task, sample, &outputs);
+  for (int64_t l = 0; l < losses.size(0); ++l) probe.loss.push_back(losses[l][0].item<double>());
   if (video) {
     probe.frames = used.target.size(1);
     probe.height = used.target.size(2);

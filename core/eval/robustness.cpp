@@ -1,8 +1,8 @@
 #include "core/eval/robustness.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -10,35 +10,6 @@
 #include "core/util/error.h"
 
 namespace descentlab::eval {
-
-torch::Tensor perturb_embeddings(const torch::Tensor& embeddings, const torch::Tensor& token_ids,
-                                 const std::string& noise, double gamma, at::Generator& generator) {
-  const torch::Tensor real = token_ids.ne(0).unsqueeze(-1).expand_as(embeddings);
-  const torch::Tensor values = embeddings.masked_select(real);
-  const double sigma = values.numel() > 1 ? values.std().item<double>() : 0.0;
-  // Draws on the CPU with the given generator, so a sweep is reproducible whatever the device.
-  torch::Tensor draw;
-  if (noise == record::noise::kGaussian) {
-    draw = torch::randn(embeddings.sizes(), generator, torch::kFloat32);
-  } else if (noise == record::noise::kUniform) {
-    draw = (torch::rand(embeddings.sizes(), generator, torch::kFloat32) * 2.0 - 1.0) * std::sqrt(3.0);
-  } else {
-    throw Error("unknown embedding noise \"" + noise + "\" (known: " + record::noise::kGaussian + ", " +
-                record::noise::kUniform + ")");
-  }
-  return embeddings + (gamma * sigma) * draw.to(embeddings.device()) * real.to(embeddings.scalar_type());
-}
-
-torch::Tensor substitute_tokens(const torch::Tensor& token_ids, double gamma, int64_t vocabulary,
-                                at::Generator& generator) {
-  if (vocabulary <= 2) throw Error("discrete noise needs a vocabulary with words beyond <pad> and <unk>");
-  const double probability = std::min(1.0, gamma / 4.0);
-  const torch::Tensor chance = torch::rand(token_ids.sizes(), generator, torch::kFloat32).to(token_ids.device());
-  const torch::Tensor replacement =
-      torch::randint(2, vocabulary, token_ids.sizes(), generator, torch::kInt64).to(token_ids.device());
-  const torch::Tensor replace = chance.lt(probability).logical_and(token_ids.ne(0));
-  return torch::where(replace, replacement, token_ids);
-}
 
 uint64_t sweep_noise_seed(int64_t seed) {
   return 1000003ULL * static_cast<uint64_t>(seed) + 17;
@@ -90,43 +61,13 @@ std::vector<double> parse_gamma_grid(const std::string& text) {
   return values;
 }
 
-namespace {
-
-// Per-layer per-sample losses and the final prediction for one perturbed batch.
-torch::Tensor perturbed_losses(tasks::LayerwiseTask& task, const tasks::Batch& clean, const std::string& noise,
-                               double gamma, at::Generator& generator, torch::Tensor& prediction, tasks::Batch& used) {
-  auto* text = dynamic_cast<tasks::TextTask*>(&task);
-  used = clean;
-  if (text && noise == record::noise::kDiscrete) {
-    used.input = substitute_tokens(clean.input, gamma, text->vocabulary_size(), generator);
-    return tasks::per_sample_layer_losses(task, used, &prediction);
-  }
-  if (text) {
-    auto& model = text->text_model();
-    const torch::Tensor embeddings =
-        perturb_embeddings(model.token_embeddings(clean.input), clean.input, noise, gamma, generator);
-    const auto states = model.states_from(model.embed_tokens(embeddings, clean.input));
-    std::vector<torch::Tensor> losses;
-    for (size_t l = 0; l < states.size(); ++l) {
-      const torch::Tensor output = model.readout(static_cast<int64_t>(l), states[l], clean.input);
-      losses.push_back(task.per_sample_loss(output, clean));
-      if (l + 1 == states.size()) prediction = output;
-    }
-    return torch::stack(losses);
-  }
-  throw Error("noise \"" + noise + "\" does not apply to this task");
-}
-
-}  // namespace
-
 record::SweepResult run_sweep(tasks::LayerwiseTask& task, const SweepOptions& options) {
   torch::NoGradGuard no_grad;
   auto& module = *task.module();
   module.eval();
-  auto* video = dynamic_cast<tasks::VideoTask*>(&task);
-  if (!record::noise_applies(options.noise, video != nullptr)) {
-    throw Error("noise \"" + options.noise + "\" does not apply to a " + (video ? "video" : "text") +
-                " model (known: " + record::noise_list(video != nullptr) + ")");
+  const std::vector<std::string> kinds = task.noise_kinds();
+  if (std::find(kinds.begin(), kinds.end(), options.noise) == kinds.end()) {
+    tasks::refuse_noise(options.noise, config::word(task.kind()), kinds);
   }
   const int64_t total = options.limit > 0 ? std::min(options.limit, task.test_size()) : task.test_size();
   const int64_t layers = task.model().layers() + 1;
@@ -151,23 +92,16 @@ record::SweepResult run_sweep(tasks::LayerwiseTask& task, const SweepOptions& op
   for (size_t g = 0; g < sweep.gamma.size(); ++g) {
     for (size_t s = 0; s < sweep.seeds.size(); ++s) {
       proceed(g * sweep.seeds.size() + s);
-      const uint64_t seed = sweep_noise_seed(static_cast<int64_t>(s));
-      at::Generator generator = at::detail::createCPUGenerator(seed);
+      tasks::NoiseStream stream(sweep_noise_seed(static_cast<int64_t>(s)));
       torch::Tensor loss_sum = torch::zeros({layers}, torch::kFloat64);
       double metric_sum = 0.0;
       test_pass(module, 0, total, options.batch_size, [&](int64_t start, int64_t count) {
-        torch::Tensor prediction;
-        torch::Tensor losses;
-        tasks::Batch used;
-        if (video) {
-          used = video->noisy_test_batch(start, count, sweep.gamma[g], seed + static_cast<uint64_t>(start));
-          losses = tasks::per_sample_layer_losses(task, used, &prediction);
-        } else {
-          losses = perturbed_losses(task, task.test_batch(start, count), options.noise, sweep.gamma[g], generator,
-                                    prediction, used);
-        }
+        const tasks::PerturbedBatch perturbed =
+            task.perturbed_test_batch(start, count, options.noise, sweep.gamma[g], stream);
+        std::vector<torch::Tensor> predictions;
+        const torch::Tensor losses = tasks::perturbed_layer_losses(task, perturbed, &predictions);
         loss_sum += losses.to(torch::kCPU, torch::kFloat64).sum(1);
-        metric_sum += task.metric_terms(prediction, used).sum().item<double>();
+        metric_sum += task.metric_terms(predictions.back(), perturbed.batch).sum().item<double>();
       });
       const size_t cell = g * sweep.seeds.size() + s;
       sweep.metric[cell] = task.finish_metric(metric_sum / static_cast<double>(total));

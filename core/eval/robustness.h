@@ -1,11 +1,8 @@
 #pragma once
 // Robustness sweeps (SCIENCE.md §1): evaluate a trained model on perturbed test inputs at strengths γ, over
-// several seeds, recording the task metric and the per-layer losses (does descent survive the noise?).
-//   text, on the token embeddings e (σ = std of the clean embeddings of the batch's real tokens):
-//     gaussian  e + γσ·N(0, 1)      uniform  e + γσ·U(-√3, √3)  (both of standard deviation γσ)
-//     discrete  each real token replaced, with probability min(1, γ/4), by a token drawn uniformly from the
-//               vocabulary's words (ids 2..V-1: never <pad> or <unk>)
-//   video: the input clip is x + (σ_train·γ)·N(0, 1)
+// several seeds, recording the task metric and the per-layer losses (does descent survive the noise?). What each
+// kind of noise draws, and which task takes which, is core/tasks/perturbation.h: the sweep asks the task for each
+// perturbed test batch (LayerwiseTask::perturbed_test_batch), as the layer probe (layer_probe.h) does.
 
 #include <torch/types.h>
 
@@ -20,14 +17,9 @@
 
 namespace descentlab::eval {
 
-// The perturbations, exposed for tests. `generator` makes them reproducible.
-torch::Tensor perturb_embeddings(const torch::Tensor& embeddings, const torch::Tensor& token_ids,
-                                 const std::string& noise, double gamma, at::Generator& generator);
-torch::Tensor substitute_tokens(const torch::Tensor& token_ids, double gamma, int64_t vocabulary,
-                                at::Generator& generator);
-
-// The seed of the noise of sweep seed number s (0, 1, 2, ...): a video batch starting at test sample `start` draws
-// from sweep_noise_seed(s) + start, a text sweep's generator starts from it. The layer probe draws the same.
+// The seed of the noise of sweep seed number s (0, 1, 2, ...): the seed of its tasks::NoiseStream (a video batch
+// starting at test sample `start` draws from sweep_noise_seed(s) + start, a text sweep's running generator starts
+// from it). The layer probe draws the same.
 uint64_t sweep_noise_seed(int64_t seed);
 
 // γ values from "start:stop:step" (inclusive of stop, within rounding) or "a,b,c".

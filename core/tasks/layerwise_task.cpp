@@ -7,6 +7,7 @@
 #include "core/data/catalog.h"
 #include "core/data/data_order.h"
 #include "core/data/sprites.h"
+#include "core/record/noise.h"
 #include "core/tasks/dataset_tensors.h"
 #include "core/tasks/device_transfer.h"
 #include "core/util/error.h"
@@ -22,6 +23,25 @@ torch::Tensor per_sample_layer_losses(LayerwiseTask& task, const Batch& batch, t
     const torch::Tensor prediction = model.readout(static_cast<int64_t>(l), states[l], batch.input);
     losses.push_back(task.per_sample_loss(prediction, batch));
     if (final_prediction && l + 1 == states.size()) *final_prediction = prediction;
+  }
+  return torch::stack(losses);
+}
+
+std::vector<torch::Tensor> LayerwiseTask::perturbed_states(const PerturbedBatch& perturbed) {
+  return model().states(perturbed.batch.input);
+}
+
+torch::Tensor perturbed_layer_losses(LayerwiseTask& task, const PerturbedBatch& perturbed,
+                                     std::vector<torch::Tensor>* predictions) {
+  auto& model = task.model();
+  const Batch& batch = perturbed.batch;
+  const std::vector<torch::Tensor> states = task.perturbed_states(perturbed);
+  std::vector<torch::Tensor> losses;
+  losses.reserve(states.size());
+  for (size_t l = 0; l < states.size(); ++l) {
+    const torch::Tensor prediction = model.readout(static_cast<int64_t>(l), states[l], batch.input);
+    losses.push_back(task.per_sample_loss(prediction, batch));
+    if (predictions) predictions->push_back(prediction);
   }
   return torch::stack(losses);
 }
@@ -78,6 +98,20 @@ torch::Tensor TextTask::metric_terms(const torch::Tensor& logits, const Batch& b
   return logits.argmax(1).eq(batch.target).to(torch::kFloat64);
 }
 
+std::vector<std::string> TextTask::noise_kinds() const {
+  return record::noise_kinds(/*video=*/false);
+}
+
+PerturbedBatch TextTask::perturbed_test_batch(int64_t start, int64_t count, const std::string& noise, double gamma,
+                                              NoiseStream& stream) {
+  return perturb_text(test_batch(start, count), noise, gamma, stream, *model_, vocabulary_size_);
+}
+
+std::vector<torch::Tensor> TextTask::perturbed_states(const PerturbedBatch& perturbed) {
+  if (!perturbed.token_embeddings.defined()) return model_->states(perturbed.batch.input);
+  return model_->states_from(model_->embed_tokens(perturbed.token_embeddings, perturbed.batch.input));
+}
+
 std::string TextTask::describe() const {
   return "IMDb sentiment: " + std::to_string(train_size()) + " train / " + std::to_string(test_size()) +
          " test reviews, vocabulary " + std::to_string(vocabulary_size_) + ", length " +
@@ -118,8 +152,16 @@ Batch VideoTask::test_batch(int64_t start, int64_t count) {
 Batch VideoTask::noisy_test_batch(int64_t start, int64_t count, double gamma, uint64_t seed) {
   const torch::Tensor clean = test_clean_.narrow(0, start, count);
   auto generator = at::detail::createCPUGenerator(seed);
-  const torch::Tensor noise = torch::randn(clean.sizes(), generator, torch::kFloat32).to(clean.device());
-  return Batch{clean + noise_std_ * gamma * noise, clean};
+  return Batch{add_gaussian_noise(clean, noise_std_ * gamma, generator), clean};
+}
+
+std::vector<std::string> VideoTask::noise_kinds() const {
+  return record::noise_kinds(/*video=*/true);
+}
+
+PerturbedBatch VideoTask::perturbed_test_batch(int64_t start, int64_t count, const std::string& noise, double gamma,
+                                               NoiseStream& stream) {
+  return perturb_clips(test_clean_.narrow(0, start, count), start, noise, gamma, noise_std_, stream);
 }
 
 torch::Tensor VideoTask::per_sample_loss(const torch::Tensor& prediction, const Batch& batch) {

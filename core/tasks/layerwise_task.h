@@ -11,13 +11,10 @@
 #include "core/config/experiment_config.h"
 #include "core/data/reviews.h"
 #include "core/models/unrolled_transformer.h"
+#include "core/tasks/batch.h"
+#include "core/tasks/perturbation.h"
 
 namespace descentlab::tasks {
-
-struct Batch {
-  torch::Tensor input;   // token ids [B, length] or noisy clips [B, T, H, W]
-  torch::Tensor target;  // labels [B] or clean clips [B, T, H, W]
-};
 
 class LayerwiseTask {
  public:
@@ -34,6 +31,18 @@ class LayerwiseTask {
   virtual torch::Tensor metric_terms(const torch::Tensor& prediction, const Batch& batch) = 0;
   virtual double finish_metric(double mean_term) const = 0;
   virtual std::string describe() const = 0;
+  // Which paper-1 task this is (text or video): what the layer probe reads out of a prediction.
+  virtual config::Task kind() const = 0;
+
+  // Robustness sweeps and the layer probe (core/tasks/perturbation.h). The noise kinds this task's inputs take, in
+  // the noise vocabulary's order (its first is the default).
+  virtual std::vector<std::string> noise_kinds() const = 0;
+  // Test samples [start, start + count) with noise `noise` of strength `gamma` drawn from `stream`. A kind this
+  // task does not draw throws descentlab::Error naming it and the kinds it takes.
+  virtual PerturbedBatch perturbed_test_batch(int64_t start, int64_t count, const std::string& noise, double gamma,
+                                              NoiseStream& stream) = 0;
+  // Φ_0..Φ_L of a perturbed batch (by default the model's states of its input).
+  virtual std::vector<torch::Tensor> perturbed_states(const PerturbedBatch& perturbed);
 };
 
 // The blocks' options from a model config (layers, width, heads, feed-forward width, dropout, readout).
@@ -42,6 +51,10 @@ models::TransformerOptions transformer_options(const config::ModelConfig& model)
 // Per-sample losses of every layer's readout, [L + 1, B], from one forward pass.
 torch::Tensor per_sample_layer_losses(LayerwiseTask& task, const Batch& batch,
                                       torch::Tensor* final_prediction = nullptr);
+// The same for a perturbed batch, from the task's perturbed_states; `predictions`, if given, receives every
+// layer's readout R(Φ_l).
+torch::Tensor perturbed_layer_losses(LayerwiseTask& task, const PerturbedBatch& perturbed,
+                                     std::vector<torch::Tensor>* predictions = nullptr);
 
 class TextTask : public LayerwiseTask {
  public:
@@ -60,6 +73,11 @@ class TextTask : public LayerwiseTask {
   torch::Tensor metric_terms(const torch::Tensor& logits, const Batch& batch) override;
   double finish_metric(double mean_term) const override { return mean_term; }
   std::string describe() const override;
+  config::Task kind() const override { return config::Task::text; }
+  std::vector<std::string> noise_kinds() const override;
+  PerturbedBatch perturbed_test_batch(int64_t start, int64_t count, const std::string& noise, double gamma,
+                                      NoiseStream& stream) override;
+  std::vector<torch::Tensor> perturbed_states(const PerturbedBatch& perturbed) override;
   int64_t vocabulary_size() const { return vocabulary_size_; }
 
  private:
@@ -81,13 +99,18 @@ class VideoTask : public LayerwiseTask {
   Batch train_batch(const std::vector<int64_t>& indices) override;
   // Fixed noise at the training level for the test set.
   Batch test_batch(int64_t start, int64_t count) override;
-  // Test clips with noise of strength gamma x noise_std (robustness sweeps), fixed by `seed`.
+  // Test clips with noise of strength gamma x noise_std (the fixed test noise, robustness sweeps), fixed by `seed`.
   Batch noisy_test_batch(int64_t start, int64_t count, double gamma, uint64_t seed);
   torch::Tensor per_sample_loss(const torch::Tensor& prediction, const Batch& batch) override;
   std::string metric_name() const override { return config::task_metric(config::Task::video); }
   torch::Tensor metric_terms(const torch::Tensor& prediction, const Batch& batch) override;
   double finish_metric(double mean_term) const override;
   std::string describe() const override;
+  config::Task kind() const override { return config::Task::video; }
+  std::vector<std::string> noise_kinds() const override;
+  // "video": noisy_test_batch's noise, from the stream's seed of the batch (perturb_clips).
+  PerturbedBatch perturbed_test_batch(int64_t start, int64_t count, const std::string& noise, double gamma,
+                                      NoiseStream& stream) override;
 
  private:
   torch::Device device_;
