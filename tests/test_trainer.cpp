@@ -49,7 +49,7 @@ class ToyEngine : public Trainer {
     model_->bias.fill_(0.0);
     x_ = torch::linspace(-1, 1, 12).unsqueeze(1);
     y_ = 2 * x_ + 1;
-    loss_sum_ = torch::zeros({}, torch::kFloat64);
+    loss_sum_ = &add_meter("loss_sum", {});  // the loop saves, restores and clears it: the engine only adds
   }
 
   std::string metric_name() const override { return "rmse"; }
@@ -70,10 +70,10 @@ class ToyEngine : public Trainer {
     loss.backward();
     optimizer_.step();
     if (nan_from_step && step() + 1 >= *nan_from_step) loss = loss * std::numeric_limits<double>::quiet_NaN();
-    loss_sum_ += loss.detach().to(torch::kFloat64);
+    add(*loss_sum_, loss);
   }
   void report_interval(int64_t steps, int64_t) override {
-    const double loss = loss_sum_.item<double>() / static_cast<double>(steps);
+    const double loss = loss_sum_->mean(steps).front();
     require_finite(loss, "toy loss", "(a toy hint)");
     scalar("loss", loss);
   }
@@ -85,8 +85,6 @@ class ToyEngine : public Trainer {
   }
   bool best_is_comparable() const override { return comparable; }
   void emit_histograms() override { ++histogram_calls_; }
-  // The loop saves, restores and clears the interval sums: the engine only names them.
-  std::vector<std::pair<std::string, torch::Tensor>> interval_sums() override { return {{"loss_sum", loss_sum_}}; }
   void save_state(record::CheckpointData&) const override {}
   void restore_state(const CheckpointReader&) override {}
   nlohmann::json summary() const override { return {{"weight", model_->weight.item<double>()}}; }
@@ -95,7 +93,8 @@ class ToyEngine : public Trainer {
   bool higher_;
   torch::nn::Linear model_{1, 1};
   torch::optim::SGD optimizer_;
-  torch::Tensor x_, y_, loss_sum_;
+  torch::Tensor x_, y_;
+  Meter* loss_sum_ = nullptr;
   size_t evaluations_ = 0;
   int histogram_calls_ = 0;
 };

@@ -19,10 +19,12 @@ struct LayerwiseTrainer::State {
   torch::Tensor resilient_slack;                       // [L]
   std::vector<int64_t> held_out;                       // training indices kept out for per-epoch dual steps
   std::vector<int64_t> trainable;                      // training indices the data order walks through
-  // Metric sums between two reads, on the device (no host sync per step). Checkpointed, so that a run stopped
-  // between two reads and resumed reports the same curve as one that never stopped.
-  torch::Tensor loss_sum, slack_sum, lagrangian_sum;
-  torch::Tensor alphas;  // [L]: α of the epoch `alphas_epoch`, on the device
+  // The interval metrics (meters.h): checkpointed, so that a run stopped between two reads and resumed reports the
+  // same curve as one that never stopped.
+  Meter* lagrangian = nullptr;  // the objective minimised
+  Meter* layer_loss = nullptr;  // [L + 1]: every layer's training loss
+  Meter* slack = nullptr;       // [L]: each constraint's slack (reported when the constraints are on)
+  torch::Tensor alphas;         // [L]: α of the epoch `alphas_epoch`, on the device
   int64_t alphas_epoch = -1;
   Evaluation last_test;
 
@@ -61,10 +63,9 @@ LayerwiseTrainer::LayerwiseTrainer(config::ExperimentConfig config, tasks::Layer
   const int64_t layers = task_.model().layers();
   state_->lambda = torch::zeros({layers}, torch::TensorOptions().dtype(torch::kFloat32).device(device_));
   state_->resilient_slack = torch::zeros_like(state_->lambda);
-  const auto sums = torch::TensorOptions().dtype(torch::kFloat64).device(device_);
-  state_->loss_sum = torch::zeros({layers + 1}, sums);
-  state_->slack_sum = torch::zeros({layers}, sums);
-  state_->lagrangian_sum = torch::zeros({}, sums);
+  state_->lagrangian = &add_meter("lagrangian_sum", {}, metric::kLagrangian);
+  state_->layer_loss = &add_meter("loss_sum", {layers + 1}, metric::kLayerLoss);
+  state_->slack = &add_meter("slack_sum", {layers}, config_.constraints.enabled ? metric::kSlack : nullptr);
 }
 
 LayerwiseTrainer::~LayerwiseTrainer() = default;
@@ -124,28 +125,21 @@ void LayerwiseTrainer::train_step(const std::vector<int64_t>& order_indices, int
     if (c.resilient) resilient_step(s.resilient_slack, s.lambda, c.resilient_cost, c.resilient_lr);
   }
   torch::NoGradGuard no_grad;
-  s.loss_sum += weighted(f.detach().to(torch::kFloat64));
-  s.lagrangian_sum += weighted(objective.detach().to(torch::kFloat64));
-  if (slack.defined()) s.slack_sum += weighted(slack.detach().to(torch::kFloat64));
-}
-
-std::vector<std::pair<std::string, torch::Tensor>> LayerwiseTrainer::interval_sums() {
-  return {{"loss_sum", state_->loss_sum}, {"slack_sum", state_->slack_sum}, {"lagrangian_sum", state_->lagrangian_sum}};
+  add(*s.layer_loss, f);
+  add(*s.lagrangian, objective);
+  if (slack.defined()) add(*s.slack, slack);
 }
 
 void LayerwiseTrainer::report_interval(int64_t steps, int64_t epoch) {
   const auto& c = config_.constraints;
   State& s = *state_;
-  const auto steps_double = static_cast<double>(steps);
-  const std::vector<double> layer_loss = to_vector(s.loss_sum / steps_double);
+  const std::vector<double> layer_loss = s.layer_loss->mean(steps);
   for (size_t l = 0; l < layer_loss.size(); ++l) {
     require_finite(layer_loss[l], "loss of layer " + std::to_string(l), "(try a smaller lr or grad_clip)");
   }
   scalar(metric::kLoss, layer_loss.back());
-  scalar(metric::kLagrangian, s.lagrangian_sum.item<double>() / steps_double);
-  vector(metric::kLayerLoss, layer_loss);
+  report_meters(steps);  // the Lagrangian, every layer's loss and (constrained) the slacks
   if (c.enabled) {
-    vector(metric::kSlack, to_vector(s.slack_sum / steps_double));
     vector(metric::kLambda, to_vector(s.lambda));
     if (c.resilient) vector(metric::kResilientSlack, to_vector(s.resilient_slack));
     scalar(metric::kAlpha, alpha_of(epoch));

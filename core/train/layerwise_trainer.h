@@ -36,7 +36,6 @@ class LayerwiseTrainer : public Trainer {
   torch::optim::Optimizer& optimizer() override;
   void train_step(const std::vector<int64_t>& indices, int64_t epoch) override;
   void report_interval(int64_t steps, int64_t epoch) override;
-  std::vector<std::pair<std::string, torch::Tensor>> interval_sums() override;
   void end_epoch(int64_t epoch) override;
   EpochTest evaluate_epoch() override;
   void save_state(record::CheckpointData& checkpoint) const override;

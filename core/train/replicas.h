@@ -23,7 +23,7 @@ class Group;
 
 namespace descentlab::train {
 
-// An engine's interval sums by name (Trainer::interval_sums).
+// An engine's interval sums by name (its meters: Trainer::add_meter, core/train/meters.h).
 using NamedSums = std::vector<std::pair<std::string, torch::Tensor>>;
 
 class Replicas {

@@ -34,7 +34,7 @@ struct SparseTrainer::State {
   optim::MaskSet masks;                      // while compressed
   optim::MaskSet previous_masks;             // of the previous compression (for the churn)
   std::vector<torch::Tensor> last_snapshot;  // prunable weights at the previous compression (for sign flips)
-  torch::Tensor loss_sum;                    // of the metric interval, on the device: no host sync per step
+  Meter* loss = nullptr;                     // the metric interval's training loss (meters.h)
   SparseEvaluation last_test;
   double frontier_seconds = 0.0;  // this process's time in the live frontier (its cost, in the summary)
   int64_t frontier_evaluations = 0;
@@ -106,7 +106,7 @@ SparseTrainer::SparseTrainer(config::ExperimentConfig config, tasks::SparseTask&
     const int64_t units = config_.sparsity.units == config::PhaseUnits::epochs ? config_.train.epochs : total_steps();
     state_->schedule = std::make_unique<AcdcSchedule>(units, fractions);
   }
-  state_->loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
+  state_->loss = &add_meter("loss_sum", {});
 }
 
 SparseTrainer::~SparseTrainer() = default;
@@ -303,16 +303,12 @@ void SparseTrainer::train_step(const std::vector<int64_t>& indices, int64_t) {
   s.optimizer->step();
   if (s.phase == AcdcPhase::compressed) optim::apply_masks(s.prunable, s.masks);
   torch::NoGradGuard no_grad;
-  s.loss_sum += weighted(loss.detach().to(torch::kFloat64));
-}
-
-std::vector<std::pair<std::string, torch::Tensor>> SparseTrainer::interval_sums() {
-  return {{"loss_sum", state_->loss_sum}};
+  add(*s.loss, loss);
 }
 
 void SparseTrainer::report_interval(int64_t steps, int64_t) {
   State& s = *state_;
-  const double mean_loss = s.loss_sum.item<double>() / static_cast<double>(steps);
+  const double mean_loss = s.loss->mean(steps).front();
   require_finite(mean_loss, "training loss", "with " + optimizer_name() + " (try a smaller lr or alpha)");
   scalar(metric::kLoss, mean_loss);
   if (!s.prunable.empty()) scalar(metric::kSparsity, optim::count_zeros(s.prunable).share());

@@ -53,7 +53,6 @@ class SparseTrainer : public Trainer {
   void before_batch(int64_t epoch) override;
   void train_step(const std::vector<int64_t>& indices, int64_t epoch) override;
   void report_interval(int64_t steps, int64_t epoch) override;
-  std::vector<std::pair<std::string, torch::Tensor>> interval_sums() override;
   EpochTest evaluate_epoch() override;
   bool best_is_comparable() const override;
   void emit_histograms() override;

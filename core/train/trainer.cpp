@@ -75,6 +75,26 @@ void Trainer::set_data_parallel(dist::Group* group) {
   replicas_.join(group, config_.name, config_.train.batch_size, order_.dataset_size(), config_.train.seed);
 }
 
+Meter& Trainer::add_meter(const std::string& name, const std::vector<int64_t>& shape, const char* reported) {
+  for (const auto& meter : meters_.all()) {
+    if (meter.name() == name) throw std::logic_error("the meter \"" + name + "\" is declared twice");
+  }
+  return meters_.add(name, torch::zeros(shape, torch::TensorOptions().dtype(torch::kFloat64).device(device_)),
+                     reported);
+}
+
+void Trainer::report_meters(int64_t steps) {
+  for (const auto& meter : meters_.all()) {
+    if (!meter.reported()) continue;
+    const std::vector<double> mean = meter.mean(steps);
+    if (meter.sum().dim() == 0) {
+      scalar(meter.reported(), mean.front());
+    } else {
+      vector(meter.reported(), mean);
+    }
+  }
+}
+
 torch::Tensor Trainer::weighted(const torch::Tensor& value) const {
   return replicas_.weighted(value);
 }
@@ -117,14 +137,14 @@ void Trainer::checkpoint(const std::vector<std::string>& labels) {
   // Every rank's own part (random stream, partial interval sums), so that each resumes its own: a collective, run
   // before the store is asked (only rank 0 has one).
   if (!checkpoints_) {
-    replicas_.gather_own_parts(interval_sums(), step_, nullptr);
+    replicas_.gather_own_parts(meters_.named_sums(), step_, nullptr);
     return;
   }
   record::CheckpointData data = capture_training_state(module(), optimizer(), order_, step_, order_.epoch());
-  replicas_.gather_own_parts(interval_sums(), step_, &data);
+  replicas_.gather_own_parts(meters_.named_sums(), step_, &data);
   auto& progress = data.sections["progress"];
   progress["accumulated"] = train::to_blob(torch::scalar_tensor(accumulated_, torch::kInt64));
-  for (const auto& [name, sum] : interval_sums()) progress[name] = train::to_blob(sum);
+  for (const auto& meter : meters_.all()) progress[meter.name()] = train::to_blob(meter.sum());
   save_state(data);
   nlohmann::json extra = {{"experiment", config_.name},
                           {"optimizer", optimizer_name()},
@@ -145,7 +165,7 @@ void Trainer::resume_from(const record::CheckpointData& data, const std::string&
   restore_training_state(checkpoint, module(), optimizer(), order_);
   restore_interval_sums(checkpoint);
   restore_state(checkpoint);
-  replicas_.restore_own_part(checkpoint, interval_sums(), config_.train.seed);
+  replicas_.restore_own_part(checkpoint, meters_.named_sums(), config_.train.seed);
   restore_progress(checkpoint);
   latest_step_ = label == record::checkpoint_label::kLatest ? step_ : -1;
   has_best_ = false;
@@ -156,15 +176,16 @@ void Trainer::resume_from(const record::CheckpointData& data, const std::string&
   }
 }
 
-// The engine's interval sums from the "progress" section (absent: a checkpoint saved between intervals' sums).
+// The engine's meters from the "progress" section (absent: a checkpoint saved between intervals' sums).
 // Every one is checked before any is copied in.
 void Trainer::restore_interval_sums(const CheckpointReader& checkpoint) {
   torch::NoGradGuard no_grad;
   std::vector<std::pair<torch::Tensor, torch::Tensor>> restored;
-  for (auto& [name, sum] : interval_sums()) {
-    if (const record::TensorBlob* found = checkpoint.find("progress", name)) {
-      restored.emplace_back(checkpoint.shaped_like(*found, "progress", name, sum, CheckpointReader::Values::Finite),
-                            sum);
+  for (auto& meter : meters_.all()) {
+    if (const record::TensorBlob* found = checkpoint.find("progress", meter.name())) {
+      restored.emplace_back(
+          checkpoint.shaped_like(*found, "progress", meter.name(), meter.sum(), CheckpointReader::Values::Finite),
+          meter.sum());
     }
   }
   for (auto& [value, into] : restored) into.copy_(value);
@@ -252,11 +273,11 @@ bool Trainer::train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& in
     if (step_ % t.metric_interval == 0 || b + 1 == batches_per_epoch) {
       if (replicas_.group()) {  // the interval's sums over every rank's part of the batches
         std::vector<torch::Tensor> sums;
-        for (auto& named : interval_sums()) sums.push_back(named.second);
+        for (auto& meter : meters_.all()) sums.push_back(meter.sum());
         sum_over_ranks(sums, "the interval's training sums");
       }
       report_interval(accumulated_, epoch);  // reads the device: the interval's time includes its queued work
-      for (auto& named : interval_sums()) named.second.zero_();
+      for (auto& meter : meters_.all()) meter.reset();
       const double elapsed =
           record::wall_clock_seconds() - interval.started - (held_seconds() - interval.held_at_start);
       scalar(metric::kLearningRate, lr_schedule_.at(step_ - 1));  // the rate of the step just taken

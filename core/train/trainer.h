@@ -24,6 +24,7 @@
 #include "core/session/training_result.h"
 #include "core/train/checkpoint_reader.h"
 #include "core/train/lr_schedule.h"
+#include "core/train/meters.h"
 #include "core/train/replicas.h"
 #include "core/util/error.h"
 
@@ -95,10 +96,11 @@ class Trainer {
   // Before each batch of `epoch` (the step about to run is step()).
   virtual void before_batch(int64_t epoch) { (void)epoch; }
   // One training step on the samples `indices` of `epoch`: forward, backward, optimizer step, and the step's
-  // metrics added to the engine's interval sums on the device (no host read).
+  // metrics added to the engine's meters on the device (no host read).
   virtual void train_step(const std::vector<int64_t>& indices, int64_t epoch) = 0;
-  // At a metric interval: reads the interval sums over `steps` steps (the one host read), checks them with
-  // require_finite and emits the engine's series. The loop then clears the sums.
+  // At a metric interval: reads the meters over `steps` steps (the one host read), checks them with
+  // require_finite and emits the engine's series (report_meters: every meter it reports). The loop then clears
+  // the meters.
   virtual void report_interval(int64_t steps, int64_t epoch) = 0;
   // After the last batch of an epoch, before its evaluation (the layerwise dual step on held-out samples).
   virtual void end_epoch(int64_t epoch) { (void)epoch; }
@@ -114,11 +116,6 @@ class Trainer {
   virtual void periodic_evaluation() {}
   // Weight histograms (and what an engine adds to them) at the current step.
   virtual void emit_histograms();
-  // The engine's interval sums, on the device (what train_step adds to and report_interval reads). The loop owns
-  // the rest: it saves them in the checkpoint's "progress" section under these names and restores them (checked:
-  // this run's shape, finite values), clears them after each report, and in a data-parallel run sums them over
-  // ranks before each report and keeps each rank's own part in its checkpoints.
-  virtual std::vector<std::pair<std::string, torch::Tensor>> interval_sums() { return {}; }
   // The engine's own checkpoint sections and `extra` fields, and restoring them.
   virtual void save_state(record::CheckpointData& checkpoint) const = 0;
   virtual void restore_state(const CheckpointReader& checkpoint) = 0;
@@ -136,6 +133,15 @@ class Trainer {
   data::DataOrder& order() { return order_; }
   const data::DataOrder& order() const { return order_; }
   const std::vector<double>& histogram_edges() const { return histogram_edges_; }
+
+  // ---- interval metrics (meters.h): declared once, in the engine's constructor; added to in train_step
+  // A meter of `shape` (float64, on the device) named `name` in checkpoints, reported as the metric `reported`
+  // (nullptr: read by the engine itself, Meter::mean) by report_meters.
+  Meter& add_meter(const std::string& name, const std::vector<int64_t>& shape, const char* reported = nullptr);
+  // meter += this rank's weighted share of `value` (a step's metric), in float64, on the device.
+  void add(Meter& meter, const torch::Tensor& value) { meter.sum() += weighted(value.detach().to(torch::kFloat64)); }
+  // Emits every reported meter's mean over `steps`, in the order declared (called from report_interval).
+  void report_meters(int64_t steps);
 
   // ---- data parallel (set_data_parallel); each is a no-op or the identity in one process
   dist::Group* data_parallel() const { return replicas_.group(); }
@@ -181,6 +187,7 @@ class Trainer {
   double best_metric_ = 0.0;
   bool has_best_ = false;
   int64_t latest_step_ = -1;  // the step of the last "latest" checkpoint saved or resumed from; -1: none yet
+  Meters meters_;
 };
 
 // "auto" -> CUDA when available, else CPU; "cuda" without CUDA is a clear error.
