@@ -79,6 +79,128 @@ int exit_code_of(int status) {
   return kInternal;
 }
 
+// This program by its own path, so each rank is named as it is (ps, and a run file's lock: "descentlab-cli:
+// training, rank 0 of 2"); /proc/self/exe would name every rank "exe". A binary replaced since it started has no
+// path left (" (deleted)"): then /proc/self/exe, which still reaches it.
+std::string program_path() {
+  std::string program = "/proc/self/exe";
+  char resolved[4096] = {};
+  const ssize_t length = ::readlink("/proc/self/exe", resolved, sizeof resolved - 1);
+  if (length > 0 && ::access(resolved, X_OK) == 0) program.assign(resolved, static_cast<size_t>(length));
+  return program;
+}
+
+// This process's environment with rank `rank`'s place in a world of `processes` on this machine.
+std::vector<std::string> rank_environment(int rank, int processes, const std::string& port) {
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry; ++entry) {
+    const std::string text = *entry;
+    bool ours = false;
+    for (const char* name : {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "MASTER_ADDR=", "MASTER_PORT="}) {
+      ours = ours || text.rfind(name, 0) == 0;
+    }
+    if (!ours) environment.push_back(text);
+  }
+  environment.push_back("RANK=" + std::to_string(rank));
+  environment.push_back("LOCAL_RANK=" + std::to_string(rank));
+  environment.push_back("WORLD_SIZE=" + std::to_string(processes));
+  environment.push_back("MASTER_ADDR=127.0.0.1");
+  environment.push_back("MASTER_PORT=" + port);
+  return environment;
+}
+
+// The ranks started on this machine, until each has ended.
+class Ranks {
+ public:
+  explicit Ranks(int processes)
+      : pids_(static_cast<size_t>(processes), 0),
+        statuses_(static_cast<size_t>(processes), -1),
+        ended_(static_cast<size_t>(processes), false) {}
+
+  void kill_all(int signal_number) {
+    for (size_t r = 0; r < pids_.size(); ++r) {
+      if (pids_[r] > 0 && !ended_[r]) ::kill(pids_[r], signal_number);
+    }
+  }
+
+  // Starts rank `rank`; on failure stops the ranks already started and throws, naming the rank.
+  void spawn(int rank, const std::string& program, const std::vector<std::string>& arguments, const std::string& port) {
+    std::vector<std::string> environment = rank_environment(rank, static_cast<int>(pids_.size()), port);
+    std::vector<char*> argv{const_cast<char*>(command_line().front().c_str())};
+    for (const auto& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    for (auto& entry : environment) envp.push_back(entry.data());
+    envp.push_back(nullptr);
+    pid_t pid = 0;
+    const int failed = ::posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv.data(), envp.data());
+    if (failed != 0) {
+      kill_all(SIGTERM);
+      throw IoError("--nproc", "could not start rank " + std::to_string(rank) + ": " + std::strerror(failed));
+    }
+    pids_[static_cast<size_t>(rank)] = pid;
+  }
+
+  // Waits for every rank. Once one has failed, the others get the collective timeout (and 30 s) to fail on their
+  // own with their own message; then they are stopped, so that nothing is left running.
+  void wait_for_all(double timeout_seconds) {
+    bool waiting_for_failure = false;  // a rank failed: the others have until `deadline`
+    std::chrono::steady_clock::time_point deadline{};
+    auto running = static_cast<int>(pids_.size());
+    while (running > 0) {
+      if (const int signal_number = forwarded_signal.exchange(0)) kill_all(signal_number);
+      int status = 0;
+      const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+      if (pid > 0) {
+        const int rank = ended(pid, status);
+        const int code = exit_code_of(status);
+        if (rank >= 0) --running;
+        if (rank >= 0 && code != kOk && code != kInterrupted && !waiting_for_failure) {
+          std::fprintf(stderr, "descentlab-cli --nproc: rank %d %s; waiting for the other ranks\n", rank,
+                       describe_status(status).c_str());
+          waiting_for_failure = true;
+          deadline = std::chrono::steady_clock::now() +
+                     std::chrono::milliseconds(static_cast<int64_t>((timeout_seconds + 30.0) * 1000.0));
+        }
+        continue;
+      }
+      if (waiting_for_failure && std::chrono::steady_clock::now() > deadline) {
+        std::fprintf(stderr, "descentlab-cli --nproc: stopping the ranks still running after the timeout\n");
+        kill_all(SIGKILL);
+        waiting_for_failure = false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  // Rank 0's exit code, or else the first failing rank's: 0 when every rank succeeded.
+  int exit_code() const {
+    const int root = exit_code_of(statuses_.front());
+    if (root != kOk) return root;
+    for (size_t r = 1; r < statuses_.size(); ++r) {
+      const int code = exit_code_of(statuses_[r]);
+      if (code != kOk) return code;
+    }
+    return kOk;
+  }
+
+ private:
+  std::vector<pid_t> pids_;
+  std::vector<int> statuses_;
+  std::vector<bool> ended_;
+
+  // Records the end of process `pid`: its rank, or -1 when it is none of the ranks.
+  int ended(pid_t pid, int status) {
+    for (size_t r = 0; r < pids_.size(); ++r) {
+      if (pids_[r] != pid) continue;
+      ended_[r] = true;
+      statuses_[r] = status;
+      return static_cast<int>(r);
+    }
+    return -1;
+  }
+};
+
 }  // namespace
 
 void remember_command_line(int argc, char** argv) {
@@ -97,7 +219,6 @@ int launch_local_processes(int processes, double timeout_seconds) {
   }
   const char* given_port = std::getenv("MASTER_PORT");
   const std::string port = given_port && *given_port ? given_port : std::to_string(free_port());
-  const std::vector<std::string> arguments = rank_arguments();
 
   // Ctrl-C reaches every rank from the terminal; the launcher stays to collect them (and forwards a signal sent to
   // it alone, such as a supervisor's SIGTERM).
@@ -110,94 +231,14 @@ int launch_local_processes(int processes, double timeout_seconds) {
   sigaction(SIGINT, &action, &old_interrupt);
   sigaction(SIGTERM, &action, &old_terminate);
 
-  std::vector<pid_t> ranks(static_cast<size_t>(processes), 0);
-  std::vector<int> statuses(static_cast<size_t>(processes), -1);
-  std::vector<bool> ended(static_cast<size_t>(processes), false);
-  const auto kill_all = [&](int signal_number) {
-    for (size_t r = 0; r < ranks.size(); ++r) {
-      if (ranks[r] > 0 && !ended[r]) ::kill(ranks[r], signal_number);
-    }
-  };
-  // This program by its own path, so each rank is named as it is (ps, and a run file's lock: "descentlab-cli:
-  // training, rank 0 of 2"); /proc/self/exe would name every rank "exe". A binary replaced since it started has no
-  // path left (" (deleted)"): then /proc/self/exe, which still reaches it.
-  std::string program = "/proc/self/exe";
-  char resolved[4096] = {};
-  const ssize_t length = ::readlink("/proc/self/exe", resolved, sizeof resolved - 1);
-  if (length > 0 && ::access(resolved, X_OK) == 0) program.assign(resolved, static_cast<size_t>(length));
-  for (int rank = 0; rank < processes; ++rank) {
-    std::vector<std::string> environment;
-    for (char** entry = environ; *entry; ++entry) {
-      const std::string text = *entry;
-      bool ours = false;
-      for (const char* name : {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "MASTER_ADDR=", "MASTER_PORT="}) {
-        ours = ours || text.rfind(name, 0) == 0;
-      }
-      if (!ours) environment.push_back(text);
-    }
-    environment.push_back("RANK=" + std::to_string(rank));
-    environment.push_back("LOCAL_RANK=" + std::to_string(rank));
-    environment.push_back("WORLD_SIZE=" + std::to_string(processes));
-    environment.push_back("MASTER_ADDR=127.0.0.1");
-    environment.push_back("MASTER_PORT=" + port);
-    std::vector<char*> argv{const_cast<char*>(command_line().front().c_str())};
-    for (const auto& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    for (auto& entry : environment) envp.push_back(entry.data());
-    envp.push_back(nullptr);
-    pid_t pid = 0;
-    const int failed = ::posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv.data(), envp.data());
-    if (failed != 0) {
-      kill_all(SIGTERM);
-      throw IoError("--nproc", "could not start rank " + std::to_string(rank) + ": " + std::strerror(failed));
-    }
-    ranks[static_cast<size_t>(rank)] = pid;
-  }
-
-  // Wait for every rank. Once one has failed, the others get the collective timeout (and 30 s) to fail on their
-  // own with their own message; then they are stopped, so that nothing is left running.
-  bool waiting_for_failure = false;  // a rank failed: the others have until `deadline`
-  std::chrono::steady_clock::time_point deadline{};
-  int running = processes;
-  while (running > 0) {
-    if (const int signal_number = forwarded_signal.exchange(0)) kill_all(signal_number);
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    if (pid > 0) {
-      for (size_t r = 0; r < ranks.size(); ++r) {
-        if (ranks[r] != pid) continue;
-        ended[r] = true;
-        statuses[r] = status;
-        --running;
-        const int code = exit_code_of(status);
-        if (code != kOk && code != kInterrupted && !waiting_for_failure) {
-          std::fprintf(stderr, "descentlab-cli --nproc: rank %zu %s; waiting for the other ranks\n", r,
-                       describe_status(status).c_str());
-          waiting_for_failure = true;
-          deadline = std::chrono::steady_clock::now() +
-                     std::chrono::milliseconds(static_cast<int64_t>((timeout_seconds + 30.0) * 1000.0));
-        }
-      }
-      continue;
-    }
-    if (waiting_for_failure && std::chrono::steady_clock::now() > deadline) {
-      std::fprintf(stderr, "descentlab-cli --nproc: stopping the ranks still running after the timeout\n");
-      kill_all(SIGKILL);
-      waiting_for_failure = false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  Ranks ranks(processes);
+  const std::string program = program_path();
+  const std::vector<std::string> arguments = rank_arguments();
+  for (int rank = 0; rank < processes; ++rank) ranks.spawn(rank, program, arguments, port);
+  ranks.wait_for_all(timeout_seconds);
   sigaction(SIGINT, &old_interrupt, nullptr);
   sigaction(SIGTERM, &old_terminate, nullptr);
-
-  const int root = exit_code_of(statuses.front());
-  if (root != kOk) return root;
-  for (size_t r = 1; r < statuses.size(); ++r) {
-    const int code = exit_code_of(statuses[r]);
-    if (code != kOk) return code;
-  }
-  return kOk;
+  return ranks.exit_code();
 }
 
 }  // namespace descentlab::cli

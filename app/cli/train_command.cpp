@@ -158,13 +158,102 @@ session::TrainingResult run_controlled(session::TrainingSession& session, const 
   return result;
 }
 
-// Reports a stop, prints the JSON summary with --json (the fields every run has, merged with the engine's own),
-// and returns the exit code: 130 when Ctrl-C stopped the run.
+// The step, value and loss of a run file's last test evaluation (the loss NaN when the file has none); nothing when
+// the file has no evaluation of `metric`.
+struct LastTest {
+  int64_t step = 0;
+  double value = 0.0;
+  double loss = 0.0;
+};
+
+std::optional<LastTest> last_test_of(const std::string& run_path, const std::string& metric) {
+  const store::RunReader reader(run_path);
+  const auto names = reader.metric_names();
+  const std::string value_name = record::test_series(metric);
+  if (std::find(names.begin(), names.end(), value_name) == names.end()) return std::nullopt;
+  const auto values = reader.metric(value_name);
+  if (values.rows() == 0) return std::nullopt;
+  double loss = std::numeric_limits<double>::quiet_NaN();
+  if (std::find(names.begin(), names.end(), metric::kTestLoss) != names.end()) {
+    const auto losses = reader.metric(metric::kTestLoss);
+    if (losses.rows() > 0) loss = losses.values.back();
+  }
+  return LastTest{values.steps.back(), values.values.back(), loss};
+}
+
+// The summary's "test": this call's evaluation, the run file's last one (already finished), or none yet.
+nlohmann::json test_summary(const session::TrainingResult& result, bool already_finished,
+                            const std::optional<LastTest>& last_test) {
+  if (last_test) {  // already finished: the run file's last evaluation, marked as such
+    return {{"metric", result.metric},
+            {"value", last_test->value},
+            {"loss", std::isfinite(last_test->loss) ? nlohmann::json(last_test->loss) : nlohmann::json()},
+            {"step", last_test->step},
+            {"note", "no new evaluation in this call: the run file's last evaluation"}};
+  }
+  if (!result.evaluated) {  // stopped before its first evaluation: no number is better than a 0
+    return {{"metric", result.metric},
+            {"value", nullptr},
+            {"loss", nullptr},
+            {"note", already_finished ? "no new evaluation in this call" : "not evaluated yet"}};
+  }
+  return {{"metric", result.metric}, {"value", result.test_metric}, {"loss", result.test_loss}};
+}
+
+// What the memory check estimated (core/config/footprint.h) beside what this process used: its peak resident size
+// less what it held before the run was set up (the libraries). scripts/memory_estimate.sh compares them.
+nlohmann::json memory_summary(const config::ExperimentConfig& config, long long resident_before) {
+  const config::Footprint footprint = config::estimate_footprint(config);
+  const long long peak = resident_memory().peak;
+  return {{"estimated_bytes", footprint.total()},
+          {"estimated_model_bytes", footprint.model_bytes},
+          {"estimated_activation_bytes", footprint.activation_bytes},
+          {"estimated_data_bytes", footprint.data_bytes},
+          {"resident_before_bytes", resident_before},
+          {"peak_resident_bytes", peak},
+          {"used_bytes", peak - resident_before}};
+}
+
+// --json: the fields every run has, merged with the engine's own.
+nlohmann::json run_summary(const session::TrainingResult& result, const session::TrainingSession& session,
+                           const TrainOptions& options, const session::HostSyncProbe* probe, bool already_finished,
+                           const std::optional<LastTest>& last_test) {
+  const auto& data_parallel = session.data_parallel();
+  nlohmann::json summary = {
+      {"run", session.run_path()},
+      {"experiment", session.config().name},
+      {"device", session.device_name()},
+      {"steps", result.steps},
+      {"epochs_completed", result.epochs_completed},
+      {"stopped", result.stopped},
+      {"seconds", result.seconds},
+      {"steps_per_second", result.steps_per_second},
+      {"test", test_summary(result, already_finished, last_test)},
+  };
+  if (already_finished) summary["already_finished"] = true;
+  if (data_parallel.world_size > 1) {
+    summary["data_parallel"] = {{"world_size", data_parallel.world_size},
+                                {"backend", session::data_parallel_backend(data_parallel)},
+                                {"communication_seconds", session.communication_seconds()}};
+  }
+  summary.merge_patch(result.extra);
+  summary["memory"] = memory_summary(session.config(), options.resident_before);
+  if (probe) {
+    const auto counts = probe->counts();
+    summary["host_syncs"] = {{"scalar_reads", counts.scalar_reads},
+                             {"device_to_host_copies", counts.device_to_host_copies},
+                             {"blocking_host_to_device_copies", counts.blocking_host_to_device_copies},
+                             {"device_nonzero", counts.device_nonzero},
+                             {"total", counts.total()}};
+  }
+  return summary;
+}
+
+// Reports a stop, prints the JSON summary with --json, and returns the exit code: 130 when Ctrl-C stopped the run.
 int finish_run(const session::TrainingResult& result, const session::TrainingSession& session,
                const TrainOptions& options, const session::HostSyncProbe* probe) {
-  const auto& data_parallel = session.data_parallel();
   // In a data-parallel run rank 0 speaks for all (every rank holds the same result).
-  if (data_parallel.rank > 0) return result.stopped && interrupted.load() ? kInterrupted : kOk;
+  if (session.data_parallel().rank > 0) return result.stopped && interrupted.load() ? kInterrupted : kOk;
   if (result.stopped) {
     std::fprintf(stderr, "\nstopped at step %lld; resume with: descentlab-cli train --resume %s\n",
                  static_cast<long long>(result.steps), session.run_path().c_str());
@@ -172,85 +261,22 @@ int finish_run(const session::TrainingResult& result, const session::TrainingSes
   // A resumed run that was already finished trains and evaluates nothing: say so, and give its last evaluation
   // from the run file rather than no number (or a 0).
   const bool already_finished = !result.stopped && !result.evaluated && result.steps > 0;
-  std::optional<std::pair<int64_t, std::pair<double, double>>> last_test;  // step, (value, loss)
+  std::optional<LastTest> last_test;
   if (already_finished) {
-    const store::RunReader reader(session.run_path());
-    const auto names = reader.metric_names();
-    const std::string value_name = record::test_series(result.metric);
-    if (std::find(names.begin(), names.end(), value_name) != names.end()) {
-      const auto values = reader.metric(value_name);
-      if (values.rows() > 0) {
-        double loss = std::numeric_limits<double>::quiet_NaN();
-        if (std::find(names.begin(), names.end(), metric::kTestLoss) != names.end()) {
-          const auto losses = reader.metric(metric::kTestLoss);
-          if (losses.rows() > 0) loss = losses.values.back();
-        }
-        last_test = {{values.steps.back(), {values.values.back(), loss}}};
-      }
-    }
+    last_test = last_test_of(session.run_path(), result.metric);
     if (last_test) {
       std::fprintf(stderr,
                    "the run was already finished at step %lld: nothing to train and no new evaluation in this call; "
                    "its last test %s is %s (step %lld)\n",
-                   static_cast<long long>(result.steps), result.metric.c_str(),
-                   number_text(last_test->second.first).c_str(), static_cast<long long>(last_test->first));
+                   static_cast<long long>(result.steps), result.metric.c_str(), number_text(last_test->value).c_str(),
+                   static_cast<long long>(last_test->step));
     } else {
       std::fprintf(stderr, "the run was already finished at step %lld: nothing to train in this call\n",
                    static_cast<long long>(result.steps));
     }
   }
   if (options.json) {
-    nlohmann::json summary = {
-        {"run", session.run_path()},
-        {"experiment", session.config().name},
-        {"device", session.device_name()},
-        {"steps", result.steps},
-        {"epochs_completed", result.epochs_completed},
-        {"stopped", result.stopped},
-        {"seconds", result.seconds},
-        {"steps_per_second", result.steps_per_second},
-        {"test", {{"metric", result.metric}, {"value", result.test_metric}, {"loss", result.test_loss}}},
-    };
-    if (last_test) {  // already finished: the run file's last evaluation, marked as such
-      const double loss = last_test->second.second;
-      summary["test"] = {{"metric", result.metric},
-                         {"value", last_test->second.first},
-                         {"loss", std::isfinite(loss) ? nlohmann::json(loss) : nlohmann::json()},
-                         {"step", last_test->first},
-                         {"note", "no new evaluation in this call: the run file's last evaluation"}};
-    } else if (!result.evaluated) {  // stopped before its first evaluation: no number is better than a 0
-      summary["test"] = {{"metric", result.metric},
-                         {"value", nullptr},
-                         {"loss", nullptr},
-                         {"note", already_finished ? "no new evaluation in this call" : "not evaluated yet"}};
-    }
-    if (already_finished) summary["already_finished"] = true;
-    if (data_parallel.world_size > 1) {
-      summary["data_parallel"] = {{"world_size", data_parallel.world_size},
-                                  {"backend", session::data_parallel_backend(data_parallel)},
-                                  {"communication_seconds", session.communication_seconds()}};
-    }
-    summary.merge_patch(result.extra);
-    // What the memory check estimated (core/config/footprint.h) beside what this process used: its peak resident
-    // size less what it held before the run was set up (the libraries). scripts/memory_estimate.sh compares them.
-    const config::Footprint footprint = config::estimate_footprint(session.config());
-    const long long peak = resident_memory().peak;
-    summary["memory"] = {{"estimated_bytes", footprint.total()},
-                         {"estimated_model_bytes", footprint.model_bytes},
-                         {"estimated_activation_bytes", footprint.activation_bytes},
-                         {"estimated_data_bytes", footprint.data_bytes},
-                         {"resident_before_bytes", options.resident_before},
-                         {"peak_resident_bytes", peak},
-                         {"used_bytes", peak - options.resident_before}};
-    if (probe) {
-      const auto counts = probe->counts();
-      summary["host_syncs"] = {{"scalar_reads", counts.scalar_reads},
-                               {"device_to_host_copies", counts.device_to_host_copies},
-                               {"blocking_host_to_device_copies", counts.blocking_host_to_device_copies},
-                               {"device_nonzero", counts.device_nonzero},
-                               {"total", counts.total()}};
-    }
-    std::cout << summary.dump(2) << "\n";
+    std::cout << run_summary(result, session, options, probe, already_finished, last_test).dump(2) << "\n";
   }
   if (probe) {
     const auto counts = probe->counts();

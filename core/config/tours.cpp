@@ -30,7 +30,10 @@ const std::vector<std::string>& tour_view_ids() {
   return ids;
 }
 
-Tour parse_tour(const std::string& json_text, const std::string& source) {
+namespace {
+
+// The document as a JSON object whose every key is one a tour knows.
+nlohmann::json tour_document(const std::string& json_text, const std::string& source) {
   nlohmann::json document;
   try {
     document = nlohmann::json::parse(json_text);
@@ -49,21 +52,23 @@ Tour parse_tour(const std::string& json_text, const std::string& source) {
                         "layer_loss, seeds)");
     }
   }
-  Tour tour;
-  tour.name = text_of(document, "name", source, true);
-  tour.title = text_of(document, "title", source, true);
-  tour.caption = text_of(document, "caption", source, true);
-  tour.watch = text_of(document, "watch", source, false);
-  // Characters, not bytes (λ is two bytes of UTF-8): every byte but a continuation byte starts one.
-  const auto characters = static_cast<size_t>(std::count_if(tour.watch.begin(), tour.watch.end(), [](char byte) {
-    return (static_cast<unsigned char>(byte) & 0xC0) != 0x80;
-  }));
+  return document;
+}
+
+// "watch": one sentence, counted in characters, not bytes (λ is two bytes of UTF-8: every byte but a continuation
+// byte starts one).
+void check_watch(const std::string& watch, const std::string& source) {
+  const auto characters = static_cast<size_t>(std::count_if(
+      watch.begin(), watch.end(), [](char byte) { return (static_cast<unsigned char>(byte) & 0xC0) != 0x80; }));
   if (characters > kTourWatchMaxLength) {
     throw ConfigError(source, "watch",
                       std::to_string(characters) + " characters; at most " + std::to_string(kTourWatchMaxLength) +
                           " (one sentence: the caption holds the rest)");
   }
-  tour.effect = text_of(document, "effect", source, false);
+}
+
+// "curves", "seeds" and "layer_loss": what the views show first.
+void read_view_settings(const nlohmann::json& document, const std::string& source, Tour& tour) {
   tour.curves = text_of(document, "curves", source, false);
   if (!tour.curves.empty()) {
     const record::MetricInfo* info = record::find_metric(tour.curves);
@@ -87,8 +92,12 @@ Tour parse_tour(const std::string& json_text, const std::string& source) {
     throw ConfigError(source, "layer_loss",
                       "\"" + tour.layer_loss + "\" is not a per-layer loss mode (known: value, change)");
   }
+}
+
+std::vector<std::string> read_views(const nlohmann::json& document, const std::string& source) {
   const nlohmann::json views = document.value("views", nlohmann::json::array());
   if (!views.is_array()) throw ConfigError(source, "views", "expected a list of view ids");
+  std::vector<std::string> read;
   for (const auto& view : views) {
     const std::string id = view.is_string() ? view.get<std::string>() : view.dump();
     const auto& ids = tour_view_ids();
@@ -97,10 +106,15 @@ Tour parse_tour(const std::string& json_text, const std::string& source) {
       for (const auto& name : ids) known += (known.empty() ? "" : ", ") + name;
       throw ConfigError(source, "views", "unknown view \"" + id + "\" (known: " + known + ")");
     }
-    tour.views.push_back(id);
+    read.push_back(id);
   }
+  return read;
+}
+
+std::vector<TourRun> read_runs(const nlohmann::json& document, const std::string& source) {
   const nlohmann::json runs = document.value("runs", nlohmann::json::array());
   if (!runs.is_array()) throw ConfigError(source, "runs", "expected a list of runs");
+  std::vector<TourRun> read;
   for (size_t i = 0; i < runs.size(); ++i) {
     const std::string where = "runs[" + std::to_string(i) + "]";
     const auto& entry = runs[i];
@@ -115,8 +129,25 @@ Tour parse_tour(const std::string& json_text, const std::string& source) {
     for (const auto& [key, value] : set.items()) run.overrides.push_back(key + "=" + value.dump());
     // The run's config must load exactly as the window and the CLI would load it.
     load_experiment(run.preset, run.size, "", run.overrides);
-    tour.runs.push_back(std::move(run));
+    read.push_back(std::move(run));
   }
+  return read;
+}
+
+}  // namespace
+
+Tour parse_tour(const std::string& json_text, const std::string& source) {
+  const nlohmann::json document = tour_document(json_text, source);
+  Tour tour;
+  tour.name = text_of(document, "name", source, true);
+  tour.title = text_of(document, "title", source, true);
+  tour.caption = text_of(document, "caption", source, true);
+  tour.watch = text_of(document, "watch", source, false);
+  check_watch(tour.watch, source);
+  tour.effect = text_of(document, "effect", source, false);
+  read_view_settings(document, source, tour);
+  tour.views = read_views(document, source);
+  tour.runs = read_runs(document, source);
   return tour;
 }
 
