@@ -10,6 +10,9 @@
 # /src/descentlab (so its dataset cache, datasets/cache, is shared and nothing is fetched twice); the build
 # goes to /var/cache/descentlab/build inside the chroot, never to the host's build/. Needs root. Every mount is
 # undone on exit, also on failure or Ctrl-C. Each stage prints how long it took.
+# Debian's archive is this machine's: the first enabled `deb` entry of its apt sources for its release with the
+# component main ($DESCENTLAB_DEBIAN_MIRROR overrides; scripts/common.sh, debian_mirror). The command's npm uses the
+# registry this machine's npm does ($DESCENTLAB_NPM_REGISTRY overrides), passed in as npm_config_registry.
 set -euo pipefail
 
 suite=${1:?usage: bash scripts/in-debian-chroot.sh SUITE COMMAND...}
@@ -18,7 +21,8 @@ shift
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${DESCENTLAB_CHROOT_CACHE:-/var/cache/descentlab-chroot}
 root="$cache/$suite"
-mirror=${DESCENTLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# shellcheck source=scripts/common.sh
+. "$repo/scripts/common.sh"  # debian_mirror, npm_registry (say and fail are this script's own, below)
 
 say() { printf '\n==> [%s] %s\n' "$suite" "$*"; }
 fail() { printf '\nERROR: [%s] %s\n' "$suite" "$*" >&2; exit 1; }
@@ -38,6 +42,7 @@ exec 9>"$cache/$suite.lock"
 flock -w 3600 9 || fail "another run holds $cache/$suite.lock for over an hour"
 
 if [ ! -f "$root/.descentlab-ready" ]; then
+  mirror=$(debian_mirror /etc/apt)
   say "Making the chroot with debootstrap (minbase) from $mirror into $root"
   rm -rf "$root.partial" "$root"
   debootstrap --variant=minbase "$suite" "$root.partial" "$mirror" >"$cache/$suite.debootstrap.log" 2>&1 ||
@@ -85,6 +90,7 @@ fi
 [ -f /etc/ssl/certs/ca-certificates.crt ] && mkdir -p "$root/etc/ssl/certs" &&
   cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
 
+registry=$(npm_registry 2>/dev/null) || registry=  # none: the chroot's npm keeps its own default
 say "Running: $* (in /src/descentlab)"
 set +e
 chroot "$root" /usr/bin/env -i \
@@ -92,6 +98,7 @@ chroot "$root" /usr/bin/env -i \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   DESCENTLAB_BUILD_DIR=/var/cache/descentlab/build \
   ${DESCENTLAB_JOBS:+DESCENTLAB_JOBS=$DESCENTLAB_JOBS} \
+  ${registry:+npm_config_registry=$registry} \
   bash -c 'cd /src/descentlab && exec "$@"' bash "$@"
 status=$?
 set -e

@@ -12,13 +12,19 @@
 # `man descentlab-cli` (man-db installed first: minbase has no `man`, every desktop Debian has), the bash completion,
 # the dataset folder in ~/.local/share, `descentlab-cli data fetch` of an npm and a Debian dataset; then
 # `apt-get remove` must leave none of the package's files behind.
+# The package's copyright file must name its licence, GPL-3+ (GPL-3.0-or-later), in Debian's machine-readable format.
 # DESCENTLAB_INSTALL_CHECK_OUT=DIR keeps the report's PNGs there. Needs root. Every mount is undone on exit.
+# Nothing here names a network host: Debian's archive is this machine's (the first enabled `deb` entry of its apt
+# sources for its release with the component main; $DESCENTLAB_DEBIAN_MIRROR overrides), and the npm registry the
+# installed program fetches from is the one this machine's npm uses ($DESCENTLAB_NPM_REGISTRY overrides), written
+# to the user's ~/.npmrc as npm's own setting (scripts/common.sh: debian_mirror, npm_registry).
 set -euo pipefail
 
 suite=${1:?usage: bash scripts/install-check.sh SUITE DEB}
 deb=$(realpath "${2:?usage: bash scripts/install-check.sh SUITE DEB}")
 cache=${DESCENTLAB_CHROOT_CACHE:-/var/cache/descentlab-chroot}
-mirror=${DESCENTLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# shellcheck source=scripts/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"  # debian_mirror, npm_registry, check_copyright (say, fail: this script's own)
 pristine="$cache/$suite-minbase.tar"
 archives="$cache/$suite-install-archives"
 
@@ -26,6 +32,7 @@ say() { printf '\n==> [install %s] %s\n' "$suite" "$*"; }
 fail() { printf '\nERROR: [install %s] %s\n' "$suite" "$*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || fail "a chroot needs root"
 [ -f "$deb" ] || fail "no package $deb (bash scripts/lab.sh package makes it)"
+registry=$(npm_registry)
 command -v debootstrap >/dev/null ||
   { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap; } ||
   fail "could not install debootstrap"
@@ -33,7 +40,8 @@ mkdir -p "$cache" "$archives/partial"
 started=$SECONDS
 
 if [ ! -f "$pristine" ]; then
-  say "Making a pristine minbase $suite (once; kept as $pristine)"
+  mirror=$(debian_mirror /etc/apt)
+  say "Making a pristine minbase $suite (once; kept as $pristine) from $mirror"
   rm -rf "$pristine.d"
   debootstrap --variant=minbase "$suite" "$pristine.d" "$mirror" >"$cache/$suite-minbase.log" 2>&1 ||
     { tail -20 "$cache/$suite-minbase.log" >&2; fail "debootstrap failed (log: $cache/$suite-minbase.log)"; }
@@ -78,9 +86,14 @@ in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "/tmp/$(basenam
   { tail -30 "$root/tmp/install.log" >&2; fail "apt-get install of the package failed"; }
 grep -E '^(Need to get|After this operation)' "$root/tmp/install.log" || true
 in_root dpkg -L descentlab >"$root/tmp/package-files"
+# The licence, as installed (Debian's machine-readable copyright file, every file under GPL-3+).
+check_copyright "$root/usr/share/doc/descentlab/copyright"
 in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends man-db bash-completion \
   >/dev/null 2>&1 || fail "could not install man-db (for the man page check)"
 in_root useradd --create-home --shell /bin/bash ada
+# The npm registry as a user sets it for npm (`npm config set registry ...` writes this line): the program reads it.
+printf 'registry=%s\n' "$registry" >"$root/home/ada/.npmrc"
+in_root chown ada:ada /home/ada/.npmrc
 
 say "As a user (ada), from the home folder"
 as_user 'descentlab-cli --version' || fail "descentlab-cli --version failed"
