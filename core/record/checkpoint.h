@@ -34,6 +34,10 @@ inline constexpr const char* kBest = "best";      // the best test metric so far
 inline std::string checkpoint_object(const std::string& label, const std::string& part = std::string()) {
   return "/checkpoints/" + label + (part.empty() ? std::string() : "/" + part);
 }
+// The run-file object of one tensor of a checkpoint: "/checkpoints/<label>/<section>/<tensor>".
+inline std::string checkpoint_object(const std::string& label, const std::string& section, const std::string& tensor) {
+  return checkpoint_object(label, section + "/" + tensor);
+}
 
 struct CheckpointData {
   int64_t step = 0;

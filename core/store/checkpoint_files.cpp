@@ -7,7 +7,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <future>
 
+#include "core/store/checkpoint_checksums.h"
+#include "core/store/durable_file.h"
 #include "core/store/run_file.h"
 
 namespace descentlab::store {
@@ -104,6 +107,76 @@ void remove_unreferenced_checkpoint_files(const std::string& run_path, const std
     if (removed) empty = false;
   }
   if (empty) fs::remove(folder, status);
+}
+
+std::vector<const record::TensorBlob*> tensors_in_order(const record::CheckpointData& checkpoint) {
+  std::vector<const record::TensorBlob*> tensors;
+  for (const auto& section : checkpoint.sections) {
+    for (const auto& tensor : section.second) {
+      if (!tensor.second.bytes.empty()) tensors.push_back(&tensor.second);
+    }
+  }
+  return tensors;
+}
+
+CheckpointPlacements write_checkpoint_data(const std::string& run_path, const LabelledCheckpoints& checkpoints,
+                                           int64_t sequence) {
+  CheckpointPlacements placements;
+  if (checkpoints.empty()) return placements;
+  const std::string name = checkpoint_file_name(run_path, sequence);
+  std::vector<FilePiece> pieces;
+  uint64_t offset = 0;
+  for (const auto& entry : checkpoints) {
+    const record::CheckpointData* checkpoint = entry.second.get();
+    if (placements.count(checkpoint)) continue;  // the same checkpoint under another label: written once
+    ExternalPlacement& placement = placements[checkpoint];
+    placement.name = name;
+    placement.offset = offset;
+    for (const record::TensorBlob* blob : tensors_in_order(*checkpoint)) {
+      pieces.push_back({blob->bytes.data(), blob->bytes.size()});
+      offset += blob->bytes.size();
+    }
+  }
+  // The checksums are computed beside the write (another core), so they add little to its time.
+  auto sums = std::async(std::launch::async, [&placements] {
+    std::map<const record::CheckpointData*, std::map<std::string, std::string>> all;
+    for (const auto& entry : placements) {
+      for (const auto& section : entry.first->sections) {
+        all[entry.first][section.first] = format::section_checksum(section.second);
+      }
+    }
+    return all;
+  });
+  const std::string file = checkpoint_file_path(run_path, name);
+  try {
+    make_folder_durably(run_path, checkpoint_folder_for(run_path));
+    write_file_durably(run_path, file, pieces);
+  } catch (...) {
+    sums.wait();
+    throw;
+  }
+  for (auto& entry : sums.get()) placements[entry.first].section_sums = std::move(entry.second);
+  return placements;
+}
+
+StoredCheckpoints::StoredCheckpoints(std::string run_path) : run_path_(std::move(run_path)) {}
+
+void StoredCheckpoints::add(const std::string& label, std::set<std::string> data_files) {
+  data_files_[label] = std::move(data_files);
+}
+
+void StoredCheckpoints::replace(const LabelledCheckpoints& checkpoints, int64_t sequence) {
+  for (const auto& entry : checkpoints) {
+    auto& files = data_files_[entry.first];
+    files.clear();
+    if (!tensors_in_order(*entry.second).empty()) files.insert(checkpoint_file_name(run_path_, sequence));
+  }
+}
+
+void StoredCheckpoints::remove_unused_files() const {
+  std::set<std::string> referenced;
+  for (const auto& entry : data_files_) referenced.insert(entry.second.begin(), entry.second.end());
+  remove_unreferenced_checkpoint_files(run_path_, referenced);
 }
 
 }  // namespace descentlab::store

@@ -9,10 +9,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "core/record/checkpoint.h"
 
 namespace descentlab::store {
 
@@ -51,5 +54,49 @@ class CheckpointFiles {
 // The data files in `run_path`'s checkpoint folder whose names are not in `referenced` (stored names) are removed,
 // and the folder too when nothing is left in it. Called with the run file's lock held.
 void remove_unreferenced_checkpoint_files(const std::string& run_path, const std::set<std::string>& referenced);
+
+// Where a checkpoint's tensors were written in a data file: the file's stored name, the offset of its first tensor
+// (the others follow in tensors_in_order's order, without gaps), and the sections' checksums
+// (core/store/checkpoint_checksums.h), computed while the data file was written.
+struct ExternalPlacement {
+  std::string name;
+  uint64_t offset = 0;
+  std::map<std::string, std::string> section_sums;
+};
+// A checkpoint's tensors in the order a data file holds them: sections by name, tensors by name. Empty tensors
+// are stored in the run file itself and are left out.
+std::vector<const record::TensorBlob*> tensors_in_order(const record::CheckpointData& checkpoint);
+
+// Checkpoints by label, as a commit stores them: one checkpoint under several labels is one shared copy.
+using LabelledCheckpoints = std::map<std::string, std::shared_ptr<const record::CheckpointData>>;
+// Where each checkpoint of a commit went (write_checkpoint_data), by checkpoint.
+using CheckpointPlacements = std::map<const record::CheckpointData*, ExternalPlacement>;
+
+// Writes the tensors of `checkpoints` (a checkpoint under several labels once) into the data file of the commit
+// `sequence` of the run file `run_path`, durably (core/store/durable_file.h: the folder made if missing, the file
+// synced), summing their sections on another thread meanwhile; returns where each went. Nothing is written when
+// there are no checkpoints. On failure the data file is removed and RunFileError(WriteFailed) names `run_path`.
+CheckpointPlacements write_checkpoint_data(const std::string& run_path, const LabelledCheckpoints& checkpoints,
+                                           int64_t sequence);
+
+// The checkpoints a run file holds, each with the data files its tensors are in (none for a checkpoint stored in the
+// run file itself, as formats before 5 did): what its writer keeps, under its commit lock, so that the folder holds
+// only the data files the run file names.
+class StoredCheckpoints {
+ public:
+  explicit StoredCheckpoints(std::string run_path);
+  // A checkpoint the run file holds when the writer opens it.
+  void add(const std::string& label, std::set<std::string> data_files);
+  bool contains(const std::string& label) const { return data_files_.count(label) > 0; }
+  // The checkpoints the commit `sequence` stored, each in that commit's data file (when it has tensors), replacing
+  // any earlier one of their label.
+  void replace(const LabelledCheckpoints& checkpoints, int64_t sequence);
+  // Removes the data files no checkpoint uses (a replaced "latest", a commit that never landed).
+  void remove_unused_files() const;
+
+ private:
+  std::string run_path_;
+  std::map<std::string, std::set<std::string>> data_files_;  // by label
+};
 
 }  // namespace descentlab::store

@@ -277,6 +277,10 @@ void write_file_durably(const std::string& target, const std::string& file, cons
   }
 }
 
+std::string temporary_for(const std::string& path) {
+  return path + ".tmp-" + std::to_string(::getpid());
+}
+
 std::string replace_file_durably(const std::string& target, const std::string& temporary, const char* data,
                                  size_t size) {
   write_synced_file(target, temporary, {{data, size}}, /*data_only=*/false);

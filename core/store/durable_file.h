@@ -16,6 +16,10 @@ namespace descentlab::store {
 // Reads a whole file; throws RunFileError (NotFound or WriteFailed for an I/O error) naming it.
 std::vector<char> read_whole_file(const std::string& path);
 
+// "<path>.tmp-<pid>": the temporary name beside `path` that this process writes a new version of it to. A writer
+// removes those of writers that were killed (core/store/run_writer.cpp).
+std::string temporary_for(const std::string& path);
+
 // Writes `size` bytes to `temporary` (created new, mode 0644), fsyncs and closes it, renames it to `target` and
 // fsyncs the folder. On failure before the rename the temporary is removed, `target` is untouched and
 // RunFileError(WriteFailed) is thrown naming `target`. Once renamed, the commit stands: a failed folder sync (the

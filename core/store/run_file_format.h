@@ -1,5 +1,6 @@
 #pragma once
-// The on-disk layout of a run file, shared by RunWriter and RunReader (internal to core/store).
+// The on-disk layout of a run file (internal to core/store): how each part is written to and read from HDF5, shared
+// by the reader, the writer and the file versions they build (core/store/file_version.h).
 // docs/run-file.md is the public description; keep the two in step.
 
 #include <H5Cpp.h>
@@ -7,12 +8,12 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/record/events.h"
 #include "core/record/metrics.h"
 #include "core/store/checkpoint_files.h"
 #include "core/store/run_file.h"
-#include "core/store/run_log.h"
 
 namespace descentlab::store::format {
 
@@ -54,21 +55,9 @@ void write_metric_rows(H5::Group& metrics, const std::string& name, record::Seri
 void write_histogram_rows(H5::Group& histograms, const std::string& name, const std::vector<double>& edges,
                           const std::vector<int64_t>& steps, const std::vector<int64_t>& counts);
 void write_sweep(H5::Group& sweeps, const record::SweepResult& sweep);
-// Where a checkpoint's tensors were written in a data file (core/store/checkpoint_files.h): the file's stored name,
-// the offset of its first tensor (the others follow in tensors_in_order's order, without gaps), and the sections'
-// checksums, computed while the data file was written.
-struct ExternalPlacement {
-  std::string name;
-  uint64_t offset = 0;
-  std::map<std::string, std::string> section_sums;
-};
-// A checkpoint's tensors in the order a data file holds them: sections by name, tensors by name. Empty tensors
-// are stored in the run file itself and are left out.
-std::vector<const record::TensorBlob*> tensors_in_order(const record::CheckpointData& checkpoint);
-// Writes a checkpoint with its checksums: attribute "sha256" on each section group (over its tensors' names,
-// dtypes, shapes and bytes) and on the checkpoint group (over step, epoch, created, extra and the sections' sums).
-// With `external`, the tensors are datasets with external storage in the data file it names (already written);
-// without, their bytes go into the run file.
+// Writes a checkpoint with its checksums (core/store/checkpoint_checksums.h): attribute "sha256" on each section
+// group and on the checkpoint group. With `external`, the tensors are datasets with external storage in the data file
+// it names (already written, core/store/checkpoint_files.h); without, their bytes go into the run file.
 void write_checkpoint(H5::Group& checkpoints, const std::string& label, const record::CheckpointData& checkpoint,
                       const std::string& path, const ExternalPlacement* external = nullptr);
 // Reads a checkpoint and checks its checksums; a mismatch is RunFileError(Corrupt) naming the damaged section.
@@ -89,16 +78,8 @@ inline constexpr int64_t kChecksummedFormat = 3;
 // reading each such checkpoint once.
 void add_missing_checksums(H5::Group& checkpoints, const std::string& path);
 
-// The checksums write_checkpoint stores: one per section, and one over the whole checkpoint.
-std::string section_checksum(const std::map<std::string, record::TensorBlob>& tensors);
-std::string checkpoint_checksum(int64_t step, int64_t epoch, const std::string& created, const std::string& extra,
-                                const std::map<std::string, std::string>& section_sums);
-
 // The file's log_sequence (0 when it has none).
 int64_t log_sequence(const H5::H5File& file);
-// A log must continue the run file beside it: its base sequence is at most the file's log_sequence (a larger one
-// means the log belongs to a newer version of the file, or to another run). Throws RunFileError(Corrupt) otherwise.
-void check_log_follows(const RunLog& log, int64_t folded_sequence, const std::string& path);
 
 // Converts an HDF5 library exception to a RunFileError naming the file and object.
 RunFileError to_run_file_error(const H5::Exception& error, RunFileError::Kind kind, const std::string& path,

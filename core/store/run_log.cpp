@@ -280,6 +280,29 @@ std::optional<std::vector<char>> log_bytes_from(const std::string& path, uint64_
   return bytes;
 }
 
+RunFileError corrupt(const std::string& path, const std::string& object, const std::string& message) {
+  return RunFileError(RunFileError::Kind::Corrupt, path, object,
+                      message + "; the run file beside it holds everything up to its last checkpoint");
+}
+
+// Checks the header of the log `path` (its first bytes in `bytes`); false for a new log whose header is still being
+// written (no bytes, or only zeros), which holds no record yet.
+bool check_header(const std::vector<char>& bytes, const std::string& path) {
+  if (bytes.size() < kLogHeaderBytes) {
+    if (all_zero(bytes, 0) || bytes.empty()) return false;
+    throw corrupt(path, "header", "cut short (" + std::to_string(bytes.size()) + " bytes)");
+  }
+  if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 || load<uint32_t>(bytes, 24) != crc_of(bytes.data(), 24)) {
+    throw corrupt(path, "header", "not a DescentLab run log, or its header is damaged");
+  }
+  const auto version = load<uint32_t>(bytes, 8);
+  if (version != kLogVersion) {
+    throw RunFileError(RunFileError::Kind::NewerVersion, path, "header",
+                       "log version " + std::to_string(version) + " is not one this DescentLab reads; update it");
+  }
+  return true;
+}
+
 }  // namespace
 
 RunLog read_run_log_from(const std::string& run_path, int64_t after_sequence, uint64_t from) {
@@ -292,22 +315,7 @@ RunLog read_run_log_from(const std::string& run_path, int64_t after_sequence, ui
   const uint64_t shift = from > kLogHeaderBytes ? from - kLogHeaderBytes : 0;
   log.exists = true;
   log.file_length = bytes.size() + shift;
-  const auto corrupt = [&](const std::string& object, const std::string& message) {
-    return RunFileError(RunFileError::Kind::Corrupt, path, object,
-                        message + "; the run file beside it holds everything up to its last checkpoint");
-  };
-  if (bytes.size() < kLogHeaderBytes) {
-    if (all_zero(bytes, 0) || bytes.empty()) return log;  // a new log whose header was being written
-    throw corrupt("header", "cut short (" + std::to_string(bytes.size()) + " bytes)");
-  }
-  if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 || load<uint32_t>(bytes, 24) != crc_of(bytes.data(), 24)) {
-    throw corrupt("header", "not a DescentLab run log, or its header is damaged");
-  }
-  const auto version = load<uint32_t>(bytes, 8);
-  if (version != kLogVersion) {
-    throw RunFileError(RunFileError::Kind::NewerVersion, path, "header",
-                       "log version " + std::to_string(version) + " is not one this DescentLab reads; update it");
-  }
+  if (!check_header(bytes, path)) return log;
   log.base_sequence = load<int64_t>(bytes, 16);
   log.last_sequence = shift > 0 ? std::max(log.base_sequence, after_sequence) : log.base_sequence;
   size_t at = kLogHeaderBytes;
@@ -318,25 +326,25 @@ RunLog read_run_log_from(const std::string& run_path, int64_t after_sequence, ui
     if (left < kRecordHeaderBytes) break;  // a header cut short: the last commit, not yet whole
     if (load<uint32_t>(bytes, at) != kRecordMarker) {
       if (all_zero(bytes, at)) break;  // space the file system extended with zeros before the data landed
-      throw corrupt(where, "damaged (no record marker)");
+      throw corrupt(path, where, "damaged (no record marker)");
     }
     const auto type = load<uint32_t>(bytes, at + 4);
     const auto sequence = load<int64_t>(bytes, at + 8);
     const auto length = load<uint64_t>(bytes, at + 16);
     // A damaged length must not pass for a record cut short (that would drop the records after it unseen).
     if (load<uint32_t>(bytes, at + 24) != crc_of(bytes.data() + at + 4, 20)) {
-      throw corrupt(where, "damaged (its header's CRC does not match)");
+      throw corrupt(path, where, "damaged (its header's CRC does not match)");
     }
     if (length > left - kRecordHeaderBytes || left - kRecordHeaderBytes - length < 4) break;  // cut short
     const size_t end = at + kRecordHeaderBytes + static_cast<size_t>(length) + 4;
     const uint32_t stored = load<uint32_t>(bytes, end - 4);
     if (stored != crc_of(bytes.data() + at + 4, end - 4 - (at + 4))) {
       if (end == bytes.size()) break;  // the last record, not wholly on disk: a commit that never returned
-      throw corrupt(where, "damaged (CRC mismatch)");
+      throw corrupt(path, where, "damaged (CRC mismatch)");
     }
-    if (type != kBatchRecord) throw corrupt(where, "unknown record type " + std::to_string(type));
+    if (type != kBatchRecord) throw corrupt(path, where, "unknown record type " + std::to_string(type));
     if (sequence <= log.last_sequence) {
-      throw corrupt(where,
+      throw corrupt(path, where,
                     "sequence " + std::to_string(sequence) + " does not follow " + std::to_string(log.last_sequence));
     }
     if (sequence > after_sequence) {
@@ -348,6 +356,90 @@ RunLog read_run_log_from(const std::string& run_path, int64_t after_sequence, ui
     log.valid_length = at + shift;
   }
   return log;
+}
+
+void check_log_follows(const RunLog& log, int64_t folded_sequence, const std::string& path) {
+  if (log.exists && log.base_sequence > folded_sequence) {
+    throw RunFileError(RunFileError::Kind::Corrupt, log_path_for(path), "header",
+                       "continues version " + std::to_string(log.base_sequence) + " of the run file, which is at " +
+                           std::to_string(folded_sequence) +
+                           ": the two do not belong together (copied from different moments?)");
+  }
+}
+
+RunBatch merge_records(RunLog& log) {
+  RunBatch merged;
+  for (auto& record : log.records) merged.merge_newer(std::move(record.batch));
+  return merged;
+}
+
+RunBatch logged_since_fold(const std::string& run_path, int64_t folded_sequence, int64_t last_committed,
+                           std::string* missing) {
+  RunLog log = read_run_log(run_path, folded_sequence);
+  check_log_follows(log, folded_sequence, run_path);
+  if (log.last_sequence < last_committed) {
+    *missing = log_path_for(run_path) + " lost the records " +
+               std::to_string(std::max(log.last_sequence, folded_sequence) + 1) + " to " +
+               std::to_string(last_committed) +
+               " committed to it (deleted or replaced by another program?); "
+               "their rows are missing from the run file";
+  }
+  return merge_records(log);
+}
+
+RunLogAppender::RunLogAppender(std::string run_path) : run_path_(std::move(run_path)) {}
+
+RunLogAppender::~RunLogAppender() {
+  close();
+}
+
+void RunLogAppender::close() {
+  if (descriptor_ >= 0) ::close(descriptor_);
+  descriptor_ = -1;
+}
+
+void RunLogAppender::reopen() {
+  close();
+  descriptor_ = ::open(log_path_for(run_path_).c_str(), O_RDWR | O_CLOEXEC);
+}
+
+void RunLogAppender::continue_after(const RunLog& log) {
+  if (!log.exists) return;
+  length_ = log.valid_length;
+  reopen();
+  if (descriptor_ >= 0 && log.file_length != log.valid_length &&
+      (::ftruncate(descriptor_, static_cast<off_t>(log.valid_length)) != 0 || ::fsync(descriptor_) != 0)) {
+    close();  // the first commit folds and starts a new log
+  }
+}
+
+void RunLogAppender::append(int64_t sequence, const RunBatch& batch) {
+  const std::vector<char> record = encode_log_record(sequence, batch);
+  bool cut_back = true;
+  try {
+    append_durably(descriptor_, length_, record.data(), record.size(), run_path_, log_path_for(run_path_), &cut_back);
+  } catch (const RunFileError&) {
+    // Bytes of the failed record may be left past length_: the next commit folds and starts a new log, so no later
+    // record can end up between them and a reader.
+    if (!cut_back) close();
+    throw;
+  }
+  length_ += record.size();
+}
+
+std::string RunLogAppender::start_new(int64_t base_sequence) {
+  const std::string log = log_path_for(run_path_);
+  const std::vector<char> header = encode_log_header(base_sequence);
+  const std::string warning = replace_file_durably(log, temporary_for(log), header.data(), header.size());
+  length_ = header.size();
+  reopen();
+  return warning;
+}
+
+void RunLogAppender::close_and_remove() {
+  close();
+  std::error_code removed;
+  std::filesystem::remove(log_path_for(run_path_), removed);
 }
 
 }  // namespace descentlab::store

@@ -45,8 +45,56 @@ RunLog read_run_log(const std::string& run_path, int64_t after_sequence);
 // log's base_sequence is still the one it read (a fold starts a new log).
 RunLog read_run_log_from(const std::string& run_path, int64_t after_sequence, uint64_t from);
 
+// A log must continue the run file beside it: its base sequence is at most the file's log_sequence (a larger one
+// means the log belongs to a newer version of the file, or to another run). Throws RunFileError(Corrupt) otherwise.
+void check_log_follows(const RunLog& log, int64_t folded_sequence, const std::string& path);
+// The rows, snapshots and sweeps of the log's records, merged in order into one batch (the records are emptied).
+RunBatch merge_records(RunLog& log);
+// The log's records after the run file's own (`folded_sequence`), merged, for a writer that committed up to
+// `last_committed`: `*missing` says so when the log no longer holds every one of them (deleted or replaced by another
+// program). Throws RunFileError when the log is damaged or does not continue the run file.
+RunBatch logged_since_fold(const std::string& run_path, int64_t folded_sequence, int64_t last_committed,
+                           std::string* missing);
+
 std::vector<char> encode_log_header(int64_t base_sequence);
 // The record of one commit: its metric rows, histogram snapshots and sweeps (not checkpoints or cuts).
 std::vector<char> encode_log_record(int64_t sequence, const RunBatch& batch);
+
+// The writer's end of a run log: RUN.h5.log open for appending, one fsynced record per commit of rows. Its writer
+// uses it under its commit lock (core/store/committed_run.h). A log that is not open makes the next commit fold and
+// start a new one.
+class RunLogAppender {
+ public:
+  explicit RunLogAppender(std::string run_path);
+  ~RunLogAppender();
+  RunLogAppender(const RunLogAppender&) = delete;
+  RunLogAppender& operator=(const RunLogAppender&) = delete;
+
+  bool is_open() const { return descriptor_ >= 0; }
+  unsigned long long length() const { return length_; }  // where the next record goes
+  // Continues the log a writer read when it opened the run: the next record follows its last whole one, and a record
+  // cut short at the end (its writer died mid-commit) is cut off. The log stays closed when it does not exist, cannot
+  // be opened or cannot be cut.
+  void continue_after(const RunLog& log);
+  // Appends the record of commit `sequence` and fsyncs it. On failure the log is cut back to where it was (and closed
+  // when that fails, so that the next commit folds and no later record follows the failed one's bytes) and
+  // RunFileError(WriteFailed) names the run file.
+  void append(int64_t sequence, const RunBatch& batch);
+  // Replaces the log, durably, by a new, empty one that continues version `base_sequence` of the run file, and opens
+  // it. Returns a warning ("" when all went well; else the folder sync failed after the rename). Throws RunFileError
+  // when it cannot be written: the old log then stays open as it was (its records are all folded, which readers skip,
+  // and new records follow them with higher sequences).
+  std::string start_new(int64_t base_sequence);
+  // Closes the log and removes it: every record is in the run file (if the removal is lost in a crash, the log left
+  // holds only folded records, which readers skip).
+  void close_and_remove();
+
+ private:
+  void reopen();  // opens the log file for appending at length_; not open when it cannot be opened
+  void close();
+  std::string run_path_;
+  int descriptor_ = -1;
+  unsigned long long length_ = 0;
+};
 
 }  // namespace descentlab::store

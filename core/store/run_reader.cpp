@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/record/checkpoint.h"
 #include "core/store/checkpoint_files.h"
 #include "core/store/hdf5_io.h"
 #include "core/store/run_file_format.h"
@@ -96,7 +97,7 @@ RunReader::RunReader(const std::string& path) : path_(path), file_(std::make_uni
     // A writer folded the log into a new version of the file after it was opened: the file read is older than the
     // log beside it now. Read both again (a fold takes a moment; a few tries suffice).
     if (log.exists && log.base_sequence > folded && attempt < 20) continue;
-    format::check_log_follows(log, folded, path_);
+    check_log_follows(log, folded, path_);
     file_->data_files = std::make_unique<CheckpointFiles>(path_);
     const auto names = guarded(path_, "/checkpoints", [&] {
       return format::checkpoint_data_file_names(file_->handle.openGroup(format::kCheckpoints));
@@ -330,7 +331,7 @@ std::vector<std::string> RunReader::checkpoint_data_files() const {
 }
 
 record::CheckpointData RunReader::checkpoint(const std::string& label) const {
-  const std::string object = "/checkpoints/" + label;
+  const std::string object = record::checkpoint_object(label);
   return guarded(path_, object, [&] {
     const H5::Group group = open_child_group(file_->handle, path_, format::kCheckpoints, label);
     return format::read_checkpoint(group, path_, object, header_.format_version, file_->data_files.get());

@@ -1,5 +1,8 @@
 #pragma once
-// RunWriter: the metric sink that keeps a run in its HDF5 run file.
+// RunWriter: the metric sink that keeps a run in its HDF5 run file. It takes the run file's lock, buffers what it is
+// given, and commits it from its flusher thread (or at once, on flush() and for checkpoints); each commit goes to
+// the run as committed so far (core/store/committed_run.h), which appends it to the run log or folds it into the
+// file's next version (core/store/file_version.h).
 //
 // Crash safety: the run file on disk is never modified in place, and every commit is one durable step.
 //  - A commit of metric rows, histogram snapshots and sweeps appends one CRC'd record to the run log RUN.h5.log
@@ -31,14 +34,14 @@
 #include <vector>
 
 #include "core/record/events.h"
+#include "core/store/pack_run.h"  // pack_run: callers that write runs also pack them
 #include "core/store/run_batch.h"
 #include "core/store/run_file.h"
 #include "core/store/run_lock.h"
 
 namespace descentlab::store {
-namespace format {
-struct ExternalPlacement;  // core/store/run_file_format.h
-}
+
+class CommittedRun;  // core/store/committed_run.h
 
 struct RunWriterOptions {
   double flush_interval_seconds = 2.0;  // how long metric events may wait in memory; <= 0: only on flush()
@@ -99,22 +102,11 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   using Pending = RunBatch;
   RunWriter(std::string path, const RunWriterOptions& options);
   void start_flusher();
-  // Validates the checkpoint and puts it under every label into pending_ (labels not empty).
   void append(const std::string& name, record::SeriesShape shape, int64_t step, double wall_time,
               const std::vector<double>& values);
+  // Validates the checkpoint and puts it under every label into pending_ (labels not empty).
   void queue_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint);
   void commit(bool fold_log = false);  // serialised by commit_mutex_; fold_log folds even an empty batch
-  bool needs_fold(const Pending& batch) const;
-  std::string fold(const Pending& batch);  // returns a warning ("" when all went well)
-  // Writes the batch's checkpoints' tensors into the data file of commit `sequence` (each shared checkpoint once),
-  // returning where each went.
-  std::map<const record::CheckpointData*, format::ExternalPlacement> write_checkpoint_data(const Pending& batch,
-                                                                                           int64_t sequence);
-  void append_to_log(const Pending& batch);  // one record, fsynced
-  void open_log();                           // opens RUN.h5.log for appending at log_length_
-  // The new file's bytes, built in memory: the committed file, then the log's records, then the batch.
-  std::vector<char> build_version(const Pending& logged, const Pending& batch, int64_t sequence,
-                                  const std::map<const record::CheckpointData*, format::ExternalPlacement>& placements);
   [[noreturn]] void restore_and_throw(std::unique_ptr<Pending>& batch, const std::string& temporary,
                                       const std::string& message);
   void flusher_loop();
@@ -122,48 +114,28 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
 
   std::string path_;
   RunWriterOptions options_;
-  RunHeader header_;  // for a new file, written on the first commit
 
   mutable std::mutex data_mutex_;  // guards pending_, widths_, edges_, last_error_
   std::unique_ptr<Pending> pending_;
   std::map<std::string, int64_t> metric_widths_;
-  bool upgrade_format_ = false;  // opened a file of an older format_version: the next commit writes this one
   std::map<std::string, std::vector<double>> histogram_edges_;
   std::string last_error_;
 
   std::unique_ptr<RunFileLock> lock_;  // held from create()/open() until the writer is gone
   std::mutex commit_mutex_;
   bool ready_ = false;  // set once create() or open() succeeded; until then the destructor writes nothing
-  bool file_exists_ = false;
-  // The run file's checkpoint labels, each with the data files its tensors are in (none for a checkpoint stored in
-  // the run file itself, as formats before 5 did).
-  std::map<std::string, std::set<std::string>> stored_checkpoints_;
-  std::set<std::string> stored_sweeps_;
+  // The run file and its log as committed (guarded by commit_mutex_; before the flusher starts, create() and open()).
+  std::unique_ptr<CommittedRun> committed_;
   std::atomic<int64_t> commits_{0};
   std::atomic<int64_t> append_nanoseconds_{0};
   std::atomic<int64_t> fold_nanoseconds_{0};
   std::atomic<int64_t> folds_{0};
   std::optional<std::string> holding_since_;  // when background commits began to fail (flusher thread only)
-  size_t main_bytes_ = 0;                     // the run file's size at the last fold
-  int64_t folded_sequence_ = 0;               // the run file's log_sequence: the last log record it holds
-  int64_t sequence_ = 0;                      // the last record committed, in the run file or the log
-  int log_descriptor_ = -1;                   // RUN.h5.log, open for appending; -1: the next commit folds
-  unsigned long long log_length_ = 0;         // where the next record goes
 
   std::mutex wake_mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
   std::thread flusher_;
 };
-
-// Writes the run `source` as a reader sees it now (the run file and the records of the log beside it) to `target` as
-// one run file with every record folded in: the form to share or archive, which h5py reads whole. Works while a
-// writer is adding to `source`. Written to a temporary name and renamed; throws RunFileError naming the file.
-struct PackResult {
-  size_t bytes = 0;        // the packed file's size
-  size_t log_records = 0;  // records of the log folded in
-  std::string warning;     // "" when all went well (else, e.g., the folder sync failed after the rename)
-};
-PackResult pack_run(const std::string& source, const std::string& target);
 
 }  // namespace descentlab::store
