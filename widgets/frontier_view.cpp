@@ -35,8 +35,8 @@ QVector<double> levelsOf(const RunData& run) {
 }
 
 // The runs with frontier rows of `taskMetric`.
-QVector<RunData*> frontierRuns(const LabModel& model, const QString& taskMetric) {
-  QVector<RunData*> runs;
+QVector<const RunData*> frontierRuns(const LabModel& model, const QString& taskMetric) {
+  QVector<const RunData*> runs;
   for (auto* run : model.runs()) {
     const auto it = run->vectors.constFind(frontierName(taskMetric));
     if (it != run->vectors.cend() && !it->rows.isEmpty() && !levelsOf(*run).isEmpty()) runs.push_back(run);
@@ -47,7 +47,7 @@ QVector<RunData*> frontierRuns(const LabModel& model, const QString& taskMetric)
 // The level at which the shown runs' newest frontiers differ most, relative to their mean (the highest such level
 // on a tie); NaN with fewer than two shown runs. At 90 % a tour's runs had both collapsed and their curves crossed,
 // so the plot over time said nothing about the 50-80 % where HORST's lead is (issue 33).
-double levelOfWidestSpread(const QVector<RunData*>& runs, const QString& series, const QVector<double>& levels) {
+double levelOfWidestSpread(const QVector<const RunData*>& runs, const QString& series, const QVector<double>& levels) {
   double best = qQNaN();
   double widest = -1;
   for (double level : levels) {
@@ -133,11 +133,11 @@ void FrontierView::rebuild() {
   plot()->clearItems();
   // The metric to draw: the focus run's when it has a frontier, else the first run's that has one.
   metric_.clear();
-  RunData* focus = model()->focusRun();
+  const RunData* focus = model()->focusRun();
   for (auto* run : model()->runs()) {
     if (!frontierRuns(*model(), run->metric).isEmpty() && (metric_.isEmpty() || run == focus)) metric_ = run->metric;
   }
-  const QVector<RunData*> runs = metric_.isEmpty() ? QVector<RunData*>{} : frontierRuns(*model(), metric_);
+  const QVector<const RunData*> runs = metric_.isEmpty() ? QVector<const RunData*>{} : frontierRuns(*model(), metric_);
   if (runs.isEmpty()) {
     // The real reason: no ViT or GPT run, one that has not reached its first frontier, or one with it off.
     QStringList waiting, off;

@@ -27,7 +27,7 @@ QColor LabModel::nextColour() const {
   return runPalette().at(static_cast<int>(runs_.size()) % runPalette().size());
 }
 
-RunData* LabModel::addRun(std::unique_ptr<RunData> run) {
+const RunData* LabModel::addRun(std::unique_ptr<RunData> run) {
   run->id = QStringLiteral("run%1").arg(nextId_++);
   if (!run->colour.isValid()) run->colour = nextColour();
   QString base = run->name.isEmpty() ? QStringLiteral("run") : run->name;
@@ -58,33 +58,38 @@ void LabModel::removeRun(const QString& runId) {
   }
 }
 
-RunData* LabModel::run(const QString& id) const {
+RunData* LabModel::find(const QString& id) const {
   for (const auto& run : runs_) {
     if (run->id == id) return run.get();
   }
   return nullptr;
 }
 
-RunData* LabModel::runByPath(const QString& path) const {
+const RunData* LabModel::runByPath(const QString& path) const {
   for (const auto& run : runs_) {
     if (run->path == path) return run.get();
   }
   return nullptr;
 }
 
-QVector<RunData*> LabModel::runs() const {
-  QVector<RunData*> all;
+QVector<const RunData*> LabModel::runs() const {
+  QVector<const RunData*> all;
   for (const auto& run : runs_) all.push_back(run.get());
   return all;
 }
 
-RunData* LabModel::focusRun() const {
+const RunData* LabModel::focusRun() const {
   if (auto* focus = run(focusId_)) return focus;
   return runs_.empty() ? nullptr : runs_.front().get();
 }
 
+QString LabModel::focusRunId() const {
+  const RunData* focus = focusRun();
+  return focus ? focus->id : QString();
+}
+
 bool LabModel::changeRun(const QString& id, const std::function<void(RunData&)>& change) {
-  RunData* changed = run(id);
+  RunData* changed = find(id);
   if (!changed) return false;
   const QMap<QString, QString> config = changed->config;  // shared, not copied
   change(*changed);
@@ -92,6 +97,12 @@ bool LabModel::changeRun(const QString& id, const std::function<void(RunData&)>&
   changed->touch();
   emit this->changed();
   return true;
+}
+
+void LabModel::setRunVisible(const QString& id, bool visible) {
+  const RunData* shown = run(id);
+  if (!shown || shown->visible == visible) return;
+  changeRun(id, [visible](RunData& run) { run.visible = visible; });
 }
 
 QString LabModel::timestamp() {
@@ -190,7 +201,7 @@ const QVector<RunGroup>& LabModel::groups() const {
     group.label = made[g].label;
     group.colour = runPalette().at(g % runPalette().size());
     for (int member : made[g].members) {
-      RunData* run = runs_.at(member).get();
+      const RunData* run = runs_.at(member).get();
       (run->visible ? group.members : group.hiddenMembers).push_back(run);
     }
     // "(3 seeds)" -> "(2 of 3 seeds)": what the band is made of.
@@ -207,7 +218,8 @@ bool LabModel::toggleGroup(const QString& label) {
   for (const auto& group : groups()) {
     if (group.label != label) continue;
     const bool show = group.hidden();
-    for (auto* run : group.members + group.hiddenMembers) {
+    for (const auto* member : group.members + group.hiddenMembers) {
+      RunData* run = find(member->id);
       run->visible = show;
       run->touch();
     }
@@ -219,7 +231,7 @@ bool LabModel::toggleGroup(const QString& label) {
 
 const RunGroup* LabModel::groupOf(const RunData* run) const {
   for (const auto& group : groups()) {
-    if (group.members.contains(const_cast<RunData*>(run))) return &group;
+    if (group.members.contains(run)) return &group;
   }
   return nullptr;
 }

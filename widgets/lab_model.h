@@ -20,8 +20,8 @@ namespace descentlab::widgets {
 struct RunGroup {
   QString label;  // "vit-horst-quick, alpha 5.0 (3 seeds)"
   QColor colour;
-  QVector<RunData*> members;        // visible runs only: a hidden run is in no group
-  QVector<RunData*> hiddenMembers;  // its runs hidden from the plots (a legend click hides a whole group)
+  QVector<const RunData*> members;        // visible runs only: a hidden run is in no group
+  QVector<const RunData*> hiddenMembers;  // its runs hidden from the plots (a legend click hides a whole group)
   // Every member hidden: the views list it in their legends, struck out, and draw nothing of it.
   bool hidden() const { return members.isEmpty(); }
 };
@@ -54,17 +54,19 @@ class LabModel : public QObject {
  public:
   explicit LabModel(QObject* parent = nullptr);
 
-  // Adds a run, giving it a unique id, a unique name and the next free colour.
-  RunData* addRun(std::unique_ptr<RunData> run);
+  // Adds a run, giving it a unique id, a unique name and the next free colour. The runs the model hands out are
+  // views to read: every change goes through changeRun (or setRunVisible), which announces it.
+  const RunData* addRun(std::unique_ptr<RunData> run);
   void removeRun(const QString& id);
-  RunData* run(const QString& id) const;
-  RunData* runAt(int index) const { return runs_.at(index).get(); }
-  RunData* runByPath(const QString& path) const;
+  const RunData* run(const QString& id) const { return find(id); }
+  const RunData* runAt(int index) const { return runs_.at(index).get(); }
+  const RunData* runByPath(const QString& path) const;
   int count() const { return static_cast<int>(runs_.size()); }
-  QVector<RunData*> runs() const;
+  QVector<const RunData*> runs() const;
 
   // The run the single-run views (per-layer evaluations, λ, heat map) show; the first run when none is chosen.
-  RunData* focusRun() const;
+  const RunData* focusRun() const;
+  QString focusRunId() const;  // "" while no run is open
   void setFocusRun(const QString& id);
 
   // Config keys whose values differ between the runs (all keys' first differing ones first), without run-local
@@ -97,6 +99,8 @@ class LabModel : public QObject {
   // window redraws (views, runs table, log, run controls) once, on its next turn of the event loop, however many
   // changes came before. False, with nothing done, when the run is gone (closed meanwhile).
   bool changeRun(const QString& id, const std::function<void(RunData&)>& change);
+  // Hides a run from every multi-run view, or shows it again (the runs table's menu, Ctrl+H, a legend click).
+  void setRunVisible(const QString& id, bool visible);
   // A line in the run's log, stamped with the time of day ("14:02:11 paused after the current batch").
   bool logToRun(const QString& id, const QString& text);
   static QString timestamp();
@@ -118,6 +122,7 @@ class LabModel : public QObject {
 
  private:
   QColor nextColour() const;
+  RunData* find(const QString& id) const;
   std::vector<std::unique_ptr<RunData>> runs_;
   QString focusId_;
   int64_t nextId_ = 1;

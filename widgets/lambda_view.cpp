@@ -37,10 +37,10 @@ void LambdaView::rebuild() {
   plot()->clearItems();
   const QString name = series_->currentData().toString();
   plot()->yAxis->setLabel(series_->currentText());
-  RunData* focus = drawnRun();
+  const RunData* focus = drawnRun();
   if (!focus) {
     // The real reason: the selected run has no multipliers (ERM, or a sparse run), or has not recorded any yet.
-    RunData* selected = model()->focusRun();
+    const RunData* selected = model()->focusRun();
     QString reason;
     if (name == QLatin1String(record::metric::kResilientSlack)) {
       reason = QStringLiteral("No resilient constrained run\n(constraints.resilient = true)");
@@ -159,10 +159,10 @@ GroupBand LambdaView::focusGroupBand() const {
   return band;
 }
 
-RunData* LambdaView::drawnRun() const {
+const RunData* LambdaView::drawnRun() const {
   const QString name = series_->currentData().toString();
   // A run hidden from the plots stays hidden here too, even when it is the focus run.
-  RunData* focus = model()->focusRun();
+  const RunData* focus = model()->focusRun();
   if (focus && focus->visible && focus->vectors.contains(name)) return focus;
   for (auto* run : model()->runs()) {
     if (run->visible && run->vectors.contains(name)) return run;

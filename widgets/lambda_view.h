@@ -27,7 +27,7 @@ class LambdaView : public PlotView {
 
  private:
   // The run drawn when not grouped: the focus run, else the first run with the series.
-  RunData* drawnRun() const;
+  const RunData* drawnRun() const;
   QComboBox* series_ = nullptr;
   bool flatAtZero_ = false;  // the multipliers shown are 0 at every step and layer
 };

@@ -111,10 +111,10 @@ LayerLossView::LayerLossView(LabModel* model, QWidget* parent)
 
 // The layerwise runs evaluated on the test set, of the focus run's task (the focus run falls back to the first of
 // them); `otherTask` counts those of another task.
-QVector<RunData*> LayerLossView::runsOfFocusTask(RunData*& focus, int& otherTask) const {
+QVector<const RunData*> LayerLossView::runsOfFocusTask(const RunData*& focus, int& otherTask) const {
   focus = model()->focusRun();
   if (focus && !focus->vectors.contains(QLatin1String(record::metric::kTestLayerLoss))) focus = nullptr;
-  QVector<RunData*> layerwise;
+  QVector<const RunData*> layerwise;
   for (auto* run : model()->runs()) {
     if (run->vectors.contains(QLatin1String(record::metric::kTestLayerLoss))) layerwise.push_back(run);
   }
@@ -123,7 +123,7 @@ QVector<RunData*> LayerLossView::runsOfFocusTask(RunData*& focus, int& otherTask
   // run's task is drawn, and the others are counted in a note.
   otherTask = 0;
   if (focus) {
-    QVector<RunData*> sameTask;
+    QVector<const RunData*> sameTask;
     for (auto* run : layerwise) {
       if (run->metric == focus->metric) {
         sameTask.push_back(run);
@@ -137,7 +137,8 @@ QVector<RunData*> LayerLossView::runsOfFocusTask(RunData*& focus, int& otherTask
 }
 
 // Returns the first layer of the change mode's fitted range (the top half of the layers).
-int LayerLossView::drawNewestCurves(const QVector<RunData*>& layerwise, const RunData* focus, bool change, bool logY) {
+int LayerLossView::drawNewestCurves(const QVector<const RunData*>& layerwise, const RunData* focus, bool change,
+                                    bool logY) {
   // The newest curve of every layerwise run; the focus run's solid and bold, the others dashed. Where a run's
   // descent breaks, a marker in its own colour, outlined red, named after it in the legend.
   int topFrom = 1;
@@ -186,7 +187,7 @@ int LayerLossView::drawNewestCurves(const QVector<RunData*>& layerwise, const Ru
 }
 
 // The lower plot, with the focus run's certificate in words under it.
-void LayerLossView::drawDescendingShares(const QVector<RunData*>& layerwise, const RunData& focus) {
+void LayerLossView::drawDescendingShares(const QVector<const RunData*>& layerwise, const RunData& focus) {
   auto layerAxis = [](int width) {
     QVector<double> x;
     for (int layer = 0; layer < width; ++layer) x.push_back(layer);
@@ -242,8 +243,8 @@ void LayerLossView::rebuild() {
   plot()->clearPlottables();
   plot()->clearItems();
   int otherTask = 0;
-  RunData* focus = nullptr;
-  const QVector<RunData*> layerwise = runsOfFocusTask(focus, otherTask);
+  const RunData* focus = nullptr;
+  const QVector<const RunData*> layerwise = runsOfFocusTask(focus, otherTask);
   // The y axis says which losses it shows: test ones, or training ones while no run has been evaluated yet; just
   // "fₗ" where the title would not fit beside the curves (the legend names training curves as such).
   QCPAxis* lossAxis = plot()->axisRect(0)->axis(QCPAxis::atLeft);
@@ -324,7 +325,7 @@ bool LayerLossView::drawTrainingLayerLoss() {
   // Before any test evaluation (a one-epoch run has none until its end): each layerwise run's newest training
   // per-layer loss, the batch means of its last metric interval, thin and dotted and named as training, so the view
   // moves from the first interval on instead of waiting.
-  QVector<RunData*> training;
+  QVector<const RunData*> training;
   for (auto* run : model()->runs()) {
     const auto it = run->vectors.constFind(QLatin1String(record::metric::kLayerLoss));
     if (it != run->vectors.cend() && !it->rows.isEmpty()) training.push_back(run);

@@ -42,9 +42,9 @@ class LayerLossView : public PlotView {
  private:
   // Before any test evaluation: the runs' newest training per-layer losses, marked as training; false when none.
   bool drawTrainingLayerLoss();
-  QVector<RunData*> runsOfFocusTask(RunData*& focus, int& otherTask) const;
-  int drawNewestCurves(const QVector<RunData*>& layerwise, const RunData* focus, bool change, bool logY);
-  void drawDescendingShares(const QVector<RunData*>& layerwise, const RunData& focus);
+  QVector<const RunData*> runsOfFocusTask(const RunData*& focus, int& otherTask) const;
+  int drawNewestCurves(const QVector<const RunData*>& layerwise, const RunData* focus, bool change, bool logY);
+  void drawDescendingShares(const QVector<const RunData*>& layerwise, const RunData& focus);
   void drawGroups(bool change, bool logY);
   QCPAxisRect* bars_ = nullptr;
   QCheckBox* allEvaluations_ = nullptr;

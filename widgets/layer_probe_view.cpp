@@ -214,14 +214,14 @@ qint64 LayerProbeView::evaluationStep(const RunData* run) const {
   return it == run->vectors.cend() || it->steps.isEmpty() ? -1 : static_cast<qint64>(it->steps.back());
 }
 
-RunData* LayerProbeView::runOf(int side) const {
+const RunData* LayerProbeView::runOf(int side) const {
   const QComboBox* choice = side == 0 ? runA_ : runB_;
   const QString id = choice->currentData().toString();
   return id.isEmpty() ? nullptr : model_->run(id);
 }
 
 void LayerProbeView::updateRunChoices() {
-  QVector<RunData*> layerwise;
+  QVector<const RunData*> layerwise;
   for (auto* run : model_->runs()) {
     if (run->kind == RunKind::Layerwise) layerwise.push_back(run);
   }
@@ -319,7 +319,7 @@ void LayerProbeView::requestAll() {
 }
 
 void LayerProbeView::request(int side) {
-  RunData* run = runOf(side);
+  const RunData* run = runOf(side);
   probedEvaluation_[side] = evaluationStep(run);
   const quint64 id = nextId_++;
   wanted_[side] = id;

@@ -118,7 +118,7 @@ class LayerProbeView : public QWidget {
   void receive(const ProbeOutcome& outcome);
   void redraw();
   void drawText();
-  RunData* runOf(int side) const;
+  const RunData* runOf(int side) const;
   QString taskOf(const RunData* run) const;
   qint64 evaluationStep(const RunData* run) const;
 

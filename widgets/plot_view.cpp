@@ -60,11 +60,9 @@ PlotView::PlotView(LabModel* model, QString title, QWidget* parent)
         model_->toggleGroup(groupLabel);
         return;
       }
-      RunData* run = model_->run(entry->plottable()->property("runId").toString());
-      if (!run) return;
-      run->visible = !run->visible;
-      run->touch();
-      model_->markChanged();
+      if (const RunData* run = model_->run(entry->plottable()->property("runId").toString())) {
+        model_->setRunVisible(run->id, !run->visible);
+      }
       return;
     }
   });

@@ -83,7 +83,7 @@ void RobustnessView::setSweepChoice(const SweepChoice& choice) {
 
 void RobustnessView::updateNoiseChoices() {
   // The noises the selected run can take: a video run only video noise, a text run the other three.
-  RunData* focus = model()->focusRun();
+  const RunData* focus = model()->focusRun();
   const bool video = focus && focus->config.value(QStringLiteral("task")) == QStringLiteral("video");
   const QStringList kinds = noiseKinds(video);
   keepChoice(sweepNoise_, kinds, kinds.front());
@@ -137,7 +137,7 @@ void RobustnessView::rebuild() {
       ++drawn;
     }
   }
-  for (auto* run : model()->grouped() ? QVector<RunData*>() : model()->runs()) {
+  for (auto* run : model()->grouped() ? QVector<const RunData*>() : model()->runs()) {
     const auto it = run->sweeps.constFind(name);
     if (it == run->sweeps.cend() || it->gamma.isEmpty() || it->seeds < 1) continue;
     metric = it->metric;

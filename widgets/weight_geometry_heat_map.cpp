@@ -26,7 +26,7 @@ void WeightGeometryView::drawHeatMap(const QString& group) {
     ids << run->id;
     names << run->name;
   }
-  RunData* focus = model()->focusRun();
+  const RunData* focus = model()->focusRun();
   QString chosen = heatRunChosen_ && ids.contains(heatRunId_) ? heatRunId_ : QString();
   if (chosen.isEmpty() && focus && ids.contains(focus->id)) chosen = focus->id;
   if (chosen.isEmpty() && !ids.isEmpty()) chosen = ids.front();
@@ -43,7 +43,7 @@ void WeightGeometryView::drawHeatMap(const QString& group) {
   heatRunBox_->setEnabled(ids.size() > 1);
   heatTrack_ = HistogramTrack();
   heatRunName_.clear();
-  RunData* run = model()->run(chosen);
+  const RunData* run = model()->run(chosen);
   if (!run) {
     heatTitle_->setText(QStringLiteral("histogram over steps"));
     heatTitle_->setTextColor(QColor(120, 120, 120));

@@ -61,7 +61,7 @@ LabController::LabController(widgets::MainWindow& window, const LabBackend& back
   } catch (const std::exception& error) {
     window_.showError(QString::fromUtf8(error.what()));
   }
-  window_.setTours(tours);
+  window_.tours()->setTours(tours);
 }
 
 QString LabController::start(const widgets::ExperimentRequest& request) {
@@ -115,7 +115,7 @@ QStringList LabController::startTour(const QString& name,
     return {};
   }
   QStringList ids;
-  if (window_.toursWithSeeds() && !configs.empty()) {
+  if (window_.tours()->toursWithSeeds() && !configs.empty()) {
     // Every run once per measured seed (train.seed and data.split_seed, as scripts/tours.sh measured them), two at a
     // time, each run's seeds a group.
     window_.setGrouping(true, window_.model()->groupKeys());
@@ -148,7 +148,7 @@ QStringList LabController::startTour(const QString& name,
   info.layerLoss = QString::fromStdString(tour.layer_loss);
   for (const auto& view : tour.views) info.views << QString::fromStdString(view);
   if (!ids.isEmpty()) window_.model()->setFocusRun(ids.back());
-  window_.showTour(info);
+  window_.tours()->showTour(info);
   // A tour without runs (the playground's implicit-bias) leaves the panel as it is: it has no run to show there.
   if (!tour.runs.empty()) showInExperimentPanel(tour.runs.back());
   return ids;

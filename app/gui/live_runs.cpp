@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "widgets/lab_model.h"
+#include "widgets/session_memory.h"
 
 namespace descentlab::gui {
 namespace {
@@ -57,9 +58,9 @@ QString LiveRuns::start(config::ExperimentConfig config, const QString& runName)
   describe_config(*run, config);
   run->state = widgets::RunState::Starting;
   run->appendLog(QStringLiteral("%1 starting %2 into %3").arg(widgets::LabModel::timestamp(), run->name, run->path));
-  widgets::RunData* added = model_.addRun(std::move(run));
-  model_.setFocusRun(added->id);       // the run just started is the one the controls and views follow
-  window_.addRecentFile(added->path);  // File > Open recent finds it after a quit, as any opened file
+  const widgets::RunData* added = model_.addRun(std::move(run));
+  model_.setFocusRun(added->id);                  // the run just started is the one the controls and views follow
+  window_.session()->addRecentFile(added->path);  // File > Open recent finds it after a quit, as any opened file
   session::SessionOptions options;
   options.run_path = path.toStdString();
   const QString id = added->id;

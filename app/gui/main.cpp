@@ -28,11 +28,13 @@
 #include <QTimer>
 
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "widgets/geometry_playground.h"
 #include "widgets/lab_model.h"
 #include "widgets/main_window.h"
+#include "widgets/session_memory.h"
 #include "widgets/views.h"
 
 namespace {
@@ -113,11 +115,52 @@ void take_shots(MainWindow& window, const QString& directory, const QString& pre
   std::cerr << "descentlab: screenshots " << prefix.toStdString() << " in " << directory.toStdString() << "\n";
 }
 
-int run_report(int argc, char** argv) {
-  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication application(argc, argv);
-  QApplication::setApplicationName(QStringLiteral("DescentLab"));
-  QApplication::setOrganizationName(QStringLiteral("DescentLab-report"));  // never touches the app's settings
+// What `descentlab report` was asked: the run files (folders expanded), where the PNGs go and how they are drawn.
+struct ReportOptions {
+  QStringList runs;
+  QString firstArgument;  // the first run or folder given, for "no run file below DIR"
+  QString out;
+  QString groupBy;  // "auto" or comma-separated config keys; used when `grouped`
+  bool grouped = false;
+  bool standardDeviationBand = false;
+  int width = 1000;
+  int height = 650;
+};
+
+// Each folder among `arguments` stands for every run file below it, and asks for groups.
+QStringList run_files_of(const QStringList& arguments, bool& grouped) {
+  QStringList files;
+  for (const auto& argument : arguments) {
+    if (!QFileInfo(argument).isDir()) {
+      files << argument;
+      continue;
+    }
+    int skipped = 0;
+    for (const auto& path : descentlab::study::run_files_below(QFile::encodeName(argument).toStdString(), &skipped)) {
+      files << QFile::decodeName(QByteArray::fromStdString(path));
+    }
+    grouped = true;
+    std::cout << argument.toStdString() << ": " << files.size() << " run files"
+              << (skipped > 0 ? " (" + std::to_string(skipped) + " other files skipped)" : std::string()) << "\n";
+  }
+  return files;
+}
+
+// A size in pixels, strictly: "0", "-5", "abc" or "1e3" are refused naming the option (toInt read them as 0).
+bool read_pixels(const QCommandLineParser& parser, const QCommandLineOption& option, int& pixels) {
+  bool ok = false;
+  const QString text = parser.value(option);
+  pixels = text.toInt(&ok);
+  if (!ok || pixels < 16 || pixels > 16384) {
+    std::cerr << "descentlab report: error: --" << option.names().first().toStdString() << " \"" << text.toStdString()
+              << "\": expected a whole number of pixels from 16 to 16384\n";
+    return false;
+  }
+  return true;
+}
+
+// The report's options from the command line; nothing (with the reason printed) when they are wrong.
+std::optional<ReportOptions> parse_report_options(const QApplication& application) {
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("Renders the lab's views of run files to PNG, without a window"));
   parser.addHelpOption();
@@ -145,92 +188,82 @@ int run_report(int argc, char** argv) {
   if (runs.isEmpty() || !parser.isSet(out)) {
     std::cerr << "usage: descentlab report RUN.h5|DIR [...] --out DIR [--group-by KEYS] [--band minmax|std] "
                  "[--width PX] [--height PX]\n";
-    return 2;
+    return std::nullopt;
   }
   if (parser.value(band) != QStringLiteral("minmax") && parser.value(band) != QStringLiteral("std")) {
     std::cerr << "descentlab report: error: --band \"" << parser.value(band).toStdString()
               << "\": expected minmax or std\n";
-    return 2;
+    return std::nullopt;
   }
-  // A folder stands for every run file below it, and asks for groups.
-  bool grouped = parser.isSet(groupBy);
-  QStringList files;
-  for (const auto& argument : runs) {
-    if (!QFileInfo(argument).isDir()) {
-      files << argument;
-      continue;
-    }
-    int skipped = 0;
-    for (const auto& path : descentlab::study::run_files_below(QFile::encodeName(argument).toStdString(), &skipped)) {
-      files << QFile::decodeName(QByteArray::fromStdString(path));
-    }
-    grouped = true;
-    std::cout << argument.toStdString() << ": " << files.size() << " run files"
-              << (skipped > 0 ? " (" + std::to_string(skipped) + " other files skipped)" : std::string()) << "\n";
+  ReportOptions options;
+  options.grouped = parser.isSet(groupBy);
+  options.firstArgument = runs.first();
+  options.runs = run_files_of(runs, options.grouped);
+  if (!read_pixels(parser, width, options.width) || !read_pixels(parser, height, options.height)) return std::nullopt;
+  options.out = parser.value(out);
+  options.groupBy = parser.value(groupBy);
+  options.standardDeviationBand = parser.value(band) == QStringLiteral("std");
+  return options;
+}
+
+// Runs that differ only by their seeds drawn as groups, by the keys asked for ("auto": every differing key).
+void draw_groups(MainWindow& window, const ReportOptions& options) {
+  QStringList keys;
+  if (options.groupBy != QStringLiteral("auto")) {
+    for (const auto& key : options.groupBy.split(QLatin1Char(','), Qt::SkipEmptyParts)) keys << key.trimmed();
   }
-  runs = files;
-  // Sizes in pixels, strictly: "0", "-5", "abc" or "1e3" are refused naming the option (toInt read them as 0).
-  int sizes[2] = {0, 0};
-  const QCommandLineOption* size_options[2] = {&width, &height};
-  for (int i = 0; i < 2; ++i) {
-    bool ok = false;
-    const QString text = parser.value(*size_options[i]);
-    sizes[i] = text.toInt(&ok);
-    if (!ok || sizes[i] < 16 || sizes[i] > 16384) {
-      std::cerr << "descentlab report: error: --" << size_options[i]->names().first().toStdString() << " \""
-                << text.toStdString() << "\": expected a whole number of pixels from 16 to 16384\n";
-      return 2;
-    }
+  window.model()->setBandKind(options.standardDeviationBand ? descentlab::record::BandKind::StandardDeviation
+                                                            : descentlab::record::BandKind::MinMax);
+  window.setGrouping(true, keys);
+  for (const auto& group : window.model()->groups()) {
+    std::cout << "group: " << group.label.toStdString() << "\n";
   }
-  const LabBackend backend;
-  MainWindow window(summarize_environment(), backend);
-  LabController controller(window, backend, QDir::tempPath());
-  const int opened = runs.isEmpty() ? 0 : controller.open(runs);
-  if (runs.isEmpty() || opened != runs.size()) {
-    std::cerr << "descentlab report: error: "
-              << (runs.isEmpty()
-                      ? std::string("no run file below ") + parser.positionalArguments().value(1).toStdString()
-                      : window.lastMessage().toStdString())
-              << "\n";
-    return 1;
-  }
-  if (grouped) {
-    QStringList keys;
-    const QString wanted = parser.value(groupBy);
-    if (wanted != QStringLiteral("auto")) {
-      for (const auto& key : wanted.split(QLatin1Char(','), Qt::SkipEmptyParts)) keys << key.trimmed();
-    }
-    window.model()->setBandKind(parser.value(band) == QStringLiteral("std")
-                                    ? descentlab::record::BandKind::StandardDeviation
-                                    : descentlab::record::BandKind::MinMax);
-    window.setGrouping(true, keys);
-    for (const auto& group : window.model()->groups()) {
-      std::cout << "group: " << group.label.toStdString() << "\n";
-    }
-  }
-  window.show();
-  QApplication::processEvents();
-  const QString directory = parser.value(out);
-  QDir().mkpath(directory);
+}
+
+// Every view as OUT/<view>.png and the whole window as OUT/dashboard.png; 0 when at least one view was written.
+int write_report(MainWindow& window, const ReportOptions& options) {
+  QDir().mkpath(options.out);
   int written = 0;
   for (auto* view : window.views()) {
     view->refresh(true);
-    const QString path = QDir(directory).filePath(view->fileStem() + QStringLiteral(".png"));
-    if (!view->exportImage(path, sizes[0], sizes[1])) {
+    const QString path = QDir(options.out).filePath(view->fileStem() + QStringLiteral(".png"));
+    if (!view->exportImage(path, options.width, options.height)) {
       std::cerr << "descentlab report: error: cannot write " << path.toStdString() << "\n";
       return 1;
     }
     std::cout << path.toStdString() << (view->hasData() ? "" : "  (no data for this view in these runs)") << "\n";
     ++written;
   }
-  const QString dashboard = QDir(directory).filePath(QStringLiteral("dashboard.png"));
+  const QString dashboard = QDir(options.out).filePath(QStringLiteral("dashboard.png"));
   window.grab().save(dashboard);
   std::cout << dashboard.toStdString() << "\n";
   return written > 0 ? 0 : 1;
 }
 
-// Where the window writes new runs unless --runs-dir says (core/util/user_folders.h); "runs" here when the
-// user's data folder cannot be told (no HOME), which the runs folder's own check then reports.
+int run_report(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication application(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("DescentLab"));
+  QApplication::setOrganizationName(QStringLiteral("DescentLab-report"));  // never touches the app's settings
+  const std::optional<ReportOptions> options = parse_report_options(application);
+  if (!options) return 2;
+  const LabBackend backend;
+  MainWindow window(summarize_environment(), backend);
+  LabController controller(window, backend, QDir::tempPath());
+  const int opened = options->runs.isEmpty() ? 0 : controller.open(options->runs);
+  if (options->runs.isEmpty() || opened != options->runs.size()) {
+    std::cerr << "descentlab report: error: "
+              << (options->runs.isEmpty() ? std::string("no run file below ") + options->firstArgument.toStdString()
+                                          : window.lastMessage().toStdString())
+              << "\n";
+    return 1;
+  }
+  if (options->grouped) draw_groups(window, *options);
+  window.show();
+  QApplication::processEvents();
+  return write_report(window, *options);
+}
+
 QString default_runs_folder() {
   try {
     return QString::fromStdString(descentlab::runs_folder(descentlab::process_folder_context()));
@@ -250,32 +283,20 @@ bool asks_only_for_text(int argc, char** argv) {
   return false;
 }
 
-}  // namespace
+// What the window was asked on its command line.
+struct WindowOptions {
+  QStringList arguments;  // run files and study folders
+  QString preset;
+  QString size;
+  QStringList starts;
+  QString tour;
+  bool tourAsked = false;
+  QString runsFolder;
+  QString shotsFolder;
+  bool shotsAsked = false;
+};
 
-int main(int argc, char** argv) {
-  // Before QApplication starts any thread: the allocator settings apply to arenas made from here on.
-  try {
-    descentlab::configure_process(descentlab::threads_from_environment(1));
-  } catch (const std::exception& error) {
-    std::cerr << "descentlab: error: " << error.what() << "\n";
-    return 1;
-  }
-  if (argc > 1 && std::string(argv[1]) == "report") {
-    try {
-      return run_report(argc, argv);
-    } catch (const std::exception& error) {
-      std::cerr << "descentlab report: error: " << error.what() << "\n";
-      return 1;
-    }
-  }
-  // --help and --version print and quit: they need no display (a terminal, ssh, man page generation).
-  if (asks_only_for_text(argc, argv) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-  }
-  QApplication application(argc, argv);
-  QApplication::setApplicationName(QStringLiteral("DescentLab"));
-  QApplication::setOrganizationName(QStringLiteral("DescentLab"));
-  QApplication::setApplicationVersion(QString::fromLatin1(descentlab::build_info::kVersion));
+WindowOptions parse_window_options(const QApplication& application) {
   QCommandLineParser parser;
   parser.setApplicationDescription(
       QStringLiteral("DescentLab: layerwise descent and HORST, watched live.\n"
@@ -307,63 +328,113 @@ int main(int argc, char** argv) {
                            QStringLiteral("DIR"));
   parser.addOptions({preset, size, start, tour, runsDir, shots});
   parser.process(application);
+  WindowOptions options;
+  options.arguments = parser.positionalArguments();
+  options.preset = parser.value(preset);
+  options.size = parser.value(size);
+  options.starts = parser.values(start);
+  options.tour = parser.value(tour);
+  options.tourAsked = parser.isSet(tour);
+  options.runsFolder = parser.value(runsDir);
+  options.shotsFolder = parser.value(shots);
+  options.shotsAsked = parser.isSet(shots);
+  return options;
+}
+
+// Opens what the command line names: run files into the lab, folders as studies in the Study dock; starts the
+// presets and the tour asked for; a plain start offers the runs the last session had open (a crash included: the
+// list is kept as runs open).
+void open_what_was_asked(MainWindow& window, LabController& controller, const WindowOptions& options) {
+  QStringList files;
+  for (const QString& argument : options.arguments) {
+    if (QFileInfo(argument).isDir()) {
+      controller.studies().open(argument);
+    } else {
+      files << argument;
+    }
+  }
+  if (!files.isEmpty()) controller.open(files);
+  for (const auto& name : options.starts) {
+    window.experimentPanel()->setPreset(name, options.size);
+    controller.start({name, options.size, QStringLiteral("auto"), window.experimentPanel()->fields(), {}});
+  }
+  if (options.tourAsked) controller.startTour(options.tour);
+  if (options.arguments.isEmpty() && options.starts.isEmpty() && !options.tourAsked && !options.shotsAsked) {
+    window.session()->offerLastSession();
+  }
+}
+
+// --shots: every view once the first run is 60 % done (after the first evaluation of a 2-epoch quick run), and once
+// every run has finished; then quit.
+void take_shots_while_training(MainWindow& window, LabController& controller, const QString& directory) {
+  auto* poll = new QTimer(&window);
+  QObject::connect(poll, &QTimer::timeout, &window,
+                   [&window, &controller, poll, directory, midTaken = false]() mutable {
+                     auto* model = window.model();
+                     if (!midTaken && controller.activeRuns() > 0 && model->runAt(0)->progress() >= 0.6) {
+                       midTaken = true;
+                       take_shots(window, directory, QStringLiteral("mid"));
+                     }
+                     if (controller.activeRuns() == 0) {
+                       poll->stop();
+                       take_shots(window, directory, QStringLiteral("end"));
+                       QApplication::quit();
+                     }
+                   });
+  poll->start(250);
+}
+
+int run_window(int argc, char** argv) {
+  // --help and --version print and quit: they need no display (a terminal, ssh, man page generation).
+  if (asks_only_for_text(argc, argv) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+  }
+  QApplication application(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("DescentLab"));
+  QApplication::setOrganizationName(QStringLiteral("DescentLab"));
+  QApplication::setApplicationVersion(QString::fromLatin1(descentlab::build_info::kVersion));
+  const WindowOptions options = parse_window_options(application);
   try {
     const LabBackend backend;
     const descentlab::gui::PlaygroundBackendImpl playgroundBackend;  // outlives the window and its playground
     descentlab::gui::ProbeBackend probeBackend;                      // the layer probe's worker, outlives the window
     MainWindow window(summarize_environment(), backend);
     window.setProbeBackend(&probeBackend);
-    LabController controller(window, backend, QDir(parser.value(runsDir)).absolutePath());
-    window.experimentPanel()->setPreset(parser.value(preset), parser.value(size));
+    LabController controller(window, backend, QDir(options.runsFolder).absolutePath());
+    window.experimentPanel()->setPreset(options.preset, options.size);
     // The playground needs OpenGL 3.3: not on Qt's offscreen or minimal platforms.
     const QString platform = QGuiApplication::platformName();
     if (platform != QStringLiteral("offscreen") && platform != QStringLiteral("minimal")) {
       window.addPlayground(new descentlab::widgets::GeometryPlayground(playgroundBackend));
     }
     window.show();
-    // Run files open into the lab; a folder opens as a study in the Study dock.
-    QStringList files;
-    for (const QString& argument : parser.positionalArguments()) {
-      if (QFileInfo(argument).isDir()) {
-        controller.studies().open(argument);
-      } else {
-        files << argument;
-      }
-    }
-    if (!files.isEmpty()) controller.open(files);
-    for (const auto& name : parser.values(start)) {
-      window.experimentPanel()->setPreset(name, parser.value(size));
-      controller.start({name, parser.value(size), QStringLiteral("auto"), window.experimentPanel()->fields(), {}});
-    }
-    if (parser.isSet(tour)) controller.startTour(parser.value(tour));
-    // A plain start offers the runs the last session had open (a crash included: the list is kept as runs open).
-    if (parser.positionalArguments().isEmpty() && !parser.isSet(start) && !parser.isSet(tour) && !parser.isSet(shots)) {
-      window.offerLastSession();
-    }
-    if (parser.isSet(shots)) {
-      // Mid-run: once the first run is 60 % done (after the first evaluation of a 2-epoch quick run); the end: once
-      // every run has finished, then quit.
-      const QString directory = parser.value(shots);
-      auto* poll = new QTimer(&window);
-      bool midTaken = false;
-      QObject::connect(poll, &QTimer::timeout, &window, [&, poll] {
-        auto* model = window.model();
-        if (!midTaken && controller.activeRuns() > 0 && model->runAt(0)->progress() >= 0.6) {
-          midTaken = true;
-          take_shots(window, directory, QStringLiteral("mid"));
-        }
-        if (controller.activeRuns() == 0) {
-          poll->stop();
-          take_shots(window, directory, QStringLiteral("end"));
-          QApplication::quit();
-        }
-      });
-      poll->start(250);
-    }
+    open_what_was_asked(window, controller, options);
+    if (options.shotsAsked) take_shots_while_training(window, controller, options.shotsFolder);
     return application.exec();
   } catch (const descentlab::Error& error) {
     std::cerr << "descentlab: error: " << error.what() << "\n";
     QMessageBox::critical(nullptr, QStringLiteral("DescentLab"), QString::fromStdString(error.what()));
     return 1;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Before QApplication starts any thread: the allocator settings apply to arenas made from here on.
+  try {
+    descentlab::configure_process(descentlab::threads_from_environment(1));
+  } catch (const std::exception& error) {
+    std::cerr << "descentlab: error: " << error.what() << "\n";
+    return 1;
+  }
+  if (argc > 1 && std::string(argv[1]) == "report") {
+    try {
+      return run_report(argc, argv);
+    } catch (const std::exception& error) {
+      std::cerr << "descentlab report: error: " << error.what() << "\n";
+      return 1;
+    }
+  }
+  return run_window(argc, argv);
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "widgets/lab_model.h"
+#include "widgets/session_memory.h"
 
 namespace descentlab::gui {
 namespace {
@@ -104,7 +105,7 @@ bool RunOpener::adopt(OpenedFile opened) {
     run->appendLog(QStringLiteral("%1 %2 is being written by %3: watching it, read again at each commit")
                        .arg(widgets::LabModel::timestamp(), opened.absolute, opened.writer));
   }
-  widgets::RunData* added = model_.addRun(std::move(run));
+  const widgets::RunData* added = model_.addRun(std::move(run));
   if (!opened.writer.isEmpty()) watched_.watch(added->id, std::move(opened.follower));
   return true;
 }
@@ -118,7 +119,7 @@ int RunOpener::open(const QStringList& paths) {
     }
     if (adopt(read(path))) opened << path;
   }
-  window_.addRecentFiles(opened);
+  window_.session()->addRecentFiles(opened);
   return static_cast<int>(opened.size());
 }
 
@@ -146,7 +147,7 @@ void RunOpener::openInBackground(const QStringList& paths, const QStringList& na
           const QString path = file.absolute;
           if (adopt(std::move(file))) adopted << path;
         }
-        window_.addRecentFiles(adopted);
+        window_.session()->addRecentFiles(adopted);
         openingRuns_ -= static_cast<int>(files->size());
         model_.setRunsToCome(openingRuns_);  // at 0 the views draw every run read
         if (openingRuns_ == 0) window_.showInfo(QStringLiteral("Opened the run files"));
@@ -180,7 +181,7 @@ bool RunOpener::save(const QString& runId, const QString& path) {
     return false;
   }
   model_.logToRun(runId, QStringLiteral("saved a copy as %1").arg(path));
-  window_.addRecentFile(path);
+  window_.session()->addRecentFile(path);
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "core/study/study.h"
+#include "widgets/dock_layout.h"
 #include "widgets/study_browser.h"
 
 namespace descentlab::gui {
@@ -33,7 +34,7 @@ void StudyLoader::open(const QString& folder) {
   loading_ = true;
   const QString shown = QDir(folder).absolutePath();
   window_.studyBrowser()->beginStudy(shown, 0, 0);
-  window_.showStudy();
+  window_.docks()->showStudy();
   const std::string path = QFile::encodeName(shown).toStdString();
   worker_ = std::thread([this, path, shown, generation, cancelled = cancelled_] {
     int skipped = 0;
@@ -54,7 +55,7 @@ void StudyLoader::open(const QString& folder) {
     postToGui([this, shown, count, skipped, generation] {
       if (generation != generation_) return;
       window_.studyBrowser()->beginStudy(shown, count, skipped);
-      window_.showStudy();  // again: a window shown just now may have laid its docks out after open()
+      window_.docks()->showStudy();  // again: a window shown just now may have laid its docks out after open()
     });
     QVector<widgets::StudyRunRow> batch;
     auto sent = std::chrono::steady_clock::now();

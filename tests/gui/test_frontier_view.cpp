@@ -20,7 +20,7 @@ using widgets::RunKind;
 
 // A run whose frontier at sparsities 0, 0.5, 0.9 was evaluated at steps 10, 20, 30: accuracy `start` - 0.1 * s at
 // sparsity s, rising by `gain` per evaluation.
-RunData* addFrontierRun(LabModel& model, const QString& name, double start, double gain) {
+const RunData* addFrontierRun(LabModel& model, const QString& name, double start, double gain) {
   auto run = std::make_unique<RunData>();
   run->name = name;
   run->kind = RunKind::Sparse;
@@ -78,26 +78,29 @@ TEST(FrontierView, OverTimeFollowsWhereTheRunsDifferMostUntilChosen) {
     run->addVector(QStringLiteral("frontier_perplexity"), 50, perplexity);
     return model.addRun(std::move(run));
   };
-  RunData* adamw = add(QStringLiteral("adamw"), {7.2, 7.7, 12.6, 16.1});
-  RunData* horst = add(QStringLiteral("horst"), {6.9, 7.2, 11.0, 16.4});  // widest at 80 %: 1.6 / 11.8
+  const QString adamw = add(QStringLiteral("adamw"), {7.2, 7.7, 12.6, 16.1})->id;
+  const QString horst = add(QStringLiteral("horst"), {6.9, 7.2, 11.0, 16.4})->id;  // widest at 80 %: 1.6 / 11.8
+  // A new evaluation of both runs, through the model as the app adds one.
+  const auto evaluate = [&](const QString& id, int64_t step, const QVector<double>& perplexity) {
+    model.changeRun(id, [&](RunData& run) {
+      run.addVector(QStringLiteral("frontier_sparsity"), step, levels);
+      run.addVector(QStringLiteral("frontier_perplexity"), step, perplexity);
+    });
+  };
   FrontierView view(&model);
   view.resize(700, 500);
   view.show();
   view.refresh(true);
   EXPECT_DOUBLE_EQ(view.chosenSparsity(), 0.8);
   // Newer evaluations move the widest gap to 50 %: the default follows.
-  adamw->addVector(QStringLiteral("frontier_sparsity"), 100, levels);
-  adamw->addVector(QStringLiteral("frontier_perplexity"), 100, {7.0, 8.6, 11.0, 15.0});
-  horst->addVector(QStringLiteral("frontier_sparsity"), 100, levels);
-  horst->addVector(QStringLiteral("frontier_perplexity"), 100, {6.8, 7.0, 10.5, 15.2});
+  evaluate(adamw, 100, {7.0, 8.6, 11.0, 15.0});
+  evaluate(horst, 100, {6.8, 7.0, 10.5, 15.2});
   view.refresh(true);
   EXPECT_DOUBLE_EQ(view.chosenSparsity(), 0.5);
   // Once chosen, the level stays.
   ASSERT_TRUE(view.setChosenSparsity(0.9));
-  adamw->addVector(QStringLiteral("frontier_sparsity"), 150, levels);
-  adamw->addVector(QStringLiteral("frontier_perplexity"), 150, {7.0, 7.1, 13.0, 15.0});
-  horst->addVector(QStringLiteral("frontier_sparsity"), 150, levels);
-  horst->addVector(QStringLiteral("frontier_perplexity"), 150, {6.8, 7.0, 10.5, 15.2});
+  evaluate(adamw, 150, {7.0, 7.1, 13.0, 15.0});
+  evaluate(horst, 150, {6.8, 7.0, 10.5, 15.2});
   view.refresh(true);
   EXPECT_DOUBLE_EQ(view.chosenSparsity(), 0.9);
 }
@@ -162,10 +165,11 @@ TEST(FrontierView, SaysWhyItIsEmpty) {
   waiting->name = QStringLiteral("vit-horst-quick");
   waiting->kind = RunKind::Sparse;
   waiting->config.insert(QStringLiteral("sparsity.frontier_interval"), QStringLiteral("100"));
-  RunData* run = model.addRun(std::move(waiting));
+  const RunData* run = model.addRun(std::move(waiting));
   EXPECT_TRUE(placeholderText().contains(QStringLiteral("No frontier yet: vit-horst-quick")));
-  run->config.insert(QStringLiteral("sparsity.frontier_interval"), QStringLiteral("0"));
-  run->touch();
+  model.changeRun(run->id, [](RunData& changed) {
+    changed.config.insert(QStringLiteral("sparsity.frontier_interval"), QStringLiteral("0"));
+  });
   EXPECT_TRUE(placeholderText().contains(QStringLiteral("off: vit-horst-quick")));
   EXPECT_FALSE(view.hasData());
 }

@@ -129,8 +129,7 @@ TEST_F(GroupViewsTest, GroupsAreMadeBySeedlessKeysAndLeaveHiddenRunsOut) {
     EXPECT_EQ(group.label, QStringLiteral("name %1 (4 seeds)").arg(kOptimizers[o]));
     EXPECT_EQ(group.members.size(), kSeeds);
   }
-  model_.runAt(1)->visible = false;  // adamw seed 1
-  model_.markChanged();
+  model_.setRunVisible(model_.runAt(1)->id, false);  // adamw seed 1
   EXPECT_EQ(model_.groups()[0].label, QStringLiteral("name adamw (3 of 4 seeds)"));
   EXPECT_EQ(model_.groups()[0].members.size(), 3);
   EXPECT_EQ(model_.groups()[0].hiddenMembers.size(), 1);
@@ -388,10 +387,9 @@ TEST_F(GroupViewsTest, EveryViewsExportIsTheOneTableOfWhatItDraws) {
 
   // Ungrouped, with one run hidden: no view's table holds it (three views exported hidden runs before).
   model_.setGrouping(false);
-  RunData* hidden = model_.runAt(5);
-  hidden->visible = false;
+  const RunData* hidden = model_.runAt(5);
+  model_.setRunVisible(hidden->id, false);
   model_.setFocusRun(hidden->id);
-  model_.markChanged();
   for (const auto& exported : views) {
     SCOPED_TRACE(exported.name);
     exported.view->refresh(true);

@@ -64,8 +64,11 @@
 
 #include "gui_test_support.h"
 #include "layout_check.h"
+#include "widgets/dock_layout.h"
 #include "widgets/lab_model.h"
 #include "widgets/main_window.h"
+#include "widgets/runs_table.h"
+#include "widgets/session_memory.h"
 #include "widgets/views.h"
 
 namespace descentlab {
@@ -238,7 +241,7 @@ bool triggerRunMenu(widgets::MainWindow& window, int row, const QString& text) {
   if (!table || !table->item(row, 0)) return false;
   bool triggered = false;
   QTimer::singleShot(0, &window, [&] {
-    QMenu* menu = window.runMenu();
+    QMenu* menu = window.runsTable()->runMenu();
     if (!menu) return;
     for (auto* action : menu->actions()) {
       if (action->text() == text && action->isEnabled()) {
@@ -264,7 +267,7 @@ TEST_F(LabTest, TheControlsActOnTheSelectedRunAndResumeAStoppedOne) {
   // Start: the new run is the selected one, and the controls name it.
   QTest::mouseClick(start, Qt::LeftButton);
   ASSERT_EQ(model->count(), 1) << window_->lastMessage().toStdString();
-  RunData* first = model->runAt(0);
+  const RunData* first = model->runAt(0);
   EXPECT_EQ(model->focusRun(), first);
   EXPECT_TRUE(panel->runControlsTarget().contains(first->name));
   ASSERT_TRUE(waitUntil([&] { return first->state == RunState::Running && first->currentStep >= 2; }, 60000));
@@ -279,7 +282,7 @@ TEST_F(LabTest, TheControlsActOnTheSelectedRunAndResumeAStoppedOne) {
   // A second run takes the selection; selecting the first row gives it back, with its log.
   QTest::mouseClick(start, Qt::LeftButton);
   ASSERT_EQ(model->count(), 2);
-  RunData* second = model->runAt(1);
+  const RunData* second = model->runAt(1);
   EXPECT_EQ(model->focusRun(), second);
   auto* table = window_->findChild<QTableWidget*>(QStringLiteral("runs-table"));
   auto* log = window_->findChild<QPlainTextEdit*>(QStringLiteral("log"));
@@ -319,7 +322,7 @@ TEST_F(LabTest, TheControlsActOnTheSelectedRunAndResumeAStoppedOne) {
   const QString secondPath = second->path;
   controller_->close(second->id);
   ASSERT_EQ(controller_->open({secondPath}), 1);
-  RunData* reopened = model->runByPath(secondPath);
+  const RunData* reopened = model->runByPath(secondPath);
   ASSERT_NE(reopened, nullptr);
   EXPECT_EQ(reopened->state, RunState::Stopped);
   EXPECT_TRUE(availableActions(*reopened).resume);
@@ -337,7 +340,7 @@ TEST_F(LabTest, ResumingARunFileAnotherWriterHoldsNamesTheHolder) {
   ASSERT_TRUE(start && stop);
   QTest::mouseClick(start, Qt::LeftButton);
   ASSERT_EQ(model->count(), 1) << window_->lastMessage().toStdString();
-  RunData* run = model->runAt(0);
+  const RunData* run = model->runAt(0);
   ASSERT_TRUE(waitUntil([&] { return run->state == RunState::Running && run->currentStep >= 2; }, 60000));
   QTest::mouseClick(stop, Qt::LeftButton);
   ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 30000));
@@ -447,7 +450,7 @@ TEST_F(LabTest, ARunWhoseWriterDiedSaysWhatWasLostAndResumes) {
   EXPECT_TRUE(said.contains(QStringLiteral("was interrupted"))) << said.toStdString();
   EXPECT_TRUE(said.contains(QStringLiteral("Resume continues from step"))) << said.toStdString();
   EXPECT_TRUE(said.contains(QStringLiteral("process %1").arg(cli.pid))) << said.toStdString();
-  RunData* run = window_->model()->runAt(0);
+  const RunData* run = window_->model()->runAt(0);
   EXPECT_TRUE(run->log.join(QLatin1Char('\n')).contains(QStringLiteral("was interrupted")));
   ASSERT_EQ(run->state, RunState::Stopped);
   // Resume takes over the stale lock and trains on from the checkpoint; a clean stop then removes the lock file.
@@ -512,7 +515,7 @@ TEST_F(LabTest, WatchesADataParallelRunLiveAndResumesItHereOnceItStops) {
   ASSERT_TRUE(training.running()) << output.toStdString();
 
   ASSERT_EQ(controller_->open({path}), 1) << window_->lastMessage().toStdString();
-  RunData* run = window_->model()->runAt(0);
+  const RunData* run = window_->model()->runAt(0);
   EXPECT_EQ(run->state, RunState::Watching);
   EXPECT_EQ(controller_->watchedRuns(), 1);
   EXPECT_TRUE(run->log.join(QLatin1Char('\n')).contains(QStringLiteral("rank 0 of 2 data-parallel processes")))
@@ -575,7 +578,7 @@ TEST_F(LabTest, AWatchedRunShowsRowsCommittedBetweenCheckpoints) {
   writer->save_checkpoint("latest", checkpoint);
 
   ASSERT_EQ(controller_->open({path}), 1) << window_->lastMessage().toStdString();
-  RunData* run = window_->model()->runAt(window_->model()->count() - 1);
+  const RunData* run = window_->model()->runAt(window_->model()->count() - 1);
   ASSERT_EQ(run->state, RunState::Watching);
   ASSERT_EQ(run->scalars[QStringLiteral("loss")].steps.size(), 3);
   for (int64_t step = 4; step <= 6; ++step) {
@@ -748,7 +751,7 @@ TEST_F(LabTest, HelpExplainsTheViewsAndEveryShortcutItListsWorks) {
   setTinyFields(*panel);
   byShortcut.value(QStringLiteral("F5"))->trigger();
   ASSERT_EQ(window_->model()->count(), 1) << window_->lastMessage().toStdString();
-  RunData* run = window_->model()->runAt(0);
+  const RunData* run = window_->model()->runAt(0);
   ASSERT_TRUE(waitUntil([&] { return run->state == RunState::Running; }, 60000));
   EXPECT_TRUE(byShortcut.value(QStringLiteral("F6"))->isEnabled());
   byShortcut.value(QStringLiteral("Shift+F5"))->trigger();  // Stop
@@ -1036,12 +1039,12 @@ TEST_F(LabTest, ATourBringsItsViewsForwardAndTheOthersGiveWay) {
       info.name = QString::fromStdString(tour.name);
       info.title = QString::fromStdString(tour.title);
       for (const auto& view : tour.views) info.views << QString::fromStdString(view);
-      window_->showTour(info);
+      window_->tours()->showTour(info);
       for (int i = 0; i < 4; ++i) QApplication::processEvents();  // the moves, then the sizes, are queued
       waitUntil([] { return false; }, 200);
       QList<QDockWidget*> tourDocks;
       for (const QString& id : info.views) {
-        if (QDockWidget* dock = window_->dockOfView(id)) tourDocks << dock;
+        if (QDockWidget* dock = window_->docks()->dockOfView(id)) tourDocks << dock;
       }
       ASSERT_FALSE(tourDocks.isEmpty());
       for (QDockWidget* dock : tourDocks) {
@@ -1058,7 +1061,7 @@ TEST_F(LabTest, ATourBringsItsViewsForwardAndTheOthersGiveWay) {
       };
       const QRect first = tourDocks.front()->geometry();
       for (const QString& id : viewIds) {
-        QDockWidget* dock = window_->dockOfView(id);
+        QDockWidget* dock = window_->docks()->dockOfView(id);
         if (!dock || dock == tourDocks.front() || !dock->isVisible() || dock->visibleRegion().isEmpty()) continue;
         const QRect other = dock->geometry();
         EXPECT_TRUE(tourDocks.contains(dock)) << id.toStdString() << " takes room the tour's views need";
@@ -1093,7 +1096,7 @@ TEST_F(LabTest, ATourBringsItsViewsForwardAndTheOthersGiveWay) {
 TEST_F(LabTest, APlainStartOffersTheLastSessionsRuns) {
   QSettings().setValue(QStringLiteral("session/runs"),
                        QStringList{samplePath(), QStringLiteral("/nonexistent/gone.h5")});
-  ASSERT_EQ(window_->offerLastSession(), 1);  // the file that is gone is not offered
+  ASSERT_EQ(window_->session()->offerLastSession(), 1);  // the file that is gone is not offered
   EXPECT_TRUE(window_->bannerShown());
   QLabel* offer = nullptr;
   for (auto* label : window_->findChildren<QLabel*>()) {
@@ -1213,18 +1216,18 @@ TEST_F(LabTest, ALongTourCaptionScrollsInsteadOfBeingCutOff) {
   tour.title = QStringLiteral("A long tour");
   tour.watch = QStringLiteral("Watch one thing.");
   tour.caption = QStringLiteral("A sentence of the whole caption that wraps in a narrow column. ").repeated(40);
-  window_->showTour(tour);
+  window_->tours()->showTour(tour);
   auto* bar = window_->findChild<QWidget*>(QStringLiteral("tour-caption"));
   ASSERT_NE(bar, nullptr);
   auto* scroller = bar->findChild<QScrollArea*>();
   ASSERT_NE(scroller, nullptr);
   const int collapsed = bar->height();
-  window_->setTourCaptionExpanded(true);
+  window_->tours()->setTourCaptionExpanded(true);
   EXPECT_TRUE(waitUntil([&] { return bar->height() > collapsed; }, 10000)) << "the bar did not grow";
   ASSERT_TRUE(waitUntil([&] { return scroller->verticalScrollBar()->maximum() > 0; }, 10000))
       << "the whole caption is not reachable: bar " << bar->height() << " px";
   EXPECT_LE(bar->height(), window_->height() * 30 / 100 + 16);  // the scroller's cap and the bar's margins
-  window_->setTourCaptionExpanded(false);
+  window_->tours()->setTourCaptionExpanded(false);
   ASSERT_TRUE(waitUntil([&] { return scroller->verticalScrollBar()->maximum() == 0; }, 10000));
   EXPECT_TRUE(waitUntil([&] { return bar->height() == collapsed; }, 10000))
       << bar->height() << " px, was " << collapsed;
@@ -1237,17 +1240,17 @@ TEST_P(TourTest, StartsItsRunsShowsItsCaptionAndFillsItsViews) {
   const config::Tour tour = config::find_tour(GetParam());
   const QStringList ids = controller_->startTour(QString::fromStdString(tour.name), shrinkForTest);
   ASSERT_EQ(ids.size(), static_cast<int>(tour.runs.size())) << window_->lastMessage().toStdString();
-  EXPECT_TRUE(window_->tourCaption().contains(QString::fromStdString(tour.title).toHtmlEscaped()))
-      << window_->tourCaption().toStdString();
+  EXPECT_TRUE(window_->tours()->tourCaption().contains(QString::fromStdString(tour.title).toHtmlEscaped()))
+      << window_->tours()->tourCaption().toStdString();
   // One sentence first (the whole caption filled a 1024x700 window's middle column), the rest behind "More".
   const QString watch = QString::fromStdString(tour.watch).toHtmlEscaped();
   const QString caption = QString::fromStdString(tour.caption).toHtmlEscaped();
-  EXPECT_TRUE(window_->tourCaption().contains(watch)) << window_->tourCaption().toStdString();
-  EXPECT_FALSE(window_->tourCaption().contains(caption)) << window_->tourCaption().toStdString();
-  window_->setTourCaptionExpanded(true);
-  EXPECT_TRUE(window_->tourCaption().contains(caption)) << window_->tourCaption().toStdString();
-  window_->setTourCaptionExpanded(false);
-  EXPECT_TRUE(window_->tourCaption().contains(watch)) << window_->tourCaption().toStdString();
+  EXPECT_TRUE(window_->tours()->tourCaption().contains(watch)) << window_->tours()->tourCaption().toStdString();
+  EXPECT_FALSE(window_->tours()->tourCaption().contains(caption)) << window_->tours()->tourCaption().toStdString();
+  window_->tours()->setTourCaptionExpanded(true);
+  EXPECT_TRUE(window_->tours()->tourCaption().contains(caption)) << window_->tours()->tourCaption().toStdString();
+  window_->tours()->setTourCaptionExpanded(false);
+  EXPECT_TRUE(window_->tours()->tourCaption().contains(watch)) << window_->tours()->tourCaption().toStdString();
   // The experiment panel shows the run the views follow (the tour's last), every override included.
   const config::TourRun& last = tour.runs.back();
   widgets::ExperimentPanel* panel = window_->experimentPanel();
@@ -1301,7 +1304,7 @@ TEST_P(TourTest, StartsItsRunsShowsItsCaptionAndFillsItsViews) {
       {"layer_loss", window_->layerLossView()},   {"lambda", window_->lambdaView()},
       {"weight_geometry", window_->weightView()}, {"frontier", window_->frontierView()}};
   for (const auto& id : tour.views) {
-    if (QDockWidget* dock = window_->dockOfView(QString::fromStdString(id))) {
+    if (QDockWidget* dock = window_->docks()->dockOfView(QString::fromStdString(id))) {
       EXPECT_TRUE(dock->isVisible()) << id << " is not shown";
     }
     const auto view = views.find(id);
@@ -1390,7 +1393,7 @@ TEST_F(LabTest, SeedsFromThePanelTrainTwoAtATimeAsOneGroup) {
       << window_->lastMessage().toStdString();
   EXPECT_LE(mostAtOnce, 2);
   QStringList seeds;
-  for (RunData* run : window_->model()->runs()) {
+  for (const RunData* run : window_->model()->runs()) {
     EXPECT_EQ(run->state, RunState::Finished) << run->name.toStdString() << ": " << run->error.toStdString();
     seeds << run->config.value(QStringLiteral("train.seed"));
   }
@@ -1407,13 +1410,13 @@ TEST_F(LabTest, SeedsFromThePanelTrainTwoAtATimeAsOneGroup) {
 TEST_F(LabTest, ATourRunsItsMeasuredSeedsAsGroups) {
   const config::Tour tour = config::find_tour("descent-breaks");
   ASSERT_EQ(tour.seeds, (std::vector<int>{0, 1, 2, 3, 4}));
-  window_->setToursWithSeeds(true);
-  ASSERT_TRUE(window_->toursWithSeeds());
+  window_->tours()->setToursWithSeeds(true);
+  ASSERT_TRUE(window_->tours()->toursWithSeeds());
   const QStringList ids = controller_->startTour(QStringLiteral("descent-breaks"), shrinkForTest);
   ASSERT_EQ(ids.size(), 2) << window_->lastMessage().toStdString();
   EXPECT_EQ(controller_->waitingSeeds(), 2 * 5 - 2);
   ASSERT_EQ(window_->model()->count(), 2);
-  for (RunData* run : window_->model()->runs()) {
+  for (const RunData* run : window_->model()->runs()) {
     EXPECT_TRUE(run->name.endsWith(QStringLiteral(" seed0"))) << run->name.toStdString();
     EXPECT_EQ(run->config.value(QStringLiteral("train.seed")), QStringLiteral("0"));
     EXPECT_EQ(run->config.value(QStringLiteral("data.split_seed")), QStringLiteral("0"));
@@ -1426,7 +1429,7 @@ TEST_F(LabTest, EveryTourStartsFromHelpToursWhileARunTrains) {
   controller_->setMenuTourAdjustment(shrinkForTest);
   const QString trainingId = startLongTinyRun(*window_, *controller_);
   ASSERT_FALSE(trainingId.isEmpty()) << window_->lastMessage().toStdString();
-  RunData* training = window_->model()->run(trainingId);
+  const RunData* training = window_->model()->run(trainingId);
   ASSERT_TRUE(waitUntil([&] { return training->state == RunState::Running; }, 60000));
   QMenu* help = topMenu(*window_, QStringLiteral("&Help"));
   ASSERT_NE(help, nullptr);
@@ -1444,21 +1447,21 @@ TEST_F(LabTest, EveryTourStartsFromHelpToursWhileARunTrains) {
   }
   ASSERT_EQ(tourActions.size(), static_cast<int>(tours.size()));
   ASSERT_EQ(toursMenu->actions().size(), static_cast<int>(tours.size()) + 2);
-  EXPECT_FALSE(window_->toursWithSeeds()) << "a tour starts its pair alone unless asked";
+  EXPECT_FALSE(window_->tours()->toursWithSeeds()) << "a tour starts its pair alone unless asked";
   for (QAction* action : tourActions) {
     const config::Tour tour = config::find_tour(action->data().toString().toStdString());
     SCOPED_TRACE(tour.name);
     const int before = window_->model()->count();
     action->trigger();  // what choosing the entry in Help > Tours does
     QApplication::processEvents();
-    EXPECT_TRUE(window_->tourCaption().contains(QString::fromStdString(tour.title).toHtmlEscaped()))
-        << window_->tourCaption().toStdString();
+    EXPECT_TRUE(window_->tours()->tourCaption().contains(QString::fromStdString(tour.title).toHtmlEscaped()))
+        << window_->tours()->tourCaption().toStdString();
     ASSERT_EQ(window_->model()->count(), before + static_cast<int>(tour.runs.size()))
         << window_->lastMessage().toStdString();
     // The run that was training goes on.
     EXPECT_EQ(training->state, RunState::Running) << training->error.toStdString();
     for (int index = before; index < window_->model()->count(); ++index) {
-      RunData* run = window_->model()->runAt(index);
+      const RunData* run = window_->model()->runAt(index);
       ASSERT_TRUE(waitUntil([&] { return !run->isActive(); }, 180000)) << run->name.toStdString();
       if (run->state == RunState::Failed && run->error.contains(QStringLiteral("fetch"))) continue;  // no dataset
       EXPECT_EQ(run->state, RunState::Finished) << run->name.toStdString() << ": " << run->error.toStdString();
@@ -1473,7 +1476,7 @@ TEST_F(LabTest, EveryTourStartsFromHelpToursWhileARunTrains) {
 // Every action of every menu (Help > Tours aside: the test above), first with no run open, then with a run
 // training and a finished one open; a dialog an action opens is closed as a user would close it. Quit comes last.
 TEST_F(LabTest, EveryMenuActionWorksWithAndWithoutRuns) {
-  window_->addRecentFile(samplePath());
+  window_->session()->addRecentFile(samplePath());
   ModalCloser closer;
   // Collected afresh for each pass: Open recent's entries are made anew whenever a file opens.
   const auto collect = [&](QAction*& quit) {
@@ -1514,11 +1517,11 @@ TEST_F(LabTest, EveryMenuActionWorksWithAndWithoutRuns) {
   triggerAll("no runs");
   EXPECT_GE(closer.titles().size(), 1) << "no dialog opened: Help > Environment should have";
 
-  for (RunData* run : window_->model()->runs()) controller_->close(run->id);  // Open recent opened the sample
+  for (const RunData* run : window_->model()->runs()) controller_->close(run->id);  // Open recent opened the sample
   ASSERT_EQ(controller_->open({samplePath()}), 1);
   const QString trainingId = startLongTinyRun(*window_, *controller_);
   ASSERT_FALSE(trainingId.isEmpty()) << window_->lastMessage().toStdString();
-  RunData* training = window_->model()->run(trainingId);
+  const RunData* training = window_->model()->run(trainingId);
   ASSERT_TRUE(waitUntil([&] { return training->state == RunState::Running; }, 60000));
   triggerAll("a run training, one open");
   EXPECT_GE(window_->model()->count(), 1);
@@ -1539,7 +1542,7 @@ TEST_F(LabTest, EveryMenuActionWorksWithAndWithoutRuns) {
     EXPECT_TRUE(window_->isVisible());
     EXPECT_TRUE(training->isActive());
     // Every run that trains (Run > Start the experiment started one more) is stopped; then Quit asks nothing.
-    for (RunData* run : window_->model()->runs()) {
+    for (const RunData* run : window_->model()->runs()) {
       if (run->isActive()) controller_->stop(run->id);
     }
     ASSERT_TRUE(waitUntil([&] { return controller_->activeRuns() == 0; }, 60000));
@@ -1547,7 +1550,7 @@ TEST_F(LabTest, EveryMenuActionWorksWithAndWithoutRuns) {
   quit->trigger();
   ASSERT_TRUE(waitUntil([&] { return !window_->isVisible(); }, 10000));
   // What was open is the session the next start offers.
-  EXPECT_TRUE(window_->lastSessionRuns().contains(training->path));
+  EXPECT_TRUE(window_->session()->lastSessionRuns().contains(training->path));
 }
 
 INSTANTIATE_TEST_SUITE_P(BuiltIn, TourTest, ::testing::ValuesIn(tourNames()),

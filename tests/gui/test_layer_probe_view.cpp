@@ -28,7 +28,7 @@ using widgets::ProbeQuery;
 using widgets::RunData;
 using widgets::RunKind;
 
-RunData* addLayerwiseRun(LabModel& model, const QString& name, const QString& task, bool constrained) {
+const RunData* addLayerwiseRun(LabModel& model, const QString& name, const QString& task, bool constrained) {
   auto run = std::make_unique<RunData>();
   run->name = name;
   run->path = QStringLiteral("/runs/%1.h5").arg(name);

@@ -26,7 +26,8 @@ using widgets::RunData;
 using widgets::RunState;
 using widgets::TrainingCurvesView;
 
-RunData* addRun(LabModel& model, const QString& name, const QVector<double>& steps, const QVector<double>& values) {
+const RunData* addRun(LabModel& model, const QString& name, const QVector<double>& steps,
+                      const QVector<double>& values) {
   auto run = std::make_unique<RunData>();
   run->name = name;
   for (int i = 0; i < steps.size(); ++i)
@@ -122,10 +123,10 @@ TEST_F(PlotsTest, EvaluationsAndSetValuesAreDrawnAsMeasured) {
 
 TEST_F(PlotsTest, TheCsvExportWritesExactlyWhatIsDrawn) {
   addRun(model_, QStringLiteral("a"), {1, 2, 3}, {3.0, 2.0, 1.0});
-  RunData* hidden = addRun(model_, QStringLiteral("b"), {1, 2, 3}, {4.0, 0.0, 2.0});
+  const RunData* hidden = addRun(model_, QStringLiteral("b"), {1, 2, 3}, {4.0, 0.0, 2.0});
   view_->setSmoothing(0.5);
   view_->setLogY(true);
-  hidden->visible = false;
+  model_.setRunVisible(hidden->id, false);
   view_->refresh(true);
   const QStringList lines = view_->csv().trimmed().split(QLatin1Char('\n'));
   ASSERT_EQ(lines.size(), 4) << view_->csv().toStdString();  // the header and run a's three points: b is hidden
@@ -137,7 +138,7 @@ TEST_F(PlotsTest, TheCsvExportWritesExactlyWhatIsDrawn) {
     EXPECT_EQ(fields[4].toDouble(), drawn[i]) << i;  // the very double drawn
   }
   // Shown again under log y: its 0 is not drawn, so the CSV leaves that value empty, as the plot does.
-  hidden->visible = true;
+  model_.setRunVisible(hidden->id, true);
   view_->refresh(true);
   EXPECT_TRUE(view_->csv().contains(QStringLiteral("b,loss,2,,")));
 }
@@ -162,13 +163,13 @@ TEST_F(PlotsTest, HoverListsEveryVisibleRunAtTheNearestStep) {
   view_->setSmoothing(0.5);
   EXPECT_TRUE(view_->readoutAt(18, 5.0).contains(QStringLiteral("smoothed")));
   // A hidden run is not listed.
-  model_.runAt(1)->visible = false;
+  model_.setRunVisible(model_.runAt(1)->id, false);
   view_->refresh(true);
   EXPECT_FALSE(view_->hoverTableAt(18, 5.0).contains(QStringLiteral("horst")));
 }
 
 TEST_F(PlotsTest, ALegendClickHidesARunAndASecondClickShowsIt) {
-  RunData* first = addRun(model_, QStringLiteral("first"), {0, 1, 2}, {1.0, 0.5, 0.25});
+  const RunData* first = addRun(model_, QStringLiteral("first"), {0, 1, 2}, {1.0, 0.5, 0.25});
   addRun(model_, QStringLiteral("second"), {0, 1, 2}, {2.0, 1.5, 1.25});
   view_->refresh(true);
   auto* plot = view_->plot();
@@ -291,7 +292,7 @@ TEST(LayerLossViewTest, TrainingPerLayerLossesShowUntilTheFirstTestEvaluation) {
   run->kind = widgets::RunKind::Layerwise;
   run->addVector(QStringLiteral("layer_loss"), 10, {0.9, 0.8, 0.7});
   run->addVector(QStringLiteral("layer_loss"), 20, {0.8, 0.7, 0.6});
-  RunData* added = model.addRun(std::move(run));
+  const RunData* added = model.addRun(std::move(run));
   view.refresh(true);
   ASSERT_TRUE(view.hasData());
   const QMap<QString, QCPGraph*> training = legendGraphs(view.plot());
@@ -299,7 +300,9 @@ TEST(LayerLossViewTest, TrainingPerLayerLossesShowUntilTheFirstTestEvaluation) {
   EXPECT_EQ(training.firstKey(), QStringLiteral("constrained (training, step 20)"));
   EXPECT_EQ(valuesOf(training.first()), (QVector<double>{0.8, 0.7, 0.6}));
   EXPECT_EQ(view.plot()->axisRect(0)->axis(QCPAxis::atLeft)->label(), QStringLiteral("training loss fₗ"));
-  added->addVector(QStringLiteral("test_layer_loss"), 30, {0.85, 0.75, 0.7});
+  model.changeRun(added->id, [](RunData& changed) {
+    changed.addVector(QStringLiteral("test_layer_loss"), 30, {0.85, 0.75, 0.7});
+  });
   view.refresh(true);
   const QMap<QString, QCPGraph*> test = legendGraphs(view.plot());
   ASSERT_TRUE(test.contains(QStringLiteral("constrained"))) << test.firstKey().toStdString();
@@ -490,7 +493,7 @@ TEST(LambdaViewTest, AFlatZeroLambdaSaysTheConstraintsDoNotBind) {
     run->addVector(QStringLiteral("lambda"), step, {0.0, 0.0, 0.0});
     run->addVector(QStringLiteral("slack"), step, {-0.4, -0.3, -0.25});
   }
-  RunData* added = model.addRun(std::move(run));
+  const RunData* added = model.addRun(std::move(run));
   const auto texts = [&view] {
     QStringList all;
     for (int i = 0; i < view.plot()->itemCount(); ++i) {
@@ -503,7 +506,9 @@ TEST(LambdaViewTest, AFlatZeroLambdaSaysTheConstraintsDoNotBind) {
   EXPECT_TRUE(texts().contains(QStringLiteral("α = 0.05"))) << texts().toStdString();
   EXPECT_TRUE(texts().contains(QStringLiteral("largest slack -0.25"))) << texts().toStdString();
   EXPECT_DOUBLE_EQ(view.plot()->yAxis->range().upper, 1.0);
-  added->addVector(QStringLiteral("lambda"), 40, {0.0, 0.02, 0.0});
+  model.changeRun(added->id, [](RunData& changed) {
+    changed.addVector(QStringLiteral("lambda"), 40, {0.0, 0.02, 0.0});
+  });
   view.refresh(true);
   EXPECT_FALSE(texts().contains(QStringLiteral("do not bind"))) << texts().toStdString();
   EXPECT_LT(view.plot()->yAxis->range().upper, 0.1);

@@ -72,8 +72,8 @@ std::unique_ptr<widgets::RunData> makeRun(const QString& name, const QVector<dou
 
 struct Lab {
   widgets::LabModel model;
-  widgets::RunData* adamw = nullptr;
-  widgets::RunData* horst = nullptr;
+  const widgets::RunData* adamw = nullptr;
+  const widgets::RunData* horst = nullptr;
   std::unique_ptr<QMainWindow> window = std::make_unique<QMainWindow>();
   WeightGeometryView* view = nullptr;
 
@@ -235,8 +235,7 @@ TEST(WeightGeometryView, CumulativeModeDrawsOneMonotoneCurvePerVisibleRunEndingA
 
   // A hidden run is neither drawn nor in the table (its legend entry stays, struck out, to click it back on); one
   // run left, the default becomes the histogram.
-  lab.horst->visible = false;
-  lab.horst->touch();
+  lab.model.setRunVisible(lab.horst->id, false);
   lab.view->refresh();
   EXPECT_EQ(lab.drawnGraphs(), 1);
   ASSERT_NE(lab.graphOf(lab.horst->name), nullptr);
@@ -252,11 +251,9 @@ TEST(WeightGeometryView, CumulativeModeDrawsOneMonotoneCurvePerVisibleRunEndingA
   EXPECT_NEAR(histogram->data()->at(29)->key, std::pow(10.0, -1.9), 1e-12);  // drawn at the bin's centre
   // A choice the user made stays when the number of runs changes.
   lab.view->setMode(WeightGeometryView::Mode::Cumulative);
-  lab.horst->visible = true;
-  lab.horst->touch();
+  lab.model.setRunVisible(lab.horst->id, true);
   lab.view->refresh();
-  lab.adamw->visible = false;
-  lab.adamw->touch();
+  lab.model.setRunVisible(lab.adamw->id, false);
   lab.view->refresh();
   EXPECT_EQ(lab.view->mode(), WeightGeometryView::Mode::Cumulative);
   EXPECT_EQ(lab.drawnGraphs(), 1);
@@ -327,8 +324,7 @@ TEST(WeightGeometryView, HeatMapRunSelectorSwitchesRuns) {
   EXPECT_EQ(lab.view->heatMapRun(), lab.horst->id);
   EXPECT_FALSE(lab.view->setHeatMapRun(QStringLiteral("no such run")));
   // A hidden run can still be chosen for the heat map.
-  lab.adamw->visible = false;
-  lab.adamw->touch();
+  lab.model.setRunVisible(lab.adamw->id, false);
   lab.view->refresh();
   EXPECT_TRUE(lab.view->setHeatMapRun(lab.adamw->id));
   EXPECT_NEAR(lab.heatMap()->data()->cell(1, 33), std::log10(0.02), 1e-12);
@@ -376,8 +372,7 @@ TEST(WeightGeometryView, CsvHoldsExactlyWhatIsDrawn) {
     EXPECT_EQ(heat.first().size(), 2 * 45);
   }
   // Hidden runs leave the CSV as they leave the plot.
-  lab.horst->visible = false;
-  lab.horst->touch();
+  lab.model.setRunVisible(lab.horst->id, false);
   lab.view->refresh();
   EXPECT_FALSE(lab.view->csv().contains(QStringLiteral("histogram,vit-horst-quick")));
 }
@@ -454,8 +449,7 @@ TEST(WeightGeometryView, TheTableIsTheLegendOnScreenAndAnExportHasOne) {
   EXPECT_TRUE(legendInPicture);
   lab.settle();
   EXPECT_EQ(plot->legend->layout(), nullptr) << "the legend stays in the picture only";
-  lab.horst->visible = false;
-  lab.model.markChanged();
+  lab.model.setRunVisible(lab.horst->id, false);
   lab.view->refresh(true);
   lab.settle();
   ASSERT_NE(plot->legend->layout(), nullptr);

@@ -1,0 +1,67 @@
+#pragma once
+// The Runs dock's table, on the LabModel: a row per run (its colour, state, a progress bar of its steps or of a
+// robustness sweep's cells, speed, ETA, test metric, descent certificate, and the config keys in which the runs
+// differ), sorted by the column whose header was clicked; the selected row is the model's focus run, and a right-click
+// opens the run's menu (show in plots, colour, pause / resume / stop, reveal or copy its file, close).
+
+#include <QSet>
+#include <QTableWidget>
+
+class QMenu;
+
+namespace descentlab::widgets {
+
+class LabModel;
+class RunData;
+
+class RunsTable : public QTableWidget {
+  Q_OBJECT
+
+ public:
+  // `window` is the main window: the run's menu and colour dialog open over it.
+  RunsTable(LabModel& model, QWidget* window);
+
+  // Brings the rows up to the model's runs, writing only the cells that changed; a table hidden behind another tab
+  // waits until it shows.
+  void refresh();
+  // The next refresh rewrites every row (runs were added or removed, or the focus moved).
+  void invalidate() { revision_ = -1; }
+  // The run's menu while it is open (for tests); null otherwise.
+  QMenu* runMenu() const { return openMenu_; }
+
+ signals:
+  void pauseRequested(const QString& runId);
+  void resumeRequested(const QString& runId);
+  void stopRequested(const QString& runId);
+  void revealRequested(const QString& path);
+  void closeRunRequested(const QString& runId);
+
+ protected:
+  // The table skips the refreshes made while it is hidden: it catches up when it shows.
+  void showEvent(QShowEvent* event) override;
+
+ private:
+  // The menu of the run in the row at `position`: show/hide, colour, pause/resume/stop, reveal its file, close.
+  void showRunMenu(const QPoint& position);
+  void addColourEntry(QMenu& menu, const QString& id);
+  // The rows in the order of the column whose header was clicked (numbers as numbers), else as the runs came.
+  QVector<const RunData*> runsInTableOrder(const QStringList& keys, int firstKey, bool anyLayerwise) const;
+  // The headers (the fixed columns, the certificate's while a layerwise run is open, the differing keys) and a row
+  // per run; a new header or fewer rows mark every column to be fitted again.
+  void setHeaders(const QStringList& headers, QSet<int>& changedColumns);
+  void fillRow(int row, const RunData& run, const QStringList& keys, int firstKey, bool anyLayerwise,
+               QSet<int>& changedColumns);
+  // The progress column: training steps, or a robustness sweep's γ and seed while one runs.
+  void fillProgressCell(int row, const RunData& run);
+  // Writes a cell's text where it changed, noting its column to be fitted again.
+  QTableWidgetItem* setCell(int row, int column, const QString& text, QSet<int>& changedColumns);
+
+  LabModel& model_;
+  QWidget* window_ = nullptr;
+  int64_t revision_ = -1;
+  int sortColumn_ = -1;  // a header click's column, -1: the order runs were added
+  Qt::SortOrder sortOrder_ = Qt::AscendingOrder;
+  QMenu* openMenu_ = nullptr;
+};
+
+}  // namespace descentlab::widgets
