@@ -74,6 +74,42 @@ double levelOfWidestSpread(const QVector<const RunData*>& runs, const QString& s
   return best;
 }
 
+// Why no frontier is drawn: no ViT or GPT run, one that has not reached its first frontier, or one with it off.
+QString noFrontierReason(const LabModel& model) {
+  QStringList waiting, off;
+  QString interval;
+  for (auto* run : model.runs()) {
+    if (run->kind != RunKind::Sparse) continue;
+    const QString every = run->config.value(QStringLiteral("sparsity.frontier_interval"));
+    (every == QStringLiteral("0") ? off : waiting) << run->name;
+    if (every != QStringLiteral("0")) interval = every;
+  }
+  const auto named = [](const QStringList& runs) {
+    return runs.size() == 1 ? runs.front() : QStringLiteral("%1 runs").arg(runs.size());
+  };
+  QString reason = QStringLiteral("No ViT or GPT run open\n(presets vit-* and gpt-*, or Help > Tours)");
+  if (!waiting.isEmpty()) {
+    reason = QStringLiteral("No frontier yet: %1\n(every %2 steps and at the last step)")
+                 .arg(named(waiting), interval.isEmpty() ? QStringLiteral("N") : interval);
+  } else if (!off.isEmpty()) {
+    reason = QStringLiteral("The live frontier is off: %1\n(sparsity.frontier_interval = 0)").arg(named(off));
+  }
+  return reason;
+}
+
+// The sparsities to follow over time: every level any of `runs` has, in order.
+QVector<double> frontierLevels(const QVector<const RunData*>& runs) {
+  QVector<double> levels;
+  for (auto* run : runs) {
+    for (double level : levelsOf(*run)) {
+      if (std::none_of(levels.begin(), levels.end(), [&](double known) { return std::abs(known - level) < 1e-9; }))
+        levels.push_back(level);
+    }
+  }
+  std::sort(levels.begin(), levels.end());
+  return levels;
+}
+
 // How many of the older evaluations are drawn behind the newest (evenly spread over the run).
 constexpr int kHistoryCurves = 12;
 
@@ -140,38 +176,14 @@ void FrontierView::rebuild() {
   const QVector<const RunData*> runs = metric_.isEmpty() ? QVector<const RunData*>{} : frontierRuns(*model(), metric_);
   if (runs.isEmpty()) {
     // The real reason: no ViT or GPT run, one that has not reached its first frontier, or one with it off.
-    QStringList waiting, off;
-    QString interval;
-    for (auto* run : model()->runs()) {
-      if (run->kind != RunKind::Sparse) continue;
-      const QString every = run->config.value(QStringLiteral("sparsity.frontier_interval"));
-      (every == QStringLiteral("0") ? off : waiting) << run->name;
-      if (every != QStringLiteral("0")) interval = every;
-    }
-    const auto named = [](const QStringList& runs) {
-      return runs.size() == 1 ? runs.front() : QStringLiteral("%1 runs").arg(runs.size());
-    };
-    QString reason = QStringLiteral("No ViT or GPT run open\n(presets vit-* and gpt-*, or Help > Tours)");
-    if (!waiting.isEmpty()) {
-      reason = QStringLiteral("No frontier yet: %1\n(every %2 steps and at the last step)")
-                   .arg(named(waiting), interval.isEmpty() ? QStringLiteral("N") : interval);
-    } else if (!off.isEmpty()) {
-      reason = QStringLiteral("The live frontier is off: %1\n(sparsity.frontier_interval = 0)").arg(named(off));
-    }
+    const QString reason = noFrontierReason(*model());
     placeholder(plot(), plot()->axisRect(0), reason);
     keepChoice(sparsity_, {}, QString());
     return;
   }
 
   // The sparsities to follow over time: every level any drawn run has, in order.
-  QVector<double> levels;
-  for (auto* run : runs) {
-    for (double level : levelsOf(*run)) {
-      if (std::none_of(levels.begin(), levels.end(), [&](double known) { return std::abs(known - level) < 1e-9; }))
-        levels.push_back(level);
-    }
-  }
-  std::sort(levels.begin(), levels.end());
+  const QVector<double> levels = frontierLevels(runs);
   QStringList items;
   for (double level : levels) items << QString::number(level, 'g', 6);
   const QString name = frontierName(metric_);
@@ -198,45 +210,47 @@ void FrontierView::rebuild() {
     plot()->axisRect(0)->axis(QCPAxis::atBottom)->setRange(levels.front() - 0.02, levels.back() + 0.02);
     return;
   }
-  for (auto* run : runs) {
-    const auto& track = run->vectors[name];
-    const QVector<double> x = levelsOf(*run);
-    const int rows = static_cast<int>(track.rows.size());
-    // Earlier evaluations behind, light (old) to darker (recent), at most kHistoryCurves of them.
-    if (history_->isChecked() && run->visible && rows > 1) {
-      const int stride = std::max(1, (rows - 1 + kHistoryCurves - 1) / kHistoryCurves);
-      for (int row = (rows - 2) % stride; row + 1 < rows; row += stride) {
-        if (track.rows[row].size() != x.size()) continue;
-        auto* graph =
-            plot()->addGraph(plot()->axisRect(0)->axis(QCPAxis::atBottom), plot()->axisRect(0)->axis(QCPAxis::atLeft));
-        graph->setData(x, track.rows[row], true);
-        const double age = 1.0 - static_cast<double>(row) / (rows - 1);
-        graph->setPen(QPen(towardsWhite(run->colour, 0.35 + 0.55 * age), 1.0));
-        graph->removeFromLegend();
-      }
-    }
-    auto* newest =
-        plot()->addGraph(plot()->axisRect(0)->axis(QCPAxis::atBottom), plot()->axisRect(0)->axis(QCPAxis::atLeft));
-    newest->setData(x, track.rows.back(), true);
-    newest->setPen(QPen(run->colour, 3.0));
-    newest->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run->colour, Qt::white, 6));
-    newest->setName(run->name);
-    bindToRun(plot(), newest, *run);
-
-    // The chosen sparsity over time.
-    const int column = static_cast<int>(
-        std::find_if(x.begin(), x.end(), [&](double level) { return std::abs(level - chosen) < 1e-9; }) - x.begin());
-    if (column >= x.size() || !lowerRowShown()) continue;
-    QVector<double> values;
-    for (const auto& row : track.rows) values.push_back(column < row.size() ? row[column] : qQNaN());
-    auto* line = plot()->addGraph(overTime_->axis(QCPAxis::atBottom), overTime_->axis(QCPAxis::atLeft));
-    line->setData(track.steps, values, true);
-    line->setPen(QPen(run->colour, 2.0));
-    line->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, run->colour, run->colour, 5));
-    line->removeFromLegend();
-    line->setVisible(run->visible);
-  }
+  for (auto* run : runs) drawRunFrontier(*run, name, chosen);
   plot()->axisRect(0)->axis(QCPAxis::atBottom)->setRange(levels.front() - 0.02, levels.back() + 0.02);
+}
+
+void FrontierView::drawRunFrontier(const RunData& run, const QString& series, double chosen) {
+  const auto& track = run.vectors[series];
+  const QVector<double> x = levelsOf(run);
+  const int rows = static_cast<int>(track.rows.size());
+  // Earlier evaluations behind, light (old) to darker (recent), at most kHistoryCurves of them.
+  if (history_->isChecked() && run.visible && rows > 1) {
+    const int stride = std::max(1, (rows - 1 + kHistoryCurves - 1) / kHistoryCurves);
+    for (int row = (rows - 2) % stride; row + 1 < rows; row += stride) {
+      if (track.rows[row].size() != x.size()) continue;
+      auto* graph =
+          plot()->addGraph(plot()->axisRect(0)->axis(QCPAxis::atBottom), plot()->axisRect(0)->axis(QCPAxis::atLeft));
+      graph->setData(x, track.rows[row], true);
+      const double age = 1.0 - static_cast<double>(row) / (rows - 1);
+      graph->setPen(QPen(towardsWhite(run.colour, 0.35 + 0.55 * age), 1.0));
+      graph->removeFromLegend();
+    }
+  }
+  auto* newest =
+      plot()->addGraph(plot()->axisRect(0)->axis(QCPAxis::atBottom), plot()->axisRect(0)->axis(QCPAxis::atLeft));
+  newest->setData(x, track.rows.back(), true);
+  newest->setPen(QPen(run.colour, 3.0));
+  newest->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run.colour, Qt::white, 6));
+  newest->setName(run.name);
+  bindToRun(plot(), newest, run);
+
+  // The chosen sparsity over time.
+  const int column = static_cast<int>(
+      std::find_if(x.begin(), x.end(), [&](double level) { return std::abs(level - chosen) < 1e-9; }) - x.begin());
+  if (column >= x.size() || !lowerRowShown()) return;
+  QVector<double> values;
+  for (const auto& row : track.rows) values.push_back(column < row.size() ? row[column] : qQNaN());
+  auto* line = plot()->addGraph(overTime_->axis(QCPAxis::atBottom), overTime_->axis(QCPAxis::atLeft));
+  line->setData(track.steps, values, true);
+  line->setPen(QPen(run.colour, 2.0));
+  line->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, run.colour, run.colour, 5));
+  line->removeFromLegend();
+  line->setVisible(run.visible);
 }
 
 QString FrontierView::readout(QCPAxisRect* rect, double x, double y) const {

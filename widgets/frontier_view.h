@@ -33,6 +33,9 @@ class FrontierView : public PlotView {
 
  private:
   void drawGroups(double chosenSparsity);
+  // One run, not grouped: its frontiers of `series` in the upper plot (earlier evaluations fading behind the newest)
+  // and, when the lower plot is shown, its metric at the `chosen` sparsity over the steps.
+  void drawRunFrontier(const RunData& run, const QString& series, double chosen);
   QCPAxisRect* overTime_ = nullptr;
   QComboBox* sparsity_ = nullptr;
   QCheckBox* history_ = nullptr;

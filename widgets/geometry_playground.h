@@ -152,6 +152,8 @@ class GeometryPlayground : public QOpenGLWidget {
   ImVec2 planeToScreen(double px, double py) const;
   void drawPlaneScene(ImDrawList* draw);
   void drawStartPoint(ImDrawList* draw, ImVec2 canvasMin, ImVec2 canvasMax, ImVec2 readoutMin, ImVec2 readoutMax);
+  // The canvas at `canvasMin`..`canvasMax`: the start point's drag, the wheel's zoom, and all drawn in it.
+  void drawPlaneCanvas(ImDrawList* draw, ImVec2 canvasMin, ImVec2 canvasMax);
   void drawEndPoints();
   void drawSparse();
   struct TableRow {

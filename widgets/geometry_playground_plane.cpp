@@ -37,6 +37,30 @@ void drawShape(ImDrawList* draw, int shape, ImVec2 at, float size, ImU32 colour)
     draw->AddRect(offset(centre, -r * 0.8f, -r * 0.8f), offset(centre, r * 0.8f, r * 0.8f), colour, 0, 0, 1.5f);
 }
 
+// An entry of the 2-D toy's header: a ball's shape and name, or text alone.
+struct HeaderEntry {
+  int shape;  // -1: text only
+  ImU32 colour;
+  std::string text;
+  ImVec2 at;
+};
+
+// Places the header's entries left to right from `origin`, wrapped to `available`; returns the header's height.
+float wrapHeader(std::vector<HeaderEntry>& header, ImVec2 origin, float available, const ImGuiStyle& style, float em,
+                 float icon, float line) {
+  float x = 0, y = 0;
+  for (auto& entry : header) {
+    const float width = (entry.shape >= 0 ? icon + style.ItemInnerSpacing.x : 0) + textWidth(entry.text);
+    if (x > 0 && x + width > available) {
+      x = 0;
+      y += line;
+    }
+    entry.at = offset(origin, x, y);
+    x += width + (entry.shape == -1 && entry.text == "balls:" ? style.ItemInnerSpacing.x : em);
+  }
+  return y + line;
+}
+
 }  // namespace
 
 QPointF GeometryPlayground::planeToWidget(double x, double y) const {
@@ -117,68 +141,9 @@ void GeometryPlayground::drawStartPoint(ImDrawList* draw, ImVec2 canvasMin, ImVe
   }
 }
 
-// The 2-D toy: a header (the balls' legend and the line's equation, wrapped to the width), the plane, and the end
-// points in a scrolling list beside or below the plane, whichever leaves the plane the larger square.
-void GeometryPlayground::drawPlane() {
-  drawCaption();
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const float em = ImGui::GetFontSize();
-  const float line = ImGui::GetTextLineHeightWithSpacing();
-  const float icon = std::round(em * 0.8f);
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 available = ImGui::GetContentRegionAvail();
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-
-  // The header's entries, left to right, wrapped.
-  struct Entry {
-    int shape;  // -1: text only
-    ImU32 colour;
-    std::string text;
-    ImVec2 at;
-  };
-  std::vector<Entry> header = {{-1, kMutedColour, "balls:", {}},
-                               {0, kBallL2, "L2", {}},
-                               {1, kBallL1, "L1", {}},
-                               {2, kBallLinf, "Linf", {}},
-                               {-1,
-                                kTextColour,
-                                "line: " + formatPlaygroundNumber(a_[0]) + " x + " + formatPlaygroundNumber(a_[1]) +
-                                    " y = " + formatPlaygroundNumber(b_),
-                                {}}};
-  float x = 0, y = 0;
-  for (auto& entry : header) {
-    const float width = (entry.shape >= 0 ? icon + style.ItemInnerSpacing.x : 0) + textWidth(entry.text);
-    if (x > 0 && x + width > available.x) {
-      x = 0;
-      y += line;
-    }
-    entry.at = offset(origin, x, y);
-    x += width + (entry.shape == -1 && entry.text == "balls:" ? style.ItemInnerSpacing.x : em);
-  }
-  const float headerHeight = y + line;
-  const float regionW = available.x, regionH = std::max(0.0f, available.y - headerHeight);
-
-  // The end-point list's size, and where it goes.
-  const auto names = backend_.methods();
-  size_t listed = 0;
-  float listText = 0;
-  for (size_t m = 0; m < paths_.size() && m < names.size(); ++m) {
-    if (!shown_[m] || paths_[m].empty()) continue;
-    ++listed;
-    listText = std::max(listText, textWidth(names[m] + ": " + formatPoint(paths_[m].back()[0], paths_[m].back()[1])));
-  }
-  const float listW = icon + style.ItemSpacing.x + listText + 2 * style.WindowPadding.x + style.ScrollbarSize + 2;
-  const float listNeededH = static_cast<float>(listed) * line - style.ItemSpacing.y + 2 * style.WindowPadding.y + 2;
-  const float besideW = regionW - listW - style.ItemSpacing.x;
-  const float belowListH = std::min(listNeededH, std::max(2.5f * line + 2 * style.WindowPadding.y, regionH * 0.35f));
-  const float belowCanvasH = regionH - belowListH - style.ItemSpacing.y;
-  const bool beside = listed > 0 && std::min(besideW, regionH) > std::min(regionW, belowCanvasH);
-  canvasX_ = origin.x;
-  canvasY_ = origin.y + headerHeight;
-  canvasW_ = std::max(4 * em, listed == 0 || !beside ? regionW : besideW);
-  canvasH_ = std::max(4 * em, listed == 0 || beside ? regionH : belowCanvasH);
-
-  const ImVec2 canvasMin(canvasX_, canvasY_), canvasMax(canvasX_ + canvasW_, canvasY_ + canvasH_);
+// The canvas: dragging in it moves the start point and the wheel zooms; the plane's contents, clipped to it, with
+// the pointer's coordinates and the start point.
+void GeometryPlayground::drawPlaneCanvas(ImDrawList* draw, ImVec2 canvasMin, ImVec2 canvasMax) {
   ImGui::SetCursorScreenPos(canvasMin);
   ImGui::InvisibleButton("plane", ImVec2(canvasW_, canvasH_));
   const bool hovered = ImGui::IsItemHovered();
@@ -209,6 +174,55 @@ void GeometryPlayground::drawPlane() {
   }
   drawStartPoint(draw, canvasMin, canvasMax, readoutMin, readoutMax);
   draw->PopClipRect();
+}
+
+// The 2-D toy: a header (the balls' legend and the line's equation, wrapped to the width), the plane, and the end
+// points in a scrolling list beside or below the plane, whichever leaves the plane the larger square.
+void GeometryPlayground::drawPlane() {
+  drawCaption();
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float em = ImGui::GetFontSize();
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float icon = std::round(em * 0.8f);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 available = ImGui::GetContentRegionAvail();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+
+  // The header's entries, left to right, wrapped.
+  std::vector<HeaderEntry> header = {{-1, kMutedColour, "balls:", {}},
+                                     {0, kBallL2, "L2", {}},
+                                     {1, kBallL1, "L1", {}},
+                                     {2, kBallLinf, "Linf", {}},
+                                     {-1,
+                                      kTextColour,
+                                      "line: " + formatPlaygroundNumber(a_[0]) + " x + " +
+                                          formatPlaygroundNumber(a_[1]) + " y = " + formatPlaygroundNumber(b_),
+                                      {}}};
+  const float headerHeight = wrapHeader(header, origin, available.x, style, em, icon, line);
+  const float regionW = available.x, regionH = std::max(0.0f, available.y - headerHeight);
+
+  // The end-point list's size, and where it goes.
+  const auto names = backend_.methods();
+  size_t listed = 0;
+  float listText = 0;
+  for (size_t m = 0; m < paths_.size() && m < names.size(); ++m) {
+    if (!shown_[m] || paths_[m].empty()) continue;
+    ++listed;
+    listText = std::max(listText, textWidth(names[m] + ": " + formatPoint(paths_[m].back()[0], paths_[m].back()[1])));
+  }
+  const float listW = icon + style.ItemSpacing.x + listText + 2 * style.WindowPadding.x + style.ScrollbarSize + 2;
+  const float listNeededH = static_cast<float>(listed) * line - style.ItemSpacing.y + 2 * style.WindowPadding.y + 2;
+  const float besideW = regionW - listW - style.ItemSpacing.x;
+  const float belowListH = std::min(listNeededH, std::max(2.5f * line + 2 * style.WindowPadding.y, regionH * 0.35f));
+  const float belowCanvasH = regionH - belowListH - style.ItemSpacing.y;
+  const bool beside = listed > 0 && std::min(besideW, regionH) > std::min(regionW, belowCanvasH);
+  canvasX_ = origin.x;
+  canvasY_ = origin.y + headerHeight;
+  canvasW_ = std::max(4 * em, listed == 0 || !beside ? regionW : besideW);
+  canvasH_ = std::max(4 * em, listed == 0 || beside ? regionH : belowCanvasH);
+
+  const ImVec2 canvasMin(canvasX_, canvasY_), canvasMax(canvasX_ + canvasW_, canvasY_ + canvasH_);
+  drawPlaneCanvas(draw, canvasMin, canvasMax);
 
   // The header, drawn now that the canvas is placed.
   for (const auto& entry : header) {

@@ -15,6 +15,30 @@
 
 namespace descentlab::widgets {
 
+namespace {
+
+// Why nothing is drawn for the series `name`: `selected` (the focus run) has no multipliers (ERM, or a sparse run),
+// or has not recorded any yet.
+QString noMultipliersReason(const RunData* selected, const QString& name) {
+  QString reason;
+  if (name == QLatin1String(record::metric::kResilientSlack)) {
+    reason = QStringLiteral("No resilient constrained run\n(constraints.resilient = true)");
+  } else if (selected && selected->constrained) {
+    reason =
+        QStringLiteral("Not recorded yet: %1\n(λ and the slack come with each metric interval)").arg(selected->name);
+  } else if (selected && selected->kind == RunKind::Layerwise) {
+    reason = QStringLiteral(
+                 "%1 trains without constraints (ERM): it has no multipliers.\nSelect a constrained "
+                 "run (text-constrained, video-constrained).")
+                 .arg(selected->name);
+  } else {
+    reason = QStringLiteral("No constrained layerwise run open\n(text-constrained, video-constrained)");
+  }
+  return reason;
+}
+
+}  // namespace
+
 LambdaView::LambdaView(LabModel* model, QWidget* parent)
     : PlotView(model, QStringLiteral("Lagrange multipliers"), parent) {
   series_ = new QComboBox(this);
@@ -41,41 +65,13 @@ void LambdaView::rebuild() {
   if (!focus) {
     // The real reason: the selected run has no multipliers (ERM, or a sparse run), or has not recorded any yet.
     const RunData* selected = model()->focusRun();
-    QString reason;
-    if (name == QLatin1String(record::metric::kResilientSlack)) {
-      reason = QStringLiteral("No resilient constrained run\n(constraints.resilient = true)");
-    } else if (selected && selected->constrained) {
-      reason =
-          QStringLiteral("Not recorded yet: %1\n(λ and the slack come with each metric interval)").arg(selected->name);
-    } else if (selected && selected->kind == RunKind::Layerwise) {
-      reason = QStringLiteral(
-                   "%1 trains without constraints (ERM): it has no multipliers.\nSelect a constrained "
-                   "run (text-constrained, video-constrained).")
-                   .arg(selected->name);
-    } else {
-      reason = QStringLiteral("No constrained layerwise run open\n(text-constrained, video-constrained)");
-    }
+    const QString reason = noMultipliersReason(selected, name);
     placeholder(plot(), plot()->axisRect(), reason);
     return;
   }
   QCPColorGradient gradient(QCPColorGradient::gpSpectrum);
   if (const GroupBand band = focusGroupBand(); band.group != nullptr) {
-    // The focus run's group: each layer's mean over the members with its band, over the steps all reached.
-    for (int layer = 0; layer < band.width; ++layer) {
-      QVector<double> mean, low, high;
-      for (int row = 0; row < band.steps.size(); ++row) {
-        mean.push_back(band.mean[row * band.width + layer]);
-        low.push_back(band.low[row * band.width + layer]);
-        high.push_back(band.high[row * band.width + layer]);
-      }
-      const double position = band.width > 1 ? static_cast<double>(layer) / (band.width - 1) : 0.0;
-      addBand(plot(), plot()->xAxis, plot()->yAxis, band.steps, mean, low, high,
-              QColor(gradient.color(position * 0.85, QCPRange(0, 1))), QStringLiteral("layer %1").arg(layer + 1));
-    }
-    QString caption = QStringLiteral("%1: mean, %2 band").arg(band.group->label, bandKindName(model()->bandKind()));
-    if (!bandNote(band).isEmpty()) caption += QLatin1Char('\n') + bandNote(band);
-    cornerNote(plot(), plot()->axisRect(), 0.99, 0.02, Qt::AlignTop | Qt::AlignRight, caption, band.group->colour);
-    flatAtZero_ = false;
+    drawGroupBand(band, gradient);
     return;
   }
   const auto& track = focus->vectors[name];
@@ -110,31 +106,52 @@ void LambdaView::rebuild() {
     }
     flatAtZero_ = !track.rows.isEmpty() && largest == 0.0;
   }
-  if (flatAtZero_) {
-    QString slack;
-    const auto slacks = focus->vectors.constFind(QLatin1String(record::metric::kSlack));
-    if (slacks != focus->vectors.cend() && !slacks->rows.isEmpty() && !slacks->rows.back().isEmpty()) {
-      const auto& newest = slacks->rows.back();
-      slack = QStringLiteral("; largest slack %1").arg(*std::max_element(newest.begin(), newest.end()), 0, 'g', 2);
+  if (flatAtZero_) explainFlatAtZero(*focus, caption);
+}
+
+void LambdaView::drawGroupBand(const GroupBand& band, QCPColorGradient& gradient) {
+  // The focus run's group: each layer's mean over the members with its band, over the steps all reached.
+  for (int layer = 0; layer < band.width; ++layer) {
+    QVector<double> mean, low, high;
+    for (int row = 0; row < band.steps.size(); ++row) {
+      mean.push_back(band.mean[row * band.width + layer]);
+      low.push_back(band.low[row * band.width + layer]);
+      high.push_back(band.high[row * band.width + layer]);
     }
-    const QString alpha = focus->config.value(QStringLiteral("constraints.alpha"), QStringLiteral("α"));
-    auto* why = new QCPItemText(plot());
-    why->position->setType(QCPItemPosition::ptAxisRectRatio);
-    why->position->setCoords(0.5, 0.4);
-    const QString asked = alpha == QLatin1String("α") ? alpha : QStringLiteral("α = %1").arg(alpha);
-    // Four lines where the plot has room, two in a squeezed dock (1024x700), so it stays inside the plot.
-    why->setText(plot()->axisRect()->rect().height() >= 110
-                     ? QStringLiteral("%1: λ = 0, the constraints do not bind\n(each layer already beats the one "
-                                      "before\nby the %2 asked%3),\nso this run trains as ERM. A larger α binds.")
-                           .arg(focus->name, asked, slack)
-                     : QStringLiteral("λ = 0: the constraints do not bind\n(%1 met%2),\nso %3 trains as ERM.")
-                           .arg(asked, slack, focus->name));
-    why->setColor(QColor(70, 70, 70));
-    why->setBrush(QColor(255, 255, 255, 225));
-    why->setPadding(QMargins(4, 2, 4, 2));
-    why->setClipToAxisRect(false);
-    caption->setVisible(false);  // the note names the run; the corner caption would sit under it
+    const double position = band.width > 1 ? static_cast<double>(layer) / (band.width - 1) : 0.0;
+    addBand(plot(), plot()->xAxis, plot()->yAxis, band.steps, mean, low, high,
+            QColor(gradient.color(position * 0.85, QCPRange(0, 1))), QStringLiteral("layer %1").arg(layer + 1));
   }
+  QString caption = QStringLiteral("%1: mean, %2 band").arg(band.group->label, bandKindName(model()->bandKind()));
+  if (!bandNote(band).isEmpty()) caption += QLatin1Char('\n') + bandNote(band);
+  cornerNote(plot(), plot()->axisRect(), 0.99, 0.02, Qt::AlignTop | Qt::AlignRight, caption, band.group->colour);
+  flatAtZero_ = false;
+}
+
+void LambdaView::explainFlatAtZero(const RunData& focus, QCPItemText* caption) {
+  QString slack;
+  const auto slacks = focus.vectors.constFind(QLatin1String(record::metric::kSlack));
+  if (slacks != focus.vectors.cend() && !slacks->rows.isEmpty() && !slacks->rows.back().isEmpty()) {
+    const auto& newest = slacks->rows.back();
+    slack = QStringLiteral("; largest slack %1").arg(*std::max_element(newest.begin(), newest.end()), 0, 'g', 2);
+  }
+  const QString alpha = focus.config.value(QStringLiteral("constraints.alpha"), QStringLiteral("α"));
+  auto* why = new QCPItemText(plot());
+  why->position->setType(QCPItemPosition::ptAxisRectRatio);
+  why->position->setCoords(0.5, 0.4);
+  const QString asked = alpha == QLatin1String("α") ? alpha : QStringLiteral("α = %1").arg(alpha);
+  // Four lines where the plot has room, two in a squeezed dock (1024x700), so it stays inside the plot.
+  why->setText(plot()->axisRect()->rect().height() >= 110
+                   ? QStringLiteral("%1: λ = 0, the constraints do not bind\n(each layer already beats the one "
+                                    "before\nby the %2 asked%3),\nso this run trains as ERM. A larger α binds.")
+                         .arg(focus.name, asked, slack)
+                   : QStringLiteral("λ = 0: the constraints do not bind\n(%1 met%2),\nso %3 trains as ERM.")
+                         .arg(asked, slack, focus.name));
+  why->setColor(QColor(70, 70, 70));
+  why->setBrush(QColor(255, 255, 255, 225));
+  why->setPadding(QMargins(4, 2, 4, 2));
+  why->setClipToAxisRect(false);
+  caption->setVisible(false);  // the note names the run; the corner caption would sit under it
 }
 
 void LambdaView::resetRanges() {

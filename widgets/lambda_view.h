@@ -3,6 +3,8 @@
 #include "widgets/lab_model.h"
 #include "widgets/plot_view.h"
 
+class QCPColorGradient;
+class QCPItemText;
 class QComboBox;
 
 namespace descentlab::widgets {
@@ -28,6 +30,10 @@ class LambdaView : public PlotView {
  private:
   // The run drawn when not grouped: the focus run, else the first run with the series.
   const RunData* drawnRun() const;
+  // Grouped: each layer's mean over the focus run's group with its band, and the group's caption in the corner.
+  void drawGroupBand(const GroupBand& band, QCPColorGradient& gradient);
+  // λ at 0 all along: a note in the plot on why (the constraints do not bind), in place of the corner `caption`.
+  void explainFlatAtZero(const RunData& focus, QCPItemText* caption);
   QComboBox* series_ = nullptr;
   bool flatAtZero_ = false;  // the multipliers shown are 0 at every step and layer
 };

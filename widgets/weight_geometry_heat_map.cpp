@@ -96,9 +96,7 @@ void WeightGeometryView::setExporting(bool exporting) {
 }
 
 void WeightGeometryView::arrange() {
-  auto* layout = plot()->plotLayout();
   auto* legend = plot()->legend;
-  auto* distribution = plot()->axisRect(0);
   const QRect area = plot()->viewport();
   const bool wide = area.width() >= 560 && area.width() >= 1.6 * area.height();
   // Stacked in a short view (a docked cell of a 1920x1080 window), the distribution and the heat map would both be
@@ -107,6 +105,31 @@ void WeightGeometryView::arrange() {
   const bool compact = !tableShown_ || (!wide && area.height() < 360);
   const bool sideBySide = wide && !compact;  // the heat map beside the distribution
   const bool withLegend = legend->itemCount() > 0 && legendWanted();
+  const auto [widest, columns, beside] = fitLegend(area, wide, sideBySide, withLegend);
+  // As many |w| ticks as the distribution's width has room for ("0.0001" is wide), so labels never run together.
+  const int besideWidth = beside ? columns * (widest + 8) : 0;
+  const double share = sideBySide ? (beside ? 1.3 / 2.3 : 0.5) : 1.0;
+  const int distributionWidth = static_cast<int>((area.width() - besideWidth - 70) * share) - 60;
+  plot()->xAxis->ticker()->setTickCount(std::clamp(distributionWidth / 75, 2, 6));
+  const int state = (sideBySide ? 1 : 0) + (beside ? 2 : 0) + (compact ? 4 : 0);
+  if (state == arrangedState_) return;
+  arrangedState_ = state;
+  for (QCPLayerable* part : std::initializer_list<QCPLayerable*>{heatTitle_, heat_, scale_}) part->setVisible(!compact);
+  // A chooser for a heat map that is not drawn seemed to do nothing (issue 33): it goes with the heat map (a note in
+  // its place wrapped the tools onto a second row at 1280x800 and cost the table a run's row). Queued: this runs
+  // inside a replot.
+  QTimer::singleShot(0, this, [this, compact] {
+    heatRunBox_->setVisible(!compact);
+    heatLabel_->setVisible(!compact);
+    this->layout()->activate();  // the tool row's new height, then the table's rows for the room it leaves
+    fitTableColumns();
+  });
+  placeLayoutElements(sideBySide, beside, compact);
+}
+
+WeightGeometryView::LegendFit WeightGeometryView::fitLegend(const QRect& area, bool wide, bool sideBySide,
+                                                            bool withLegend) {
+  auto* legend = plot()->legend;
   // The legend's columns: as many as fit its part of the width, so an entry is never clipped. Above the plots
   // when its rows take little of the height; beside the distribution in a short, wide plot (the dock), where
   // rows above would leave the plots too low to read.
@@ -137,25 +160,12 @@ void WeightGeometryView::arrange() {
   } else if (!withLegend && legend->layout()) {
     legend->layout()->take(legend);
   }
-  // As many |w| ticks as the distribution's width has room for ("0.0001" is wide), so labels never run together.
-  const int besideWidth = beside ? columns * (widest + 8) : 0;
-  const double share = sideBySide ? (beside ? 1.3 / 2.3 : 0.5) : 1.0;
-  const int distributionWidth = static_cast<int>((area.width() - besideWidth - 70) * share) - 60;
-  plot()->xAxis->ticker()->setTickCount(std::clamp(distributionWidth / 75, 2, 6));
-  const int state = (sideBySide ? 1 : 0) + (beside ? 2 : 0) + (compact ? 4 : 0);
-  if (state == arrangedState_) return;
-  arrangedState_ = state;
-  for (QCPLayerable* part : std::initializer_list<QCPLayerable*>{heatTitle_, heat_, scale_}) part->setVisible(!compact);
-  // A chooser for a heat map that is not drawn seemed to do nothing (issue 33): it goes with the heat map (a note in
-  // its place wrapped the tools onto a second row at 1280x800 and cost the table a run's row). Queued: this runs
-  // inside a replot.
-  QTimer::singleShot(0, this, [this, compact] {
-    heatRunBox_->setVisible(!compact);
-    heatLabel_->setVisible(!compact);
-    this->layout()->activate();  // the tool row's new height, then the table's rows for the room it leaves
-    fitTableColumns();
-  });
+  return {widest, columns, beside};
+}
 
+void WeightGeometryView::placeLayoutElements(bool sideBySide, bool beside, bool compact) {
+  auto* layout = plot()->plotLayout();
+  auto* distribution = plot()->axisRect(0);
   for (QCPLayoutElement* element :
        std::initializer_list<QCPLayoutElement*>{legendBox_, distribution, heatTitle_, heat_, scale_}) {
     if (element->layout()) element->layout()->take(element);

@@ -80,6 +80,18 @@ class WeightGeometryView : public PlotView {
   void fillTable();
   // Puts the heat map beside the distribution when the plot is wide, below it when it is tall; sizes the legend.
   void arrange();
+  // The legend's arrangement: its widest entry (0 when it has none), its columns, and whether it sits beside the
+  // distribution rather than above the plots.
+  struct LegendFit {
+    int widest = 0;
+    int columns = 1;
+    bool beside = false;
+  };
+  // Wraps the legend into as many columns as fit its part of `area`, and puts it in its box (or takes it out).
+  LegendFit fitLegend(const QRect& area, bool wide, bool sideBySide, bool withLegend);
+  // Places the legend's box, the distribution, and the heat map with its title and colour bar in the plot's layout
+  // for the arrangement, with the margin groups that align them.
+  void placeLayoutElements(bool sideBySide, bool beside, bool compact);
   // Fits the columns to the width; shows the table when the view has room for all its rows over the plot's
   // minimum height, and otherwise hides it (a refresh then renames the legend's entries).
   void fitTableColumns();
