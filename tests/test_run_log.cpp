@@ -391,6 +391,33 @@ TEST(RunLog, PackWritesOneFileWithEveryRecordWhileTheWriterGoesOn) {
   EXPECT_EQ(steps_of(packed), one_to(5)) << "a refused pack changed its target";
 }
 
+// Issue 52 item 3: a log shorter than its header (0 bytes, or zeros) is a crash state. A writer appended its first
+// record there with no header before it: the sweep's result was lost (exit 0) and the run refused from then on. It
+// starts a new log instead.
+TEST(RunLog, AWriterStartsANewLogInPlaceOfOneShorterThanItsHeader) {
+  for (const std::string& short_log : {std::string(), std::string(10, '\0')}) {
+    ScratchFolder folder;
+    const std::string path = (folder / "run.h5").string();
+    { auto writer = run_with_log(path); }
+    ASSERT_FALSE(fs::exists(log_path_for(path)));
+    write_bytes(log_path_for(path), short_log);
+    {
+      auto writer = RunWriter::open(path, manual_flush());
+      writer->sweep(sample_sweep());
+      writer->flush();
+      writer->scalar("loss", 6, 0.0, 0.1);
+      writer->flush();
+      const RunReader reader(path);  // beside the writer: the log as it is now
+      EXPECT_EQ(reader.sweep("gaussian").metric, sample_sweep().metric) << short_log.size() << " bytes";
+      EXPECT_EQ(reader.metric("loss").steps, one_to(6)) << short_log.size() << " bytes";
+    }
+    const RunReader reader(path);
+    EXPECT_EQ(reader.sweep("gaussian").metric, sample_sweep().metric) << short_log.size() << " bytes";
+    EXPECT_EQ(reader.metric("loss").steps, one_to(6)) << short_log.size() << " bytes";
+    EXPECT_EQ(reader.checkpoint("latest").step, 3);
+  }
+}
+
 }  // namespace
 }  // namespace descentlab::store
 

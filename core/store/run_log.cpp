@@ -405,6 +405,10 @@ void RunLogAppender::reopen() {
 
 void RunLogAppender::continue_after(const RunLog& log) {
   if (!log.exists) return;
+  // A log shorter than its header (0 bytes, or zeros: its writer died before the header landed) holds no record, and a
+  // record appended to it would have no header before it: it stays closed, so the first commit folds and starts a new
+  // log in its place, as readers already read it.
+  if (log.valid_length == 0) return;
   length_ = log.valid_length;
   reopen();
   if (descriptor_ >= 0 && log.file_length != log.valid_length &&
