@@ -106,6 +106,17 @@ case "$check" in
     [ ! -e "$scratch/x.h5" ] || fail "a refused pack wrote its target"
     "$cli" pack "$scratch/shared.h5" "$scratch/shared.h5" >"$scratch/out" 2>"$scratch/err" && fail "pack onto itself"
     expect_in "is the run being packed" "$scratch/err"
+    # Never over the run's own log (issue 52: it was replaced, and the run then refused by every command), nor over an
+    # existing file unless asked.
+    cp "$run.log" "$scratch/log-before"
+    "$cli" pack "$run" "$run.log" --overwrite >"$scratch/out" 2>"$scratch/err"
+    [ $? = 2 ] || { cat "$scratch/err" >&2; fail "pack onto the run's own log: expected exit 2"; }
+    expect_in "is a companion of the run being packed" "$scratch/err"
+    cmp -s "$run.log" "$scratch/log-before" || fail "a refused pack changed the run's log"
+    "$cli" pack "$run" "$scratch/shared.h5" >"$scratch/out" 2>"$scratch/err" && fail "pack replaced an existing file unasked"
+    expect_in "already exists" "$scratch/err"
+    "$cli" pack "$run" "$scratch/shared.h5" --overwrite >"$scratch/out" 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "pack --overwrite exited $?"; }
     ;;
   train_resume)
     # bash cli_checks.sh train_resume CLI PYTHON COMPARE_SCRIPT: a run stopped by --max-steps, and one stopped by

@@ -18,8 +18,11 @@
 #include <thread>
 
 #include "child_process.h"
+#include "core/store/checkpoint_bytes.h"
+#include "core/store/checkpoint_files.h"
 #include "core/store/durable_file.h"
 #include "core/store/run_follower.h"
+#include "core/store/run_lock.h"
 #include "core/store/run_log.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
@@ -416,6 +419,79 @@ TEST(RunLog, AWriterStartsANewLogInPlaceOfOneShorterThanItsHeader) {
     EXPECT_EQ(reader.metric("loss").steps, one_to(6)) << short_log.size() << " bytes";
     EXPECT_EQ(reader.checkpoint("latest").step, 3);
   }
+}
+
+// Issue 52 item 1: pack wrote over whatever OUT named, the run's own log, lock or checkpoint data included (the run
+// was then refused by every command). It refuses each, naming the run, and loses nothing; it replaces another run
+// only when asked, under that run's lock, and takes that run's log and data folder with it.
+TEST(RunLog, PackNeverWritesOverARunsCompanionsOrAnotherRun) {
+  ScratchFolder folder;
+  const std::string path = (folder / "run.h5").string();
+  auto writer = run_with_log(path);  // rows 4 and 5 in the log, "latest" in a data file, the lock held
+  const std::vector<std::string> data_files = RunReader(path).checkpoint_data_files();
+  ASSERT_EQ(data_files.size(), 1u);
+  const std::string data_file = checkpoint_file_path(path, data_files.front());
+  const std::vector<std::string> companions = {log_path_for(path), RunFileLock::lock_path_for(path), data_file};
+  std::vector<std::string> before;
+  for (const auto& companion : companions) before.push_back(read_bytes(companion));
+  const std::string run_bytes = read_bytes(path);
+  const std::vector<uint8_t> latest = checkpoint_to_bytes(RunReader(path).checkpoint("latest"));
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {path, "is the run being packed"},
+      {(folder / "." / "run.h5").string(), "is the run being packed"},
+      {log_path_for(path), "is a companion of the run being packed"},
+      {RunFileLock::lock_path_for(path), "is a companion of the run being packed"},
+      {data_file, "is in the checkpoint data folder of the run being packed"},
+      {(folder / "run.h5.checkpoints" / "new.h5").string(), "is in the checkpoint data folder of the run being packed"},
+  };
+  for (const auto& [target, why] : refused) {
+    for (const bool overwrite : {false, true}) {
+      const std::string message = error_of([&] { pack_run(path, target, PackOptions{overwrite}); });
+      EXPECT_NE(message.find(target), std::string::npos) << message;
+      EXPECT_NE(message.find(why), std::string::npos) << message;
+    }
+  }
+  for (size_t i = 0; i < companions.size(); ++i) EXPECT_EQ(read_bytes(companions[i]), before[i]) << companions[i];
+  EXPECT_EQ(read_bytes(path), run_bytes);
+  EXPECT_EQ(steps_of(path), one_to(5));
+  EXPECT_EQ(checkpoint_to_bytes(RunReader(path).checkpoint("latest")), latest);
+  EXPECT_FALSE(fs::exists(folder / "run.h5.checkpoints" / "new.h5"));
+
+  // Another run: its companions are refused by name, it is replaced only with overwrite, and not while written.
+  const std::string other = (folder / "other.h5").string();
+  auto other_writer = RunWriter::create(other, sample_header(), manual_flush());
+  other_writer->scalar("loss", 1, 0.0, 9.0);
+  other_writer->save_checkpoint("latest", sample_checkpoint(1));
+  EXPECT_NE(
+      error_of([&] { pack_run(path, log_path_for(other), PackOptions{true}); }).find("is the log of the run " + other),
+      std::string::npos);
+  EXPECT_NE(
+      error_of([&] { pack_run(path, RunFileLock::lock_path_for(other)); }).find("is the lock of the run " + other),
+      std::string::npos);
+  const std::string exists = error_of([&] { pack_run(path, other); });
+  EXPECT_NE(exists.find("already exists"), std::string::npos) << exists;
+  EXPECT_NE(exists.find("--overwrite"), std::string::npos) << exists;
+  const std::string busy = error_of([&] { pack_run(path, other, PackOptions{true}); });
+  EXPECT_NE(busy.find(other), std::string::npos) << busy;
+  EXPECT_EQ(RunReader(other).metric("loss").steps, (std::vector<int64_t>{1})) << "a refused pack changed the run";
+  ASSERT_TRUE(fs::exists(checkpoint_folder_for(other)));
+  other_writer.reset();
+  const PackResult replaced = pack_run(path, other, PackOptions{true});
+  EXPECT_EQ(replaced.warning, "");
+  EXPECT_EQ(steps_of(other), one_to(5));
+  EXPECT_FALSE(fs::exists(checkpoint_folder_for(other))) << "the replaced run's data folder stayed";
+  EXPECT_FALSE(fs::exists(log_path_for(other)));
+  EXPECT_FALSE(fs::exists(RunFileLock::lock_path_for(other))) << "the lock taken to replace it stayed";
+  EXPECT_TRUE(RunReader(other).checkpoint_data_files().empty());
+
+  // A file that is no run: replaced only when asked.
+  const std::string notes = (folder / "notes.h5").string();
+  write_bytes(notes, "notes");
+  EXPECT_NE(error_of([&] { pack_run(path, notes); }).find("already exists"), std::string::npos);
+  EXPECT_EQ(read_bytes(notes), "notes");
+  pack_run(path, notes, PackOptions{true});
+  EXPECT_EQ(steps_of(notes), one_to(5));
+  EXPECT_EQ(steps_of(path), one_to(5));
 }
 
 }  // namespace

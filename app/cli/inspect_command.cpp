@@ -145,12 +145,19 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
 
 void add_pack_command(CLI::App& app, int& exit_code) {
   auto paths = std::make_shared<std::pair<std::string, std::string>>();
+  auto options = std::make_shared<store::PackOptions>();
   CLI::App* pack = app.add_subcommand(
       "pack", "Write a run as one file to share: its run file with the records of its log (RUN.h5.log) folded in");
   pack->add_option("run", paths->first, "The run file (.h5), finished or still being written")->required();
-  pack->add_option("out", paths->second, "The file to write (.h5); h5py reads it whole")->required();
-  pack->callback([paths, &exit_code]() {
-    const store::PackResult packed = store::pack_run(paths->first, paths->second);
+  pack->add_option("out", paths->second,
+                   "The file to write (.h5); h5py reads it whole. Never the run or a file of a run's own (its log, "
+                   "lock or checkpoint data)")
+      ->required();
+  pack->add_flag(
+      "--overwrite", options->overwrite,
+      "Replace OUT if it exists (a run there: its lock is taken and its log and checkpoint data go with it)");
+  pack->callback([paths, options, &exit_code]() {
+    const store::PackResult packed = store::pack_run(paths->first, paths->second, *options);
     std::printf("packed %s into %s: %s, %zu log record%s folded in\n", paths->first.c_str(), paths->second.c_str(),
                 store::megabytes_text(static_cast<long long>(packed.bytes)).c_str(), packed.log_records,
                 packed.log_records == 1 ? "" : "s");

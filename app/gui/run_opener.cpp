@@ -172,8 +172,11 @@ bool RunOpener::save(const QString& runId, const QString& path) {
   // The latest committed version packed into one file (the run file with its log's records folded in), written
   // beside the target and renamed, so a failed save never leaves half a file under the chosen name.
   try {
+    // The save dialog asked before replacing a file; pack still refuses a run's own log, lock or checkpoint data.
+    store::PackOptions options;
+    options.overwrite = true;
     const store::PackResult packed =
-        store::pack_run(QFile::encodeName(run->path).toStdString(), QFile::encodeName(path).toStdString());
+        store::pack_run(QFile::encodeName(run->path).toStdString(), QFile::encodeName(path).toStdString(), options);
     if (!packed.warning.empty()) window_.showInfo(QString::fromStdString(packed.warning));
   } catch (const std::exception& error) {
     window_.showError(QStringLiteral("cannot save %1 as %2: %3").arg(run->name, path, QString::fromUtf8(error.what())),

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "core/record/checkpoint.h"
@@ -12,6 +14,7 @@
 #include "core/store/file_version.h"
 #include "core/store/hdf5_io.h"
 #include "core/store/run_file_format.h"
+#include "core/store/run_lock.h"
 #include "core/store/run_log.h"
 #include "core/store/run_reader.h"
 
@@ -66,15 +69,87 @@ std::optional<Packed> pack_version(const std::string& source, const std::vector<
   }
 }
 
+// Whether `path` is an HDF5 file with a run file's root attributes (a run another run could lose by a pack).
+bool is_run_file(const std::string& path) {
+  try {
+    const RunReader reader(path);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// `path` made absolute and free of "." and "..", following the links that exist, for comparing names.
+fs::path normal(const std::string& path) {
+  std::error_code status;
+  fs::path resolved = fs::weakly_canonical(fs::absolute(path, status), status);
+  return status ? fs::absolute(path).lexically_normal() : resolved;
+}
+
+// Which run `target` belongs to as a companion ("the log of", "the lock of", "checkpoint data of"), naming that run's
+// file; "" when it is none's. A companion's run is its name without the suffix, when that is a run file.
+std::string companion_of(const fs::path& target) {
+  std::error_code status;
+  const std::string name = target.string();
+  for (const auto& [suffix, what] : {std::pair<std::string, std::string>{".log", "the log of the run "},
+                                     std::pair<std::string, std::string>{".lock", "the lock of the run "}}) {
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      const std::string run = name.substr(0, name.size() - suffix.size());
+      if (fs::is_regular_file(run, status) && is_run_file(run)) return what + run;
+    }
+  }
+  const std::string folder_suffix = ".checkpoints";
+  for (fs::path folder = target.parent_path(); !folder.empty() && folder != folder.root_path();
+       folder = folder.parent_path()) {
+    const std::string folder_name = folder.string();
+    if (folder_name.size() > folder_suffix.size() &&
+        folder_name.compare(folder_name.size() - folder_suffix.size(), folder_suffix.size(), folder_suffix) == 0) {
+      const std::string run = folder_name.substr(0, folder_name.size() - folder_suffix.size());
+      if (fs::is_regular_file(run, status) && is_run_file(run))
+        return "in the checkpoint data folder of the run " + run;
+    }
+  }
+  return "";
+}
+
+// Refuses a target that is the run being packed, one of its companions or another run's, a folder, or (without
+// `overwrite`) any existing file.
+void check_pack_target(const std::string& source, const std::string& target, bool overwrite) {
+  const auto refuse = [&](const std::string& why) {
+    throw RunFileError(RunFileError::Kind::InvalidArgument, target, "", why);
+  };
+  const fs::path run = normal(source);
+  const fs::path out = normal(target);
+  if (out == run) refuse("is the run being packed; choose another name");
+  // The run's own companions, also under names that only resolve to them (a link, "..").
+  if (out == normal(log_path_for(source)) || out == normal(RunFileLock::lock_path_for(source))) {
+    refuse("is a companion of the run being packed (" + source + "); choose another name");
+  }
+  const fs::path own_data = normal(checkpoint_folder_for(source));
+  const auto inside = std::mismatch(own_data.begin(), own_data.end(), out.begin(), out.end());
+  if (inside.first == own_data.end()) {
+    refuse("is in the checkpoint data folder of the run being packed (" + source + "); choose another name");
+  }
+  const std::string companion = companion_of(out);
+  if (!companion.empty()) refuse("is " + companion + "; choose another name");
+  std::error_code status;
+  if (fs::is_directory(target, status)) refuse("is a folder; give the packed file's name");
+  if (fs::exists(target, status) && !overwrite) {
+    refuse("already exists; choose another name, or overwrite it (descentlab-cli pack --overwrite)");
+  }
+}
+
 }  // namespace
 
-PackResult pack_run(const std::string& source, const std::string& target) {
-  std::error_code status;
-  if (fs::weakly_canonical(source, status) == fs::weakly_canonical(target, status)) {
-    throw RunFileError(RunFileError::Kind::InvalidArgument, target, "", "is the run being packed; choose another name");
-  }
+PackResult pack_run(const std::string& source, const std::string& target, const PackOptions& options) {
   const RunReader validated(source);  // names what is wrong with the source before anything is written
   (void)validated;
+  check_pack_target(source, target, options.overwrite);
+  // Overwriting a run: its writer (if any) must not be writing meanwhile, and it keeps its lock until we are done.
+  std::unique_ptr<RunFileLock> lock;
+  std::error_code status;
+  const bool replaces_run = fs::exists(target, status) && is_run_file(target);
+  if (replaces_run) lock = RunFileLock::acquire(target, "being replaced by a packed copy of " + source);
   std::optional<Packed> packed;
   for (int attempt = 1; !packed; ++attempt) packed = pack_version(source, read_whole_file(source), attempt < kAttempts);
   // A log beside the target belongs to whatever was there before: it must not be read as the packed run's.
@@ -87,6 +162,17 @@ PackResult pack_run(const std::string& source, const std::string& target) {
   result.warning = replace_file_durably(target, temporary_for(target), packed->image.data(), packed->image.size());
   result.bytes = packed->image.size();
   result.log_records = packed->log_records;
+  // The replaced run's checkpoint data (the packed file holds its own tensors): a folder of its own goes, a link to
+  // another run's folder goes as a link only.
+  const fs::path data_folder = checkpoint_folder_for(target);
+  if (fs::is_symlink(data_folder, status) || fs::exists(data_folder, status)) {
+    fs::remove_all(data_folder, status);
+    if (status && result.warning.empty()) {
+      result.warning = "could not remove " + data_folder.string() +
+                       ", the replaced run's checkpoint data: " + status.message() +
+                       " (the packed file does not use it; remove it by hand)";
+    }
+  }
   return result;
 }
 
