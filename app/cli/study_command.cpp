@@ -8,6 +8,9 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "app/cli/study_command.h"
 #include "core/record/metrics.h"
@@ -80,13 +83,20 @@ void print_comparison(const nlohmann::json& comparison, const std::string& headi
               comparison["std_difference"].get<double>(), comparison["wins_text"].get<std::string>().c_str());
 }
 
-}  // namespace
+std::string joined(const std::vector<std::string>& words) {
+  std::string text;
+  for (const auto& word : words) text += (text.empty() ? "" : ", ") + word;
+  return text.empty() ? "none" : text;
+}
 
-nlohmann::json study_comparison(const StudyCompareOptions& options) {
+// The run files the inputs name: files as given, folders by every run file below them. A missing input, or inputs
+// that hold no run file, are refused naming them (they were an empty study with exit 0).
+std::vector<std::string> study_paths(const std::vector<std::string>& inputs, int& skipped) {
   std::vector<std::string> paths;
-  int skipped = 0;
-  for (const auto& input : options.inputs) {
-    if (std::filesystem::is_directory(input)) {
+  for (const auto& input : inputs) {
+    std::error_code status;
+    if (!std::filesystem::exists(input, status)) throw Error(input + ": no such run file or folder");
+    if (std::filesystem::is_directory(input, status)) {
       int here = 0;
       for (auto& path : study::run_files_below(input, &here)) paths.push_back(std::move(path));
       skipped += here;
@@ -94,6 +104,137 @@ nlohmann::json study_comparison(const StudyCompareOptions& options) {
       paths.push_back(input);
     }
   }
+  if (paths.empty()) throw Error("no run file (*.h5) below " + joined(inputs));
+  return paths;
+}
+
+// Each --group-by key is a configuration key of the runs: a key no run has (or a section such as "train") made one
+// group "(none)" of every run.
+void check_group_keys(const std::vector<std::string>& keys, const std::vector<study::RunEntry>& runs) {
+  std::set<std::string> known;
+  for (const auto& run : runs) {
+    for (const auto& entry : run.config) known.insert(entry.first);
+  }
+  for (const auto& key : keys) {
+    if (known.count(key)) continue;
+    std::vector<std::string> inside;
+    for (const auto& name : known) {
+      if (name.rfind(key + ".", 0) == 0) inside.push_back(name);
+    }
+    if (!inside.empty()) {
+      throw Error("--group-by " + key + ": a section of the configuration, not a key; its keys: " + joined(inside));
+    }
+    throw Error("--group-by " + key + ": no run has this configuration key; the keys that differ between these " +
+                "runs: " + joined(study::varying_keys(runs)));
+  }
+}
+
+// The metric is a series some run has: an unknown one reported a mean of 0.
+void check_metric(const std::string& metric, const std::vector<study::RunEntry>& runs) {
+  std::set<std::string> known;
+  for (const auto& run : runs) {
+    for (const auto& entry : run.finals) known.insert(entry.first);
+  }
+  if (known.count(metric)) return;
+  throw Error("--metric " + metric + ": no run has this series; the runs' series: " +
+              joined(std::vector<std::string>(known.begin(), known.end())));
+}
+
+// One group's final metric over its members: the statistics of those evaluated, and the runs never evaluated (left
+// out of them; a group of none has no numbers, not 0.0000 ± 0.0000).
+nlohmann::json group_json(const study::Group& group, const std::vector<study::RunEntry>& runs,
+                          const std::string& metric) {
+  std::vector<double> values;
+  nlohmann::json members = nlohmann::json::array();
+  nlohmann::json not_evaluated = nlohmann::json::array();
+  for (size_t index : group.members) {
+    members.push_back(runs[index].path);
+    const auto found = runs[index].finals.find(metric);
+    if (found != runs[index].finals.end()) {
+      values.push_back(found->second.value);
+    } else {
+      not_evaluated.push_back(runs[index].path);
+    }
+  }
+  const auto stats = study::statistics_of(values);
+  const auto number = [&](double value) { return values.empty() ? nlohmann::json() : nlohmann::json(value); };
+  return {{"label", group.label},
+          {"values", group.values},
+          {"runs", members},
+          {"not_evaluated", not_evaluated},
+          {"metric",
+           {{"count", stats.count},
+            {"mean", number(stats.mean)},
+            {"std", number(stats.standard_deviation)},
+            {"min", number(stats.min)},
+            {"max", number(stats.max)}}}};
+}
+
+// The seeds (kSeedKey) of a group's runs, for a refusal.
+std::string seeds_of(const study::Group& group, const std::vector<study::RunEntry>& runs) {
+  std::set<std::string> seeds;
+  for (size_t index : group.members) {
+    const auto found = runs[index].config.find(study::kSeedKey);
+    seeds.insert(found == runs[index].config.end() ? "?" : found->second);
+  }
+  return joined(std::vector<std::string>(seeds.begin(), seeds.end()));
+}
+
+// The AC/DC runs' metric just before and right after each compression, paired too.
+nlohmann::json paired_compressions(const std::vector<study::RunEntry>& runs, const study::Group& a,
+                                   const study::Group& b, const std::string& metric) {
+  nlohmann::json compressions = nlohmann::json::array();
+  for (const char* when : {"before", "after"}) {
+    const std::string series = metric + "_" + when + "_compression";
+    size_t count = 0;
+    for (size_t index : a.members) {
+      const auto found = runs[index].per_compression.find(series);
+      if (found != runs[index].per_compression.end()) count = std::max(count, found->second.size());
+    }
+    for (size_t k = 0; k < count; ++k) {
+      auto at = study::pair_groups_by(runs, a, b, series, study::direction_of(metric),
+                                      [&](const study::RunEntry& run) -> std::optional<double> {
+                                        const auto found = run.per_compression.find(series);
+                                        if (found == run.per_compression.end() || found->second.size() <= k) {
+                                          return std::nullopt;
+                                        }
+                                        return found->second[k];
+                                      });
+      nlohmann::json entry = comparison_json(at);
+      entry["compression"] = k + 1;
+      entry["when"] = when;
+      compressions.push_back(entry);
+    }
+  }
+  return compressions;
+}
+
+// Two different groups paired seed by seed; a group with itself, or two with no seed in common, are refused.
+nlohmann::json paired_groups(const std::vector<study::RunEntry>& runs, const std::vector<study::Group>& groups,
+                             const std::vector<std::string>& selectors, const std::string& metric) {
+  const study::Group& a = one_group(groups, selectors[0]);
+  const study::Group& b = one_group(groups, selectors[1]);
+  if (&a == &b) {
+    throw Error("--pair " + selectors[0] + " " + selectors[1] + ": both select the group " + a.label +
+                "; pair two different groups");
+  }
+  const study::PairedComparison comparison = study::pair_groups(runs, a, b, metric);
+  if (comparison.pairs.empty()) {
+    throw Error("--pair: " + a.label + " and " + b.label + " have no seed in common where both have " + metric +
+                " (seeds: " + seeds_of(a, runs) + "; and " + seeds_of(b, runs) + ")");
+  }
+  nlohmann::json pair = comparison_json(comparison);
+  pair["a"] = a.label;
+  pair["b"] = b.label;
+  pair["compressions"] = paired_compressions(runs, a, b, metric);
+  return pair;
+}
+
+}  // namespace
+
+nlohmann::json study_comparison(const StudyCompareOptions& options) {
+  int skipped = 0;
+  const std::vector<std::string> paths = study_paths(options.inputs, skipped);
   std::vector<study::RunEntry> runs;
   nlohmann::json unreadable = nlohmann::json::array();
   for (const auto& path : paths) {
@@ -102,64 +243,16 @@ nlohmann::json study_comparison(const StudyCompareOptions& options) {
   }
   const std::vector<std::string> keys =
       options.group_by.empty() ? study::default_group_keys(runs) : split_keys(options.group_by);
+  if (!options.group_by.empty()) check_group_keys(keys, runs);
   const std::string metric = options.metric.empty() ? default_metric(runs) : options.metric;
+  if (!options.metric.empty()) check_metric(metric, runs);
   const auto groups = study::group_runs(runs, keys);
   nlohmann::json groups_json = nlohmann::json::array();
-  for (const auto& group : groups) {
-    std::vector<double> values;
-    nlohmann::json members = nlohmann::json::array();
-    for (size_t index : group.members) {
-      members.push_back(runs[index].path);
-      const auto found = runs[index].finals.find(metric);
-      if (found != runs[index].finals.end()) values.push_back(found->second.value);
-    }
-    const auto stats = study::statistics_of(values);
-    groups_json.push_back({{"label", group.label},
-                           {"values", group.values},
-                           {"runs", members},
-                           {"metric",
-                            {{"count", stats.count},
-                             {"mean", stats.mean},
-                             {"std", stats.standard_deviation},
-                             {"min", stats.min},
-                             {"max", stats.max}}}});
-  }
+  for (const auto& group : groups) groups_json.push_back(group_json(group, runs, metric));
   nlohmann::json result = {{"runs", runs.size()}, {"skipped_files", skipped}, {"unreadable", unreadable},
                            {"group_by", keys},    {"metric", metric},         {"groups", groups_json},
                            {"pair", nullptr}};
-  if (options.pair.size() == 2) {
-    const study::Group& a = one_group(groups, options.pair[0]);
-    const study::Group& b = one_group(groups, options.pair[1]);
-    nlohmann::json pair = comparison_json(study::pair_groups(runs, a, b, metric));
-    pair["a"] = a.label;
-    pair["b"] = b.label;
-    // AC/DC runs: the metric just before and right after each compression, paired too.
-    nlohmann::json compressions = nlohmann::json::array();
-    for (const char* when : {"before", "after"}) {
-      const std::string series = metric + "_" + when + "_compression";
-      size_t count = 0;
-      for (size_t index : a.members) {
-        const auto found = runs[index].per_compression.find(series);
-        if (found != runs[index].per_compression.end()) count = std::max(count, found->second.size());
-      }
-      for (size_t k = 0; k < count; ++k) {
-        auto at = study::pair_groups_by(runs, a, b, series, study::direction_of(metric),
-                                        [&](const study::RunEntry& run) -> std::optional<double> {
-                                          const auto found = run.per_compression.find(series);
-                                          if (found == run.per_compression.end() || found->second.size() <= k) {
-                                            return std::nullopt;
-                                          }
-                                          return found->second[k];
-                                        });
-        nlohmann::json entry = comparison_json(at);
-        entry["compression"] = k + 1;
-        entry["when"] = when;
-        compressions.push_back(entry);
-      }
-    }
-    pair["compressions"] = compressions;
-    result["pair"] = pair;
-  }
+  if (options.pair.size() == 2) result["pair"] = paired_groups(runs, groups, options.pair, metric);
   return result;
 }
 
@@ -178,9 +271,15 @@ int run_study_compare(const StudyCompareOptions& options) {
   }
   for (const auto& group : result["groups"]) {
     const auto& m = group["metric"];
-    std::printf("  %-60s %.4f ± %.4f  (min %.4f, max %.4f, %zu)\n", group["label"].get<std::string>().c_str(),
+    const size_t unevaluated = group["not_evaluated"].size();
+    const std::string also = unevaluated == 0 ? "" : ", " + std::to_string(unevaluated) + " not evaluated";
+    if (m["count"].get<size_t>() == 0) {
+      std::printf("  %-60s not evaluated  (%zu runs)\n", group["label"].get<std::string>().c_str(), unevaluated);
+      continue;
+    }
+    std::printf("  %-60s %.4f ± %.4f  (min %.4f, max %.4f, %zu%s)\n", group["label"].get<std::string>().c_str(),
                 m["mean"].get<double>(), m["std"].get<double>(), m["min"].get<double>(), m["max"].get<double>(),
-                m["count"].get<size_t>());
+                m["count"].get<size_t>(), also.c_str());
   }
   if (!result["pair"].is_null()) {
     const auto& pair = result["pair"];

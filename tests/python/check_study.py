@@ -77,6 +77,51 @@ if row:
         ours.append(" → ".join(parts))
     check(ours == theirs, f"compressions: compare gives {ours}, summarize_horst {theirs}")
 
+# Issue 52 item 7: options that match nothing refuse (exit 2), naming the key, metric, folder or group and what exists;
+# they answered with numbers (one "(none)" group, a mean of 0.0, exit 0).
+def refused(arguments, expected):
+    done = subprocess.run([cli, "compare", *arguments], capture_output=True, text=True)
+    check(done.returncode == 2, f"compare {' '.join(arguments)}: exit {done.returncode}, expected 2 ({done.stderr})")
+    for text in expected:
+        check(text in done.stderr, f"compare {' '.join(arguments)}: {text!r} not in {done.stderr!r}")
+
+
+refused([folder, "--group-by", "nosuch.key"], ["--group-by nosuch.key: no run has this configuration key",
+                                                "optimizer.name"])
+refused([folder, "--group-by", "train"], ["--group-by train: a section of the configuration", "train.seed"])
+refused([folder, "--metric", "nosuch"], ["--metric nosuch: no run has this series", "test_accuracy"])
+refused([os.path.join(folder, "nosuch")], [os.path.join(folder, "nosuch") + ": no such run file or folder"])
+refused([folder, "--group-by", "optimizer.name", "--pair", "optimizer.name=horst", "optimizer.name=horst"],
+        ["both select the group name horst"])
+refused([folder, "--group-by", "train.seed", "--pair", "train.seed=0", "train.seed=1"],
+        ["have no seed in common", "seeds: 0; and 1"])
+
+# A run never evaluated is said so and left out of its group's statistics (it showed as 0.0000 ± 0.0000).
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+with tempfile.TemporaryDirectory() as scratch:
+    horst = sorted(glob.glob(os.path.join(folder, "horst", "*.h5")))[:2]
+    copies = [shutil.copy(path, os.path.join(scratch, os.path.basename(path))) for path in horst]
+    with h5py.File(copies[1], "r+") as run:
+        del run["metrics/test_accuracy"]
+    done = json.loads(subprocess.run([cli, "compare", scratch, "--group-by", "optimizer.name", "--metric",
+                                      "test_accuracy", "--json"], check=True, capture_output=True, text=True).stdout)
+    group = done["groups"][0]
+    with h5py.File(copies[0], "r") as run:
+        kept = run["metrics/test_accuracy/value"][()].tolist()[-1]
+    check(group["metric"]["count"] == 1 and group["metric"]["mean"] == kept,
+          f"a never-evaluated run entered the statistics: {group['metric']}")
+    check(group.get("not_evaluated") == [copies[1]], f"not_evaluated: {group.get('not_evaluated')}")
+    text = subprocess.run([cli, "compare", scratch, "--group-by", "optimizer.name", "--metric", "test_accuracy"],
+                          check=True, capture_output=True, text=True).stdout
+    check("1 not evaluated" in text, f"the table does not say a run was not evaluated: {text}")
+    with h5py.File(copies[0], "r+") as run:
+        del run["metrics/test_accuracy"]
+    text = subprocess.run([cli, "compare", scratch, "--group-by", "optimizer.name", "--metric", "test_accuracy"],
+                          capture_output=True, text=True)
+    check(text.returncode == 2 and "no run has this series" in text.stderr,
+          f"a metric no run has any more was not refused: {text.stderr}")
+
 if problems:
     print("\n".join(problems))
     sys.exit(1)
