@@ -130,6 +130,17 @@ case "$check" in
     "$cli" train "${tiny[@]}" --set train.epochs=3 --out "$scratch/budget.h5" --max-steps 30 --json >"$scratch/b.json" 2>"$scratch/b.err" ||
       { cat "$scratch/b.err" >&2; fail "budgeted run failed"; }
     expect_in '"stopped": true' "$scratch/b.json"
+    # Options a resume would ignore, and a step budget the run has passed, are refused (issue 52: they were ignored);
+    # the run is left as it was.
+    cp "$scratch/budget.h5" "$scratch/budget-before.h5"
+    for refused in "--out $scratch/other.h5" "--size full" "--overwrite" "--max-steps 12"; do
+      # shellcheck disable=SC2086
+      "$cli" train --resume "$scratch/budget.h5" $refused >"$scratch/out" 2>"$scratch/err"
+      [ $? = 2 ] || { cat "$scratch/err" >&2; fail "train --resume $refused: expected exit 2"; }
+    done
+    expect_in "--max-steps: 12 is below step 30, where $scratch/budget.h5 stands" "$scratch/err"
+    [ ! -e "$scratch/other.h5" ] || fail "a refused resume wrote --out"
+    cmp -s "$scratch/budget.h5" "$scratch/budget-before.h5" || fail "a refused resume changed the run"
     "$cli" train --resume "$scratch/budget.h5" --json >"$scratch/c.json" 2>"$scratch/c.err" ||
       { cat "$scratch/c.err" >&2; fail "resume failed"; }
     expect_in '"stopped": false' "$scratch/c.json"

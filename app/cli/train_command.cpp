@@ -23,6 +23,7 @@
 #include "core/config/experiment_config.h"
 #include "core/config/footprint.h"
 #include "core/config/json_reader.h"
+#include "core/record/checkpoint.h"
 #include "core/record/metrics.h"
 #include "core/session/control.h"
 #include "core/session/host_sync_probe.h"
@@ -38,6 +39,7 @@ namespace {
 struct TrainOptions {
   std::string preset;
   std::string size = "quick";
+  bool size_given = false;  // --size named on the command line (its default is "quick")
   std::string config_file;
   std::vector<std::string> overrides;
   std::string out;
@@ -291,9 +293,34 @@ int finish_run(const session::TrainingResult& result, const session::TrainingSes
   return result.stopped && interrupted.load() ? kInterrupted : kOk;
 }
 
+// --resume continues a run with its own configuration into its own file: options that would change either are
+// refused (they were ignored), and so is a --max-steps below the step the run has reached (its "latest"), where
+// `read_run` (the process that reads the run file: rank 0, or the launcher of --nproc).
+void check_resume_options(const TrainOptions& options, bool read_run) {
+  if (!options.preset.empty() || !options.config_file.empty() || !options.overrides.empty() || options.size_given ||
+      !options.out.empty() || options.overwrite) {
+    throw config::ConfigError("--resume", "",
+                              "a resumed run keeps its own configuration and run file; drop "
+                              "--preset/--size/--config/--set/--out/--overwrite");
+  }
+  if (options.max_steps <= 0 || !read_run) return;
+  const store::RunReader reader(options.resume);
+  for (const auto& checkpoint : reader.checkpoints()) {
+    if (checkpoint.label == record::checkpoint_label::kLatest && options.max_steps < checkpoint.step) {
+      throw config::ConfigError(
+          "--max-steps", "",
+          std::to_string(options.max_steps) + " is below step " + std::to_string(checkpoint.step) + ", where " +
+              options.resume + " stands (its \"latest\" checkpoint): give at least " + std::to_string(checkpoint.step));
+    }
+  }
+}
+
 int run_train(const TrainOptions& given) {
   TrainOptions options = given;
   options.resident_before = resident_memory().resident;
+  if (!options.resume.empty()) {
+    check_resume_options(options, session::data_parallel_from_environment().rank == 0);
+  }
   if (options.nproc > 1) return launch_local_processes(options.nproc, options.timeout_seconds);
   // A rank of a data-parallel launch (torchrun, srun, mpirun wrappers, --nproc): its place from the environment.
   session::DataParallelOptions data_parallel = session::data_parallel_from_environment();
@@ -305,10 +332,6 @@ int run_train(const TrainOptions& given) {
   data_parallel.timeout_seconds = options.timeout_seconds;
   std::unique_ptr<session::TrainingSession> session;
   if (!options.resume.empty()) {
-    if (!options.preset.empty() || !options.config_file.empty() || !options.overrides.empty()) {
-      throw config::ConfigError("--resume", "",
-                                "a resumed run keeps its own configuration; drop --preset/--config/--set");
-    }
     session = session::TrainingSession::resume(options.resume, data_parallel);
   } else {
     if (options.preset.empty() == options.config_file.empty()) {
@@ -374,7 +397,8 @@ void add_train_command(CLI::App& app, int& exit_code) {
   train->add_option("--preset", options->preset,
                     "A built-in preset: text-erm, text-constrained, video-erm, video-constrained, vit-adamw, vit-ham, "
                     "vit-horst, gpt-adamw, gpt-ham, gpt-horst");
-  train->add_option("--size", options->size, "Preset size")->check(CLI::IsMember({"quick", "full", "large"}));
+  CLI::Option* size =
+      train->add_option("--size", options->size, "Preset size")->check(CLI::IsMember({"quick", "full", "large"}));
   train->add_option("--config", options->config_file, "An experiment config file (JSON)");
   train->add_option("--set", options->overrides, "Override a config key, e.g. --set model.layers=6 (repeatable)");
   train->add_option("--out", options->out, "The run file to write (.h5)");
@@ -411,7 +435,10 @@ void add_train_command(CLI::App& app, int& exit_code) {
         throw CLI::Success();
       },
       "Print every config key (what it does, type, range, default) and the presets, then exit");
-  train->callback([options, &exit_code]() { exit_code = run_train(*options); });
+  train->callback([options, size, &exit_code]() {
+    options->size_given = size->count() > 0;
+    exit_code = run_train(*options);
+  });
 }
 
 }  // namespace descentlab::cli
