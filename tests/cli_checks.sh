@@ -421,6 +421,12 @@ PY
     expect_in '"nan" is not a sparsity' "$scratch/out"
     expect_status 2 "$cli" inspect "$scratch/none.h5"
     expect_in "$scratch/none.h5: no such run file" "$scratch/out"
+    # Issue 52 item 8: a parse error names its command and what it takes (they said "A subcommand is required",
+    # "out is required").
+    expect_status 2 "$cli" data frob
+    expect_in "data: its commands are info, fetch; 'frob' is not one of them" "$scratch/out"
+    expect_status 2 "$cli" pack "$scratch/none.h5"
+    expect_in "pack: out is required (usage: descentlab-cli pack run out [OPTIONS]" "$scratch/out"
     # Issue 38 item 5: what was given is named, with the valid commands; an empty path is not "no --resume".
     expect_status 2 "$cli" frobnicate
     expect_in "'frobnicate' is not a command; the commands are data, inspect, pack, train" "$scratch/out"

@@ -73,6 +73,42 @@ std::string vague_command_line(const CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// A parse error said with the command it concerns and what that command takes (issue 52: "pack RUN" said only "out
+// is required", "data frob" only "A subcommand is required").
+std::string described_parse_error(const CLI::App& app, const CLI::ParseError& error) {
+  const CLI::App* command = &app;
+  std::string name = "descentlab-cli";
+  std::string where;  // the command's words after the program's name ("data fetch"); "" for the program itself
+  for (bool deeper = true; deeper;) {
+    deeper = false;
+    for (const CLI::App* sub : command->get_subcommands([](const CLI::App*) { return true; })) {
+      if (!sub->parsed()) continue;
+      command = sub;
+      name += " " + sub->get_name();
+      where += (where.empty() ? "" : " ") + sub->get_name();
+      deeper = true;
+      break;
+    }
+  }
+  const auto subcommands = command->get_subcommands([](const CLI::App*) { return true; });
+  if (!subcommands.empty()) {  // a command of commands ("data"): name what was given and what it has
+    std::string list;
+    for (const CLI::App* sub : subcommands) list += (list.empty() ? "" : ", ") + sub->get_name();
+    const std::vector<std::string> extra = command->remaining();
+    const std::string given = extra.empty()             ? "no command was given"
+                              : extra.front()[0] == '-' ? "'" + extra.front() + "' is not one of its options"
+                                                        : "'" + extra.front() + "' is not one of them";
+    return (where.empty() ? "" : where + ": ") + "its commands are " + list + "; " + given + " (" + name +
+           " COMMAND --help)";
+  }
+  std::string usage;
+  for (const CLI::Option* option : command->get_options([](const CLI::Option*) { return true; })) {
+    if (option->get_positional() && option->get_name() != "help") usage += " " + option->get_name();
+  }
+  return (where.empty() ? "" : where + ": ") + error.what() + " (usage: " + name + usage + " [OPTIONS]; " + name +
+         " --help)";
+}
+
 std::string version_text() {
   // --version answers while the options are parsed, before the thread count is applied: apply the default (or
   // $DESCENTLAB_THREADS) first, so "threads:" says what a run would use, not LibTorch's own default (all cores).
@@ -115,8 +151,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    // --help and --version are "errors" of exit code 0 to CLI11; every real one is bad input.
-    return app.exit(error) == 0 ? kOk : kBadInput;
+    // --help and --version are "errors" of exit code 0 to CLI11; every real one is bad input, said with its command.
+    if (error.get_exit_code() == 0) return app.exit(error);
+    std::cerr << "descentlab-cli: error: " << described_parse_error(app, error) << "\n";
+    return kBadInput;
   } catch (...) {
     const descentlab::session::Failure failure = descentlab::session::describe_failure(std::current_exception());
     const int code = exit_code_of(failure.kind);
