@@ -9,6 +9,7 @@
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "core/util/sha256.h"
+#include "child_process.h"
 #include "run_file_samples.h"
 #include "test_support.h"
 
@@ -16,6 +17,7 @@ namespace descentlab::store {
 namespace {
 
 namespace fs = std::filesystem;
+using descentlab::testing::error_of;
 using descentlab::testing::manual_flush;
 using descentlab::testing::read_bytes;
 using descentlab::testing::sample_checkpoint;
@@ -51,6 +53,19 @@ RunFileError::Kind error_kind_of(Action action, const std::string& must_mention)
   }
   ADD_FAILURE() << "expected RunFileError";
   return RunFileError::Kind::InvalidArgument;
+}
+
+// Issue 52 item 8: a new run's missing folder is made (it said "cannot create its lock file ... No such file or
+// directory"); one that cannot be made is named.
+TEST(RunFile, ANewRunMakesItsFolder) {
+  ScratchFolder folder;
+  const std::string path = (folder / "runs" / "today" / "run.h5").string();
+  RunWriter::create(path, sample_header(), manual_flush())->flush();
+  EXPECT_NO_THROW(RunReader(path).header());
+  write_bytes(folder / "taken", "a file, not a folder");
+  const std::string blocked = (folder / "taken" / "run.h5").string();
+  const std::string message = error_of([&] { RunWriter::create(blocked, sample_header(), manual_flush()); });
+  EXPECT_NE(message.find("cannot make its folder " + (folder / "taken").string()), std::string::npos) << message;
 }
 
 TEST(RunFile, HeaderAndConfigRoundTrip) {

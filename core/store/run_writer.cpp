@@ -95,6 +95,18 @@ RunWriter::RunWriter(std::string path, const RunWriterOptions& options)
 
 std::unique_ptr<RunWriter> RunWriter::create(const std::string& path, const RunHeader& header,
                                              const RunWriterOptions& options) {
+  // A new run's folder is made as loggers make theirs ("train --out runs/new/x.h5" said the lock file could not be
+  // created); one that cannot be made is named.
+  const fs::path folder = fs::path(path).parent_path();
+  std::error_code made;
+  if (!folder.empty() && !fs::is_directory(folder, made)) {
+    fs::create_directories(folder, made);
+    if (made || !fs::is_directory(folder)) {
+      throw RunFileError(RunFileError::Kind::WriteFailed, path, "",
+                         "cannot make its folder " + folder.string() + ": " +
+                             (made ? made.message() : std::string("a file of that name is in the way")));
+    }
+  }
   auto lock = RunFileLock::acquire(path, lock_purpose(options));
   if (fs::exists(path) && !options.overwrite) {
     throw RunFileError(RunFileError::Kind::InvalidArgument, path, "",
