@@ -444,7 +444,10 @@ TEST(RunLog, PackNeverWritesOverARunsCompanionsOrAnotherRun) {
       {data_file, "is in the checkpoint data folder of the run being packed"},
       {(folder / "run.h5.checkpoints" / "new.h5").string(), "is in the checkpoint data folder of the run being packed"},
   };
-  for (const auto& [target, why] : refused) {
+  for (const auto& refusal : refused) {
+    // Named copies, not a structured binding: Clang 14 (the sanitizer builds) cannot capture those in a lambda.
+    const std::string& target = refusal.first;
+    const std::string& why = refusal.second;
     for (const bool overwrite : {false, true}) {
       const std::string message = error_of([&] { pack_run(path, target, PackOptions{overwrite}); });
       EXPECT_NE(message.find(target), std::string::npos) << message;
