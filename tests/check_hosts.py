@@ -13,8 +13,8 @@ A URL with no host (file:///path) is no address. Allowed, the short explicit lis
   documentation, example.com, example.org, example.net and their subdomains; any name under .invalid (RFC 6761:
   never resolves), as the tests use (https://r.example.invalid);
 - identifiers written as URLs that nothing downloads, each required by its format, exactly as written:
-  the XML namespace of SVG (an SVG file needs it to be read as SVG) and the Format field of Debian's
-  machine-readable copyright file (packaging/copyright; lintian requires this exact value).
+  the XML namespace on an SVG file's <svg> line and the Format field of Debian's machine-readable copyright file
+  (packaging/copyright; lintian requires its exact value): allowed by where they stand, not spelled here.
 Exit 77 (skipped) when REPOSITORY is not a git checkout (a source tarball): then there is no list of its files."""
 import pathlib
 import re
@@ -25,10 +25,12 @@ repo = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__)
 NOT_READ = {"COPYING"}
 PLACEHOLDER_HOSTS = {"localhost", "127.0.0.1", "[::1]"}
 DOCUMENTATION_DOMAINS = ("example.com", "example.org", "example.net", "invalid")  # the name or a subdomain of it
-IDENTIFIERS = {
-    "http://www.w3.org/2000/svg",
-    "https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/",
-}
+# Where a format requires an identifier written as a URL: (file name, the line's start); nothing downloads these,
+# and no host is spelled here.
+IDENTIFIER_PLACES = (
+    (re.compile(r"\.svg$"), re.compile(r'\s*<svg xmlns="')),  # SVG's XML namespace
+    (re.compile(r"^packaging/copyright$"), re.compile(r"Format: ")),  # DEP-5's Format field (lintian checks it)
+)
 # A scheme, "://" and the authority: up to the path, a quote, whitespace or a bracket.
 URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://([^/\s\"'`<>(){}\\|^]*)[^\s\"'`<>(){}\\|^]*")
 
@@ -43,8 +45,10 @@ def host_of(authority):
     return host if re.fullmatch(r"[a-z0-9.-]*[a-z0-9][a-z0-9.-]*|\[[0-9a-f:.]+\]", host) else ""
 
 
-def allowed(url, host):
-    if host in PLACEHOLDER_HOSTS or url.rstrip(".,;:") in IDENTIFIERS:
+def allowed(name, line, host):
+    if host in PLACEHOLDER_HOSTS:
+        return True
+    if any(file.search(name) and start.match(line) for file, start in IDENTIFIER_PLACES):
         return True
     return any(host == domain or host.endswith("." + domain) for domain in DOCUMENTATION_DOMAINS)
 
@@ -76,7 +80,7 @@ def main():
         for number, line in enumerate(text.split("\n"), 1):
             for match in URL.finditer(line):
                 host = host_of(match.group(1))
-                if host and not allowed(match.group(0), host):
+                if host and not allowed(name, line, host):
                     found.append(f"{name}:{number}: {match.group(0)}")
     for line in found:
         print(line)
