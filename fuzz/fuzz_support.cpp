@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -19,7 +20,10 @@ std::set<std::string>& scratch_files() {
 }
 
 void remove_scratch_files() {
-  for (const auto& path : scratch_files()) std::remove(path.c_str());
+  for (const auto& path : scratch_files()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
 }
 
 }  // namespace

@@ -50,6 +50,7 @@ class Bytes {
 const std::vector<char>& template_bytes() {
   static const std::vector<char> bytes = [] {
     const std::string path = scratch_path("template.h5");
+    scratch_path("template.h5.checkpoints");  // its checkpoints' data files: removed at exit too
     {
       store::RunWriterOptions options;
       options.flush_interval_seconds = 0;

@@ -15,7 +15,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 jobs="${DESCENTLAB_JOBS:-$(nproc)}"
 seconds="${1:-60}"
 shift || true
-all_targets=(config run_file idx reviews corpus catalog sprites)
+all_targets=(config run_file idx reviews corpus catalog sprites run_log study_folder)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 build_dir="$repo/build-fuzz"

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/store/checkpoint_files.h"
+#include "core/store/run_log.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "run_file_samples.h"
@@ -86,6 +88,12 @@ TEST(RunFileCrash, KillNineAtAnyMomentLeavesEveryCommittedRecord) {
     }
 
     const RunReader reader(path);  // must open
+    // The run's identity is there from its first version, and its log is its own (issue 52, item 4).
+    ASSERT_TRUE(is_run_id(reader.header().run_id)) << "round " << round;
+    const RunLog log = read_run_log(path, 0);
+    if (log.exists && log.valid_length > 0) {
+      EXPECT_EQ(log.run_id, reader.header().run_id) << "round " << round;
+    }
     const MetricSeries loss = reader.metric("loss");
     ASSERT_GE(static_cast<int64_t>(loss.rows()), reported) << "round " << round;
     for (size_t i = 0; i < loss.rows(); ++i) ASSERT_EQ(loss.steps[i], static_cast<int64_t>(i + 1));
@@ -97,10 +105,20 @@ TEST(RunFileCrash, KillNineAtAnyMomentLeavesEveryCommittedRecord) {
       EXPECT_EQ(checkpoint.sections.at("model").at("blocks.0.attn.in_proj_weight").bytes.size(), 256u * 1024u);
     }
   }
-  // Resuming cleans up what a killed writer left behind.
-  ::close(::open((path + ".tmp-999999999").c_str(), O_CREAT | O_WRONLY, 0644));
+  // Resuming cleans up what a killed writer left behind: its temporaries and data files of this run no version
+  // names, never a data file of another run in the same folder (issue 52, item 5). The killed writer's log is
+  // free again (the kernel dropped its flock).
+  const std::string id = RunReader(path).header().run_id;
+  const std::string orphan = checkpoint_folder_for(path) + "/999-" + id + ".bin";
+  const std::string foreign = checkpoint_folder_for(path) + "/999-" + new_run_id() + ".bin";
+  std::filesystem::create_directories(checkpoint_folder_for(path));
+  for (const auto& planted : {path + ".tmp-999999999", orphan, foreign}) {
+    ::close(::open(planted.c_str(), O_CREAT | O_WRONLY, 0644));
+  }
   RunWriter::open(path);
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp-999999999"));
+  EXPECT_FALSE(std::filesystem::exists(orphan));
+  EXPECT_TRUE(std::filesystem::exists(foreign));
   EXPECT_GE(killed_mid_commit, 3) << "too few kills landed inside a commit to test anything";
   std::printf("kills inside a commit: %d of 12\n", killed_mid_commit);
 }

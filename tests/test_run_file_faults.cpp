@@ -244,7 +244,16 @@ TEST(RunFileFaults, ARealFullDiskGivesAClearErrorKeepsTheFileAndExitsCleanly) {
         reader.checkpoint("step-" + std::to_string(step - 1)).step != step - 1) {
       return 14;
     }
+    // The lock's inner part holds on a full disk too: with the lock file deleted, a second writer is refused at the
+    // log (issue 52, item 2).
+    fs::remove(path + ".lock");
+    if (error_of([&] { RunWriter::open(path, manual_flush()); }).find("holds its log") == std::string::npos) return 15;
+    const std::string id = reader.header().run_id;
     writer.reset();  // its last commit fails too: an error printed, no crash
+    {  // a writer opening the full disk's run (no room for a new log) starts, and the run keeps its identity
+      auto again = RunWriter::open(path, manual_flush());
+    }
+    if (RunReader(path).header().run_id != id || id.empty()) return 16;
     report('r');
     return 0;
   });

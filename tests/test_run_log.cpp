@@ -269,8 +269,8 @@ TEST(RunLog, DamagedRecordsAreRefusedNamingTheLogAndTheRecord) {
     size_t offset;
     std::string names;
   } damages[] = {
-      {kLogHeaderBytes + 40, "record at byte 32"},  // the first record's payload
-      {kLogHeaderBytes + 17, "record at byte 32"},  // its length
+      {kLogHeaderBytes + 40, "record at byte " + std::to_string(kLogHeaderBytes)},  // the first record's payload
+      {kLogHeaderBytes + 17, "record at byte " + std::to_string(kLogHeaderBytes)},  // its length
       {kLogHeaderBytes + record + 2, "record at byte " + std::to_string(kLogHeaderBytes + record)},  // a marker
       {3, "header"},
   };

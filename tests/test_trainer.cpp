@@ -201,6 +201,21 @@ TEST(Trainer, ANonFiniteLossStopsWithTheEnginesWordsAndTheStep) {
   }
   EXPECT_EQ(sink.scalars.at("loss").size(), 2u);  // steps 2 and 3; nothing emitted for the bad interval
 
+  // Issue 52 item 6: resumed from "latest" and non-finite before the next checkpoint, the state resumed from is not
+  // called good (a damaged optimizer state does exactly this).
+  ToyEngine resumed(toy_config(2));
+  resumed.nan_from_step = 4;
+  RecordingStore resumed_store;
+  resumed.set_checkpoint_store(&resumed_store);
+  resumed.resume_from(store.saves.front().second, "run.h5", "latest");
+  try {
+    resumed.run();
+    FAIL() << "a NaN loss must stop the run";
+  } catch (const TrainingError& error) {
+    EXPECT_EQ(std::string(error.what()).find("last good state"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("may itself be bad"), std::string::npos) << error.what();
+  }
+
   // Before the first checkpoint there is no last good state to point to, and the message must not invent one.
   ToyEngine early(toy_config(2));
   early.nan_from_step = 2;

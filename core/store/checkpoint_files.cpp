@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -20,9 +21,24 @@ std::string checkpoint_folder_for(const std::string& run_path) {
   return run_path + ".checkpoints";
 }
 
-std::string checkpoint_file_name(const std::string& run_path, int64_t sequence) {
-  return fs::path(run_path).filename().string() + ".checkpoints/" + std::to_string(sequence) + ".bin";
+std::string checkpoint_file_name(const std::string& run_path, int64_t sequence, const std::string& run_id) {
+  return fs::path(run_path).filename().string() + ".checkpoints/" + std::to_string(sequence) +
+         (run_id.empty() ? "" : "-" + run_id) + ".bin";
 }
+
+namespace {
+
+// Whether `name` is "<sequence>-<run_id>.bin".
+bool named_for_run(const std::string& name, const std::string& run_id) {
+  const std::string tail = "-" + run_id + ".bin";
+  if (run_id.empty() || name.size() <= tail.size() || name.compare(name.size() - tail.size(), tail.size(), tail) != 0) {
+    return false;
+  }
+  const std::string sequence = name.substr(0, name.size() - tail.size());
+  return std::all_of(sequence.begin(), sequence.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
 
 std::string checkpoint_file_path(const std::string& run_path, const std::string& stored_name) {
   return (fs::path(checkpoint_folder_for(run_path)) / fs::path(stored_name).filename()).string();
@@ -90,15 +106,18 @@ void CheckpointFiles::read(const std::string& stored_name, uint64_t offset, uint
   }
 }
 
-void remove_unreferenced_checkpoint_files(const std::string& run_path, const std::set<std::string>& referenced) {
+void remove_unreferenced_checkpoint_files(const std::string& run_path, const std::set<std::string>& referenced,
+                                          const std::string& run_id, const std::set<std::string>& known) {
   const std::string folder = checkpoint_folder_for(run_path);
   std::error_code status;
   if (!fs::is_directory(folder, status)) return;
-  std::set<std::string> kept;
+  std::set<std::string> kept, ours;
   for (const auto& name : referenced) kept.insert(fs::path(name).filename().string());
+  for (const auto& name : known) ours.insert(fs::path(name).filename().string());
   bool empty = true;
   for (const auto& entry : fs::directory_iterator(folder, status)) {
-    if (kept.count(entry.path().filename().string())) {
+    const std::string name = entry.path().filename().string();
+    if (kept.count(name) || !(ours.count(name) || named_for_run(name, run_id))) {
       empty = false;
       continue;
     }
@@ -120,10 +139,10 @@ std::vector<const record::TensorBlob*> tensors_in_order(const record::Checkpoint
 }
 
 CheckpointPlacements write_checkpoint_data(const std::string& run_path, const LabelledCheckpoints& checkpoints,
-                                           int64_t sequence) {
+                                           int64_t sequence, const std::string& run_id) {
   CheckpointPlacements placements;
   if (checkpoints.empty()) return placements;
-  const std::string name = checkpoint_file_name(run_path, sequence);
+  const std::string name = checkpoint_file_name(run_path, sequence, run_id);
   std::vector<FilePiece> pieces;
   uint64_t offset = 0;
   for (const auto& entry : checkpoints) {
@@ -162,6 +181,7 @@ CheckpointPlacements write_checkpoint_data(const std::string& run_path, const La
 StoredCheckpoints::StoredCheckpoints(std::string run_path) : run_path_(std::move(run_path)) {}
 
 void StoredCheckpoints::add(const std::string& label, std::set<std::string> data_files) {
+  known_.insert(data_files.begin(), data_files.end());
   data_files_[label] = std::move(data_files);
 }
 
@@ -169,14 +189,14 @@ void StoredCheckpoints::replace(const LabelledCheckpoints& checkpoints, int64_t 
   for (const auto& entry : checkpoints) {
     auto& files = data_files_[entry.first];
     files.clear();
-    if (!tensors_in_order(*entry.second).empty()) files.insert(checkpoint_file_name(run_path_, sequence));
+    if (!tensors_in_order(*entry.second).empty()) files.insert(checkpoint_file_name(run_path_, sequence, run_id_));
   }
 }
 
 void StoredCheckpoints::remove_unused_files() const {
   std::set<std::string> referenced;
   for (const auto& entry : data_files_) referenced.insert(entry.second.begin(), entry.second.end());
-  remove_unreferenced_checkpoint_files(run_path_, referenced);
+  remove_unreferenced_checkpoint_files(run_path_, referenced, run_id_, known_);
 }
 
 }  // namespace descentlab::store

@@ -21,8 +21,11 @@ namespace descentlab::store {
 
 // "RUN.h5.checkpoints": the folder of a run file's checkpoint data files.
 std::string checkpoint_folder_for(const std::string& run_path);
-// The name a run file stores for the data file of its commit `sequence`: "<RUN.h5's name>.checkpoints/<sequence>.bin".
-std::string checkpoint_file_name(const std::string& run_path, int64_t sequence);
+// The name a run file stores for the data file of its commit `sequence`:
+// "<RUN.h5's name>.checkpoints/<sequence>-<run id>.bin" (core/store/run_file.h's run_id; "<sequence>.bin" before
+// identities, and for a run without one). The identity in the name keeps two runs whose folders are one (a symlink)
+// from writing over each other's files, and tells a writer which files are its own to remove.
+std::string checkpoint_file_name(const std::string& run_path, int64_t sequence, const std::string& run_id);
 // Where a stored name is on disk: the last part of the name in the run file's checkpoint folder (so a run renamed
 // together with its folder still reads).
 std::string checkpoint_file_path(const std::string& run_path, const std::string& stored_name);
@@ -51,9 +54,12 @@ class CheckpointFiles {
   std::map<std::string, int> descriptors_;  // by path
 };
 
-// The data files in `run_path`'s checkpoint folder whose names are not in `referenced` (stored names) are removed,
-// and the folder too when nothing is left in it. Called with the run file's lock held.
-void remove_unreferenced_checkpoint_files(const std::string& run_path, const std::set<std::string>& referenced);
+// Removes the data files in `run_path`'s checkpoint folder that are this run's and not in `referenced` (stored
+// names): those whose names carry `run_id` (a replaced checkpoint's, a killed writer's) and those in `known` (names
+// the run file itself stored, from before identities). Files of any other name stay: the folder may be shared with
+// another run (a symlink). The folder goes too when nothing is left in it. Called with the run file's lock held.
+void remove_unreferenced_checkpoint_files(const std::string& run_path, const std::set<std::string>& referenced,
+                                          const std::string& run_id, const std::set<std::string>& known);
 
 // Where a checkpoint's tensors were written in a data file: the file's stored name, the offset of its first tensor
 // (the others follow in tensors_in_order's order, without gaps), and the sections' checksums
@@ -77,7 +83,7 @@ using CheckpointPlacements = std::map<const record::CheckpointData*, ExternalPla
 // synced), summing their sections on another thread meanwhile; returns where each went. Nothing is written when
 // there are no checkpoints. On failure the data file is removed and RunFileError(WriteFailed) names `run_path`.
 CheckpointPlacements write_checkpoint_data(const std::string& run_path, const LabelledCheckpoints& checkpoints,
-                                           int64_t sequence);
+                                           int64_t sequence, const std::string& run_id);
 
 // The checkpoints a run file holds, each with the data files its tensors are in (none for a checkpoint stored in the
 // run file itself, as formats before 5 did): what its writer keeps, under its commit lock, so that the folder holds
@@ -85,18 +91,21 @@ CheckpointPlacements write_checkpoint_data(const std::string& run_path, const La
 class StoredCheckpoints {
  public:
   explicit StoredCheckpoints(std::string run_path);
+  void set_run_id(const std::string& run_id) { run_id_ = run_id; }
   // A checkpoint the run file holds when the writer opens it.
   void add(const std::string& label, std::set<std::string> data_files);
   bool contains(const std::string& label) const { return data_files_.count(label) > 0; }
   // The checkpoints the commit `sequence` stored, each in that commit's data file (when it has tensors), replacing
   // any earlier one of their label.
   void replace(const LabelledCheckpoints& checkpoints, int64_t sequence);
-  // Removes the data files no checkpoint uses (a replaced "latest", a commit that never landed).
+  // Removes this run's data files no checkpoint uses (a replaced "latest", a commit that never landed).
   void remove_unused_files() const;
 
  private:
   std::string run_path_;
+  std::string run_id_;
   std::map<std::string, std::set<std::string>> data_files_;  // by label
+  std::set<std::string> known_;                              // every data file the run file has named
 };
 
 }  // namespace descentlab::store

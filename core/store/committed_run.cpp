@@ -13,12 +13,20 @@ CommittedRun::CommittedRun(std::string path) : path_(std::move(path)), checkpoin
 
 void CommittedRun::start_new(const RunHeader& header) {
   header_ = header;
+  if (header_.run_id.empty()) header_.run_id = new_run_id();
+  checkpoints_.set_run_id(header_.run_id);
 }
 
 void CommittedRun::read_header(const H5::H5File& file) {
   header_ = format::read_header(file, path_);
   upgrade_format_ = header_.format_version < kFormatVersion;
   header_.format_version = kFormatVersion;
+  // A file from before identities gets one, written by its next commit (a fold, as for a format upgrade).
+  if (header_.run_id.empty()) {
+    header_.run_id = new_run_id();
+    upgrade_format_ = true;
+  }
+  checkpoints_.set_run_id(header_.run_id);
 }
 
 void CommittedRun::read_contents(const H5::H5File& file) {
@@ -36,6 +44,14 @@ void CommittedRun::continue_log(const RunLog& log) {
   file_bytes_ = static_cast<size_t>(std::filesystem::file_size(path_));
   log_.continue_after(log);
   file_exists_ = true;
+  // No log, or one without a record (shorter than its header): a new one now, so that this writer holds a log (its
+  // lock, core/store/run_lock.h) from the start. When that fails, the first commit folds and tries again.
+  if (!log_.is_open() && (!log.exists || log.valid_length == 0)) {
+    try {
+      log_.start_new(folded_sequence_, header_.run_id);
+    } catch (const RunFileError&) {
+    }
+  }
 }
 
 bool CommittedRun::needs_fold(const RunBatch& batch) const {
@@ -56,7 +72,8 @@ void CommittedRun::note_sweeps(const RunBatch& batch) {
 
 std::string CommittedRun::fold(const RunBatch& batch) {
   std::string missing;
-  const RunBatch logged = file_exists_ ? logged_since_fold(path_, folded_sequence_, sequence_, &missing) : RunBatch{};
+  const RunBatch logged =
+      file_exists_ ? logged_since_fold(path_, folded_sequence_, header_.run_id, sequence_, &missing) : RunBatch{};
   const int64_t sequence = sequence_ + 1;
   std::string warning = write_version(logged, batch, sequence);
   // Committed: the run file holds every record up to `sequence`.
@@ -68,7 +85,7 @@ std::string CommittedRun::fold(const RunBatch& batch) {
   checkpoints_.remove_unused_files();
   // A new, empty log. If this fails the old one stays (RunLogAppender::start_new).
   try {
-    const std::string log_warning = log_.start_new(sequence);
+    const std::string log_warning = log_.start_new(sequence, header_.run_id);
     if (warning.empty()) warning = log_warning;
   } catch (const RunFileError& error) {
     if (warning.empty()) warning = std::string("committed, but a new log could not be started: ") + error.what();
@@ -79,7 +96,7 @@ std::string CommittedRun::fold(const RunBatch& batch) {
 std::string CommittedRun::write_version(const RunBatch& logged, const RunBatch& batch, int64_t sequence) {
   // The tensors go once into their own data file; the run file's new version, built in memory, holds only the rows
   // and the metadata, so its size does not grow with the checkpoints.
-  const CheckpointPlacements placements = write_checkpoint_data(path_, batch.checkpoints, sequence);
+  const CheckpointPlacements placements = write_checkpoint_data(path_, batch.checkpoints, sequence, header_.run_id);
   try {
     const std::vector<char> image = build_version(logged, batch, sequence, placements);
     const std::string warning = replace_file_durably(path_, temporary_for(path_), image.data(), image.size());
@@ -97,7 +114,7 @@ std::string CommittedRun::write_version(const RunBatch& logged, const RunBatch& 
 std::vector<char> CommittedRun::build_version(const RunBatch& logged, const RunBatch& batch, int64_t sequence,
                                               const CheckpointPlacements& placements) const {
   FileVersion version = start_version(logged, batch);
-  if (upgrade_format_) version.upgrade_format(path_);
+  if (upgrade_format_) version.upgrade_format(header_.run_id);
   version.set_log_sequence(sequence);
   // The log's records were committed before the batch (and before the cut it may carry).
   version.add_rows(logged);

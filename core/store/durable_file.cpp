@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -281,15 +282,28 @@ std::string temporary_for(const std::string& path) {
   return path + ".tmp-" + std::to_string(::getpid());
 }
 
-std::string replace_file_durably(const std::string& target, const std::string& temporary, const char* data,
-                                 size_t size) {
+std::string replace_file_durably(const std::string& target, const std::string& temporary, const char* data, size_t size,
+                                 int* held) {
   write_synced_file(target, temporary, {{data, size}}, /*data_only=*/false);
+  int locked = -1;
+  if (held) {
+    locked = ::open(temporary.c_str(), O_RDWR | O_CLOEXEC);
+    if (locked < 0 || ::flock(locked, LOCK_EX | LOCK_NB) != 0) {
+      const int error_number = errno;
+      if (locked >= 0) ::close(locked);
+      std::error_code ignored;
+      fs::remove(temporary, ignored);
+      fail_with_errno(target, temporary, size, "lock", error_number);
+    }
+  }
   if (call_at(fault::Point::Rename, [&] { return ::rename(temporary.c_str(), target.c_str()); }) != 0) {
     const int error_number = errno;
+    if (locked >= 0) ::close(locked);
     std::error_code ignored;
     fs::remove(temporary, ignored);
     fail_with_errno(target, temporary, size, "rename to the run file", error_number);
   }
+  if (held) *held = locked;
   // The rename is done; only its durability across a power cut is in question if the folder cannot be synced.
   const std::string folder = folder_of(target);
   const int error_number = sync_folder(folder);

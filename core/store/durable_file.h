@@ -23,9 +23,11 @@ std::string temporary_for(const std::string& path);
 // Writes `size` bytes to `temporary` (created new, mode 0644), fsyncs and closes it, renames it to `target` and
 // fsyncs the folder. On failure before the rename the temporary is removed, `target` is untouched and
 // RunFileError(WriteFailed) is thrown naming `target`. Once renamed, the commit stands: a failed folder sync (the
-// rename might not survive a power cut) is returned as a warning, empty when all went well.
-std::string replace_file_durably(const std::string& target, const std::string& temporary, const char* data,
-                                 size_t size);
+// rename might not survive a power cut) is returned as a warning, empty when all went well. With `held`, the new file
+// is opened again and locked (flock, exclusive) before the rename, and `*held` is that open descriptor, the caller's
+// to close: the file is never at `target` unlocked.
+std::string replace_file_durably(const std::string& target, const std::string& temporary, const char* data, size_t size,
+                                 int* held = nullptr);
 
 // Appends `size` bytes at `offset` of the open file `descriptor` (`file`, the log of the run file `target`) and
 // fsyncs it. On failure the file is cut back to `offset` (`*cut_back` says whether that worked) and

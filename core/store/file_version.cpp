@@ -94,11 +94,13 @@ FileVersion FileVersion::rebuilt_without(const std::string& path, const RunHeade
   return version;
 }
 
-void FileVersion::upgrade_format(const std::string& path) {
+void FileVersion::upgrade_format(const std::string& run_id) {
   H5::Group root = file_.openGroup("/");
+  const int64_t old_version = hdf5::int_attribute(root, "format_version");
   hdf5::set_int_attribute(root, "format_version", kFormatVersion);
+  if (!run_id.empty()) hdf5::set_string_attribute(root, format::kRunId, run_id);
   H5::Group kept = file_.openGroup(format::kCheckpoints);
-  format::add_missing_checksums(kept, path);
+  if (old_version < format::kChecksummedFormat) format::mark_unsummed(kept, old_version);
 }
 
 void FileVersion::set_log_sequence(int64_t sequence) {

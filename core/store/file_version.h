@@ -37,9 +37,9 @@ class FileVersion {
                                      size_t added_bytes);
 
   H5::H5File& file() { return file_; }
-  // This build's format_version, and checksums for the checkpoints from before they existed (`path` names the file
-  // in errors): a file of this version carries them throughout.
-  void upgrade_format(const std::string& path);
+  // This build's format_version, the run's identity (a file from before identities gets one), and the checkpoints
+  // from before checksums marked as such (format::mark_unsummed): sums are never computed over unchecked bytes.
+  void upgrade_format(const std::string& run_id);
   // The root attribute log_sequence: the last log record the version holds.
   void set_log_sequence(int64_t sequence);
   // Appends a batch's rows and snapshots to the series and stores its sweeps (replacing those of the name).

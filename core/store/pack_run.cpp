@@ -59,7 +59,7 @@ std::optional<Packed> pack_version(const std::string& source, const std::vector<
     RunLog log = read_run_log(source, folded);
     // A writer folded after the file was read: read both again.
     if (log.exists && log.base_sequence > folded && may_retry) return std::nullopt;
-    check_log_follows(log, folded, source);
+    check_log_follows(log, folded, format::run_id_of(version.file()), source);
     version.add_rows(merge_records(log));
     version.set_log_sequence(std::max(folded, log.last_sequence));
     if (!embed_checkpoint_data(version.file(), source, may_retry)) return std::nullopt;

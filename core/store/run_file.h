@@ -56,7 +56,18 @@ struct RunHeader {
   std::string device;
   std::string created;      // ISO 8601, UTC
   std::string config_json;  // the full experiment configuration
+  // The run's identity (root attribute run_id): 32 lowercase hex digits drawn at random when the run is created, kept
+  // by every later version of the file (resumes, folds, pack) and carried in the header of its log
+  // (core/store/run_log.h) and the names of its checkpoint data files (core/store/checkpoint_files.h), so that a log
+  // or data file of another run is never taken for this one's. "" in a file from before identities; its next writer
+  // gives it one.
+  std::string run_id;
 };
+
+// A new run identity: 128 random bits as 32 lowercase hex digits.
+std::string new_run_id();
+// Whether `text` is a run identity (32 lowercase hex digits).
+bool is_run_id(const std::string& text);
 
 struct MetricSeries {
   std::string name;

@@ -96,6 +96,7 @@ H5::H5File open_validated(const std::string& path, unsigned flags) {
     throw RunFileError(RunFileError::Kind::Corrupt, path, "/",
                        "format_version " + std::to_string(version) + " is invalid");
   }
+  check_layout(file, path, version);
   return file;
 }
 
@@ -116,6 +117,13 @@ RunHeader read_header(const H5::H5File& file, const std::string& path) {
   header.device = text("device");
   header.created = text("created");
   header.config_json = text("config");
+  if (hdf5::has_attribute(root, kRunId)) {
+    header.run_id = text(kRunId);
+    if (!is_run_id(header.run_id)) {
+      throw RunFileError(RunFileError::Kind::Corrupt, path, std::string("/@") + kRunId,
+                         "'" + header.run_id + "' is not a run identity (32 hex digits)");
+    }
+  }
   return header;
 }
 
@@ -128,6 +136,7 @@ void write_header(H5::H5File& file, const RunHeader& header) {
   hdf5::set_string_attribute(root, "device", header.device);
   hdf5::set_string_attribute(root, "created", header.created.empty() ? utc_timestamp() : header.created);
   hdf5::set_string_attribute(root, "config", header.config_json.empty() ? "{}" : header.config_json);
+  if (!header.run_id.empty()) hdf5::set_string_attribute(root, kRunId, header.run_id);
 }
 
 void initialize_run_file(H5::H5File& file, const RunHeader& header) {
@@ -368,13 +377,15 @@ record::TensorBlob read_tensor(const H5::DataSet& dataset, const std::string& pa
 // Reads the tensors of one section (`object` names it) into `tensors` and checks them against the section's stored
 // sum; returns that sum ("" for a section of a file from before checksums, which has none).
 std::string read_section(const H5::Group& section, const std::string& path, const std::string& object,
-                         int64_t format_version, CheckpointFiles& files,
+                         int64_t format_version, bool marked_unsummed, CheckpointFiles& files,
                          std::map<std::string, record::TensorBlob>& tensors) {
   for (const auto& tensor_name : hdf5::child_names(section)) {
     tensors[tensor_name] = read_tensor(section.openDataSet(tensor_name), path, object + "/" + tensor_name, files);
   }
   const bool summed = hdf5::has_attribute(section, "sha256");
-  if (!summed && format_version >= kChecksummedFormat) throw unsummed(path, object, format_version);
+  if (!summed && format_version >= kChecksummedFormat && !marked_unsummed) {
+    throw unsummed(path, object, format_version);
+  }
   if (!summed) return "";
   const std::string computed = section_checksum(tensors);
   const std::string stored = hdf5::string_attribute(section, "sha256");
@@ -397,12 +408,17 @@ record::CheckpointData read_checkpoint(const H5::Group& group, const std::string
   checkpoint.created = hdf5::string_attribute(group, "created");
   checkpoint.extra_json = hdf5::string_attribute(group, "extra");
   std::map<std::string, std::string> section_sums;
-  for (const auto& section_name : hdf5::child_names(group)) {
-    section_sums[section_name] = read_section(group.openGroup(section_name), path, object + "/" + section_name,
-                                              format_version, *files, checkpoint.sections[section_name]);
-  }
+  // A checkpoint from before checksums, in a file upgraded since, is marked so (mark_unsummed) and read unchecked.
   const bool summed = hdf5::has_attribute(group, "sha256");
-  if (!summed && format_version >= kChecksummedFormat) throw unsummed(path, object, format_version);
+  const bool marked_unsummed = !summed && hdf5::has_attribute(group, kUnsummed);
+  for (const auto& section_name : hdf5::child_names(group)) {
+    section_sums[section_name] =
+        read_section(group.openGroup(section_name), path, object + "/" + section_name, format_version, marked_unsummed,
+                     *files, checkpoint.sections[section_name]);
+  }
+  if (!summed && format_version >= kChecksummedFormat && !marked_unsummed) {
+    throw unsummed(path, object, format_version);
+  }
   if (summed) {
     const std::string stored = hdf5::string_attribute(group, "sha256");
     const std::string computed =
@@ -417,20 +433,44 @@ int64_t log_sequence(const H5::H5File& file) {
   return hdf5::has_attribute(root, kLogSequence) ? hdf5::int_attribute(root, kLogSequence) : 0;
 }
 
-void add_missing_checksums(H5::Group& checkpoints, const std::string& path) {
+void mark_unsummed(H5::Group& checkpoints, int64_t format_version) {
   for (const auto& label : hdf5::child_names(checkpoints)) {
     H5::Group group = checkpoints.openGroup(label);
     if (hdf5::has_attribute(group, "sha256")) continue;
-    const record::CheckpointData checkpoint = read_checkpoint(group, path, record::checkpoint_object(label), 1);
-    std::map<std::string, std::string> section_sums;
-    for (const auto& [section_name, tensors] : checkpoint.sections) {
-      section_sums[section_name] = section_checksum(tensors);
-      H5::Group section = group.openGroup(section_name);
-      hdf5::set_string_attribute(section, "sha256", section_sums[section_name]);
+    hdf5::set_string_attribute(group, kUnsummed,
+                               "written in format " + std::to_string(format_version) + ", before checksums");
+  }
+}
+
+std::string run_id_of(const H5::H5File& file) {
+  const H5::Group root = file.openGroup("/");
+  return hdf5::has_attribute(root, kRunId) ? hdf5::string_attribute(root, kRunId) : "";
+}
+
+void check_layout(const H5::H5File& file, const std::string& path, int64_t format_version) {
+  if (format_version >= kFormatVersion) return;
+  const auto contradiction = [&](const std::string& what, int64_t introduced) {
+    return RunFileError(RunFileError::Kind::Corrupt, path, "/@format_version",
+                        std::to_string(format_version) + " contradicts the file's layout: " + what +
+                            ", which only format " + std::to_string(introduced) +
+                            " and later write (the attribute was altered?); the file is refused rather than read "
+                            "with fewer checks");
+  };
+  const bool has_checkpoints = hdf5::link_exists(file.getId(), kCheckpoints);  // else the reader names it missing
+  if (format_version < 5 && has_checkpoints && !checkpoint_data_file_names(file.openGroup(kCheckpoints)).empty()) {
+    throw contradiction("its checkpoints' tensors are in data files beside it", 5);
+  }
+  if (format_version < 4 && hdf5::has_attribute(file.openGroup("/"), kLogSequence)) {
+    throw contradiction("it has the attribute log_sequence of a run log", 4);
+  }
+  if (!has_checkpoints) return;
+  const H5::Group checkpoints = file.openGroup(kCheckpoints);
+  if (format_version < kChecksummedFormat) {
+    for (const auto& label : hdf5::child_names(checkpoints)) {
+      if (hdf5::has_attribute(checkpoints.openGroup(label), "sha256")) {
+        throw contradiction("its checkpoint \"" + label + "\" carries a sha256 checksum", kChecksummedFormat);
+      }
     }
-    hdf5::set_string_attribute(group, "sha256",
-                               checkpoint_checksum(checkpoint.step, checkpoint.epoch, checkpoint.created,
-                                                   checkpoint.extra_json, section_sums));
   }
 }
 

@@ -23,9 +23,12 @@ inline constexpr const char* kSweeps = "sweeps";
 inline constexpr const char* kCheckpoints = "checkpoints";
 // Root attribute: the sequence of the last run-log record this file holds (absent before format 4: none).
 inline constexpr const char* kLogSequence = "log_sequence";
+// Root attribute: the run's identity (RunHeader::run_id; absent in files from before identities).
+inline constexpr const char* kRunId = "run_id";
 
 // Opens `path` read-only or read-write after checking, in order: it exists, it is HDF5, HDF5 can open it, it is a
-// DescentLab run file, its format_version is not newer than this build's. Throws RunFileError naming the problem.
+// DescentLab run file, its format_version is not newer than this build's and an older one does not contradict its
+// layout (check_layout). Throws RunFileError naming the problem.
 H5::H5File open_validated(const std::string& path, unsigned flags);
 
 RunHeader read_header(const H5::H5File& file, const std::string& path);
@@ -72,11 +75,19 @@ std::set<std::string> external_file_names(const H5::Group& group);
 // written by one commit into one data file. For readers, which open the files early (a checkpoint's file is also
 // opened when it is read); the writer's collection of unreferenced files walks every dataset (external_file_names).
 std::set<std::string> checkpoint_data_file_names(const H5::Group& checkpoints);
-// The first format_version whose checkpoints all carry checksums (a writer upgrading an older file adds them).
+// The first format_version whose checkpoints all carry checksums.
 inline constexpr int64_t kChecksummedFormat = 3;
-// Adds the checksums to every checkpoint under `checkpoints` that has none (an older file being upgraded),
-// reading each such checkpoint once.
-void add_missing_checksums(H5::Group& checkpoints, const std::string& path);
+// A checkpoint group's attribute saying it was written before checksums, in a file upgraded since: it is read
+// without a check, as it always was. An upgrade never computes sums over bytes it could not check.
+inline constexpr const char* kUnsummed = "unsummed";
+// Marks every checkpoint under `checkpoints` that has no checksum (a file of `format_version` being upgraded).
+void mark_unsummed(H5::Group& checkpoints, int64_t format_version);
+// Refuses (RunFileError Corrupt, naming /@format_version) an older format_version that contradicts the file's
+// layout: a log_sequence (format 4), data files (5) or checksums (3) in a file that claims to predate them, since
+// an older version is read with fewer checks. Nothing to check for this build's version.
+void check_layout(const H5::H5File& file, const std::string& path, int64_t format_version);
+// The file's run_id ("" when it has none).
+std::string run_id_of(const H5::H5File& file);
 
 // The file's log_sequence (0 when it has none).
 int64_t log_sequence(const H5::H5File& file);

@@ -36,10 +36,10 @@ std::string holder_field(const std::string& text, const std::string& key) {
   return "";
 }
 
-// Whether /proc/locks lists a flock on the file `locked` (taken by `pid` when the lock file names one). A line reads
-// "1: FLOCK  ADVISORY  WRITE 4242 fe:00:408225 0 EOF" (a waiter's has "->" after the number): the device as major and
-// minor in hex, then the inode. Empty when the table cannot be read.
-std::optional<bool> flock_listed(const struct stat& locked, const std::string& pid) {
+// The pid holding a flock on the file `locked`, as /proc/locks lists it ("" when none does; nullopt when the table
+// cannot be read). `pid` is the lock file's own, when it names one. A line reads "1: FLOCK  ADVISORY  WRITE 4242
+// fe:00:408225 0 EOF" (a waiter's has "->" after the number): the device as major and minor in hex, then the inode.
+std::optional<std::string> flock_holder(const struct stat& locked, const std::string& pid) {
   std::ifstream table("/proc/locks");
   if (!table) return std::nullopt;
   char device[64];
@@ -54,15 +54,21 @@ std::optional<bool> flock_listed(const struct stat& locked, const std::string& p
     if (kind == "->") continue;  // waiting, not holding
     fields >> mode >> access >> holder >> where;
     if (kind != "FLOCK") continue;
-    if (where == device) return true;
+    if (where == device) return holder;
     // A file system that reports another device to stat() than to the lock table (an overlay): the inode and the
     // lock file's own pid together.
     if (!pid.empty() && holder == pid && where.size() > inode.size() &&
         where.compare(where.size() - inode.size(), inode.size(), inode) == 0) {
-      return true;
+      return holder;
     }
   }
-  return false;
+  return std::string();
+}
+
+std::optional<bool> flock_listed(const struct stat& locked, const std::string& pid) {
+  const auto holder = flock_holder(locked, pid);
+  if (!holder) return std::nullopt;
+  return !holder->empty();
 }
 
 std::string read_lock_file(const std::string& lock_path) {
@@ -88,7 +94,48 @@ std::string describe_contents(const std::string& contents) {
   return holder;
 }
 
+// Who holds the run log's flock (core/store/run_log.h), in words.
+std::string log_holder(const std::string& log_path) {
+  struct stat log {};
+  if (::stat(log_path.c_str(), &log) != 0) return "another writer";
+  const auto pid = flock_holder(log, "");
+  if (!pid || pid->empty()) return "another writer";
+  return *pid == std::to_string(::getpid()) ? "this process" : "process " + *pid;
+}
+
+// The holder lines are a courtesy for the messages; the lock itself is the flock.
+void write_holder(int descriptor, const std::string& holder) {
+  if (::ftruncate(descriptor, 0) == 0) {
+    const ssize_t written = ::pwrite(descriptor, holder.data(), holder.size(), 0);
+    (void)written;
+  }
+}
+
+bool same_file(int descriptor, const std::string& path) {
+  struct stat held {};
+  struct stat named {};
+  return ::fstat(descriptor, &held) == 0 && ::stat(path.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+         held.st_dev == named.st_dev;
+}
+
 }  // namespace
+
+void throw_log_held(const std::string& run_path) {
+  const std::string log = run_path + ".log";
+  throw RunFileError(RunFileError::Kind::Busy, run_path, "",
+                     "is being written by " + log_holder(log) + ", which holds its log " + log +
+                         ", although its lock file " + RunFileLock::lock_path_for(run_path) +
+                         " was free (deleted or replaced while that writer ran); one writer at a time: wait for it "
+                         "to finish or stop it; reading the file meanwhile is fine");
+}
+
+void check_log_free(const std::string& run_path) {
+  const int descriptor = ::open((run_path + ".log").c_str(), O_RDONLY | O_CLOEXEC);
+  if (descriptor < 0) return;  // no log: no writer holds one
+  const bool held = ::flock(descriptor, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(descriptor);
+  if (held) throw_log_held(run_path);
+}
 
 std::string RunFileLock::describe_holder(const std::string& lock_path) {
   return describe_contents(read_lock_file(lock_path));
@@ -97,7 +144,13 @@ std::string RunFileLock::describe_holder(const std::string& lock_path) {
 std::string RunFileLock::current_writer(const std::string& run_path) {
   const std::string lock_path = lock_path_for(run_path);
   struct stat locked {};
-  if (::stat(lock_path.c_str(), &locked) != 0) return "";  // a clean release removes it
+  if (::stat(lock_path.c_str(), &locked) != 0) {
+    // A clean release removes it; a writer whose lock file was deleted under it still holds its log.
+    struct stat log {};
+    if (::stat((run_path + ".log").c_str(), &log) != 0) return "";
+    const auto holder = flock_holder(log, "");
+    return holder && !holder->empty() ? log_holder(run_path + ".log") + " (its lock file is missing)" : "";
+  }
   const std::string contents = read_lock_file(lock_path);  // read once: the holder may rewrite it meanwhile
   const std::string pid = holder_field(contents, "pid");
   const std::string host = holder_field(contents, "host");
@@ -136,27 +189,42 @@ std::unique_ptr<RunFileLock> RunFileLock::acquire(const std::string& run_path, c
                              "; one writer at a time: wait for it to finish or stop it (its lock is " + lock_path +
                              "); reading the file meanwhile is fine");
     }
-    struct stat locked {};
-    struct stat named {};
-    if (::fstat(descriptor, &locked) != 0 || ::stat(lock_path.c_str(), &named) != 0 || locked.st_ino != named.st_ino ||
-        locked.st_dev != named.st_dev) {
+    if (!same_file(descriptor, lock_path)) {
       ::close(descriptor);
       continue;
     }
     const std::string holder = "pid=" + std::to_string(::getpid()) + "\nhost=" + host_name() + "\npurpose=" + purpose +
                                "\nsince=" + utc_timestamp() + "\n";
-    // The holder lines are a courtesy for the message above; the lock itself is the flock.
-    if (::ftruncate(descriptor, 0) == 0) {
-      const ssize_t written = ::pwrite(descriptor, holder.data(), holder.size(), 0);
-      (void)written;
-    }
-    return std::unique_ptr<RunFileLock>(new RunFileLock(lock_path, descriptor));
+    write_holder(descriptor, holder);
+    return std::unique_ptr<RunFileLock>(new RunFileLock(lock_path, descriptor, holder));
   }
   throw RunFileError(RunFileError::Kind::Busy, run_path, "", "its lock file " + lock_path + " keeps changing");
 }
 
+std::string RunFileLock::keep_in_place() {
+  if (same_file(descriptor_, lock_path_)) return "";
+  const int fresh = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fresh < 0) {
+    return "its lock file " + lock_path_ + " was deleted while it ran and cannot be made again (" +
+           std::strerror(errno) + "); its log stays held, so no second writer can append";
+  }
+  if (::flock(fresh, LOCK_EX | LOCK_NB) != 0 || !same_file(fresh, lock_path_)) {
+    ::close(fresh);
+    const std::string holder = describe_holder(lock_path_);
+    return "its lock file " + lock_path_ + " was replaced while it ran, and is now held by " +
+           (holder.empty() ? std::string("another process") : holder) +
+           "; that writer is refused at the run's log, which this one holds";
+  }
+  write_holder(fresh, holder_);
+  ::close(descriptor_);
+  descriptor_ = fresh;
+  return "its lock file " + lock_path_ + " was deleted or replaced while it ran; it is made and held again";
+}
+
 RunFileLock::~RunFileLock() {
-  ::unlink(lock_path_.c_str());  // while still holding it: see acquire()
+  // While still holding it (see acquire()), and only when the name is still this lock's: a lock file that replaced
+  // it is another writer's.
+  if (same_file(descriptor_, lock_path_)) ::unlink(lock_path_.c_str());
   ::close(descriptor_);
 }
 

@@ -11,6 +11,14 @@
 
 namespace descentlab::store {
 
+// The lock file can be deleted or replaced while its writer runs (one that looks stale, say). So a writer also holds
+// a flock on the run's log (core/store/run_log.h) from open to close, and a second writer checks it after taking the
+// lock file: it is refused, and can never append beside the first.
+// Throws RunFileError(Busy) naming the process that holds `run_path`'s log (from /proc/locks).
+[[noreturn]] void throw_log_held(const std::string& run_path);
+// Throws it when another open file holds `run_path`'s log; nothing when there is no log.
+void check_log_free(const std::string& run_path);
+
 class RunFileLock {
  public:
   // Takes the lock for `run_path`, or throws RunFileError (Kind::Busy) naming the holder. `purpose` is a few words
@@ -29,10 +37,17 @@ class RunFileLock {
   // that cannot be read, whether the pid in the lock file is alive.
   static std::string current_writer(const std::string& run_path);
 
+  // Checks that the lock file at the lock's path is still the one held (the same inode). When it was deleted or
+  // replaced by a file no one holds, a new one is made, locked and given the holder lines. Returns "" when nothing
+  // was amiss, else a notice saying what happened (a writer calls it at each commit and tells the notice).
+  std::string keep_in_place();
+
  private:
-  RunFileLock(std::string lock_path, int descriptor) : lock_path_(std::move(lock_path)), descriptor_(descriptor) {}
+  RunFileLock(std::string lock_path, int descriptor, std::string holder)
+      : lock_path_(std::move(lock_path)), descriptor_(descriptor), holder_(std::move(holder)) {}
   std::string lock_path_;
   int descriptor_ = -1;
+  std::string holder_;  // the holder lines written into it
 };
 
 }  // namespace descentlab::store

@@ -1,12 +1,14 @@
 #include "core/store/run_log.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -14,12 +16,15 @@
 
 #include "core/store/durable_file.h"
 #include "core/store/run_file.h"
+#include "core/store/run_lock.h"
 
 namespace descentlab::store {
 namespace {
 
 constexpr char kMagic[8] = {'D', 'L', 'R', 'U', 'N', 'L', 'O', 'G'};
-constexpr uint32_t kLogVersion = 1;
+constexpr uint32_t kLogVersion = 2;          // 1: without the run's identity (32-byte header)
+constexpr size_t kFirstLogHeaderBytes = 32;  // version 1's header
+constexpr size_t kRunIdBytes = 16;
 constexpr uint32_t kRecordMarker = 0x52474F4C;  // "LOGR" little-endian
 constexpr uint32_t kBatchRecord = 1;
 constexpr size_t kRecordHeaderBytes = 4 + 4 + 8 + 8 + 4;  // marker, type, sequence, length, their CRC
@@ -83,7 +88,7 @@ class Reader {
     const auto count = get<uint64_t>();
     need(count, sizeof(T));
     std::vector<T> values(static_cast<size_t>(count));
-    std::memcpy(values.data(), data_ + at_, values.size() * sizeof(T));
+    if (!values.empty()) std::memcpy(values.data(), data_ + at_, values.size() * sizeof(T));
     at_ += values.size() * sizeof(T);
     return values;
   }
@@ -104,6 +109,12 @@ class Reader {
   uint64_t offset_;
 };
 
+// Whether `count` is a * b, compared by division: a forged factor must not wrap the product around to the count.
+bool is_product(uint64_t count, uint64_t a, uint64_t b) {
+  if (a == 0 || b == 0) return count == 0;
+  return count % a == 0 && count / a == b;
+}
+
 RunBatch decode_batch(Reader& in) {
   RunBatch batch;
   const auto metrics = in.get<uint32_t>();
@@ -118,7 +129,7 @@ RunBatch decode_batch(Reader& in) {
     rows.wall_times = in.get_array<double>();
     rows.values = in.get_array<double>();
     if (rows.width < 1 || rows.wall_times.size() != rows.steps.size() ||
-        rows.values.size() != rows.steps.size() * static_cast<size_t>(rows.width)) {
+        !is_product(rows.values.size(), rows.steps.size(), static_cast<uint64_t>(rows.width))) {
       in.malformed("rows of " + name);
     }
   }
@@ -130,7 +141,7 @@ RunBatch decode_batch(Reader& in) {
     snapshots.steps = in.get_array<int64_t>();
     snapshots.counts = in.get_array<int64_t>();
     if (snapshots.edges.size() < 2 ||
-        snapshots.counts.size() != snapshots.steps.size() * (snapshots.edges.size() - 1)) {
+        !is_product(snapshots.counts.size(), snapshots.steps.size(), snapshots.edges.size() - 1)) {
       in.malformed("snapshots of " + name);
     }
   }
@@ -145,9 +156,10 @@ RunBatch decode_batch(Reader& in) {
     sweep.seeds = in.get_array<int64_t>();
     sweep.metric = in.get_array<double>();
     sweep.layer_loss = in.get_array<double>();
-    const size_t cells = sweep.gamma.size() * sweep.seeds.size();
-    if (sweep.layers < 0 || sweep.metric.size() != cells ||
-        sweep.layer_loss.size() != cells * static_cast<size_t>(sweep.layers)) {
+    const bool cells_fit = sweep.seeds.empty() || sweep.gamma.size() <= SIZE_MAX / sweep.seeds.size();
+    const size_t cells = cells_fit ? sweep.gamma.size() * sweep.seeds.size() : 0;
+    if (!cells_fit || sweep.layers < 0 || sweep.metric.size() != cells ||
+        !is_product(sweep.layer_loss.size(), cells, static_cast<uint64_t>(sweep.layers))) {
       in.malformed("sweep " + sweep.name);
     }
     batch.sweeps[sweep.name] = std::move(sweep);
@@ -176,12 +188,15 @@ std::string log_path_for(const std::string& run_path) {
   return run_path + ".log";
 }
 
-std::vector<char> encode_log_header(int64_t base_sequence) {
+std::vector<char> encode_log_header(int64_t base_sequence, const std::string& run_id) {
   Bytes out;
   out.data().insert(out.data().end(), kMagic, kMagic + sizeof kMagic);
   out.put<uint32_t>(kLogVersion);
   out.put<uint32_t>(0);
   out.put<int64_t>(base_sequence);
+  for (size_t i = 0; i < kRunIdBytes; ++i) {  // 32 hex digits as 16 bytes; zeros for a run without identity
+    out.put<uint8_t>(is_run_id(run_id) ? static_cast<uint8_t>(std::stoul(run_id.substr(2 * i, 2), nullptr, 16)) : 0);
+  }
   out.put<uint32_t>(crc_of(out.data().data(), out.data().size()));
   out.put<uint32_t>(0);
   return std::move(out.data());
@@ -285,22 +300,37 @@ RunFileError corrupt(const std::string& path, const std::string& object, const s
                       message + "; the run file beside it holds everything up to its last checkpoint");
 }
 
-// Checks the header of the log `path` (its first bytes in `bytes`); false for a new log whose header is still being
-// written (no bytes, or only zeros), which holds no record yet.
-bool check_header(const std::vector<char>& bytes, const std::string& path) {
-  if (bytes.size() < kLogHeaderBytes) {
-    if (all_zero(bytes, 0) || bytes.empty()) return false;
-    throw corrupt(path, "header", "cut short (" + std::to_string(bytes.size()) + " bytes)");
-  }
-  if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 || load<uint32_t>(bytes, 24) != crc_of(bytes.data(), 24)) {
+// Checks the header of the log `path` (its first bytes in `bytes`) and returns its length: 0 for a new log whose header
+// is still being written (no bytes, or only zeros), which holds no record yet. Sets `log`'s base sequence and run id.
+size_t check_header(const std::vector<char>& bytes, const std::string& path, RunLog& log) {
+  if (bytes.size() < kFirstLogHeaderBytes && (bytes.empty() || all_zero(bytes, 0))) return 0;
+  if (bytes.size() < 12 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
     throw corrupt(path, "header", "not a DescentLab run log, or its header is damaged");
   }
   const auto version = load<uint32_t>(bytes, 8);
-  if (version != kLogVersion) {
+  if (version != 1 && version != kLogVersion) {
     throw RunFileError(RunFileError::Kind::NewerVersion, path, "header",
                        "log version " + std::to_string(version) + " is not one this DescentLab reads; update it");
   }
-  return true;
+  const size_t length = version == 1 ? kFirstLogHeaderBytes : kLogHeaderBytes;
+  if (bytes.size() < length) {
+    if (all_zero(bytes, 12)) return 0;
+    throw corrupt(path, "header", "cut short (" + std::to_string(bytes.size()) + " bytes)");
+  }
+  if (load<uint32_t>(bytes, length - 8) != crc_of(bytes.data(), length - 8)) {
+    throw corrupt(path, "header", "not a DescentLab run log, or its header is damaged");
+  }
+  log.base_sequence = load<int64_t>(bytes, 16);
+  if (version == 1 || std::all_of(bytes.begin() + 24, bytes.begin() + 40, [](char c) { return c == 0; })) {
+    return length;
+  }
+  static const char* digits = "0123456789abcdef";
+  for (size_t i = 0; i < kRunIdBytes; ++i) {
+    const auto byte = static_cast<unsigned char>(bytes[24 + i]);
+    log.run_id += digits[byte >> 4];
+    log.run_id += digits[byte & 15];
+  }
+  return length;
 }
 
 }  // namespace
@@ -315,10 +345,10 @@ RunLog read_run_log_from(const std::string& run_path, int64_t after_sequence, ui
   const uint64_t shift = from > kLogHeaderBytes ? from - kLogHeaderBytes : 0;
   log.exists = true;
   log.file_length = bytes.size() + shift;
-  if (!check_header(bytes, path)) return log;
-  log.base_sequence = load<int64_t>(bytes, 16);
+  const size_t header_length = check_header(bytes, path, log);
+  if (header_length == 0) return log;
   log.last_sequence = shift > 0 ? std::max(log.base_sequence, after_sequence) : log.base_sequence;
-  size_t at = kLogHeaderBytes;
+  size_t at = shift > 0 ? kLogHeaderBytes : header_length;
   log.valid_length = at + shift;
   while (at < bytes.size()) {
     const std::string where = "record at byte " + std::to_string(at + shift);
@@ -358,8 +388,15 @@ RunLog read_run_log_from(const std::string& run_path, int64_t after_sequence, ui
   return log;
 }
 
-void check_log_follows(const RunLog& log, int64_t folded_sequence, const std::string& path) {
-  if (log.exists && log.base_sequence > folded_sequence) {
+void check_log_follows(const RunLog& log, int64_t folded_sequence, const std::string& run_id, const std::string& path) {
+  if (!log.exists) return;
+  if (!log.run_id.empty() && !run_id.empty() && log.run_id != run_id) {
+    throw RunFileError(RunFileError::Kind::Corrupt, log_path_for(path), "header",
+                       "belongs to the run " + log.run_id + ", not to " + path + ", which is the run " + run_id +
+                           " (copied from another run?): nothing is read from it; move it away to use the run "
+                           "file without it");
+  }
+  if (log.base_sequence > folded_sequence) {
     throw RunFileError(RunFileError::Kind::Corrupt, log_path_for(path), "header",
                        "continues version " + std::to_string(log.base_sequence) + " of the run file, which is at " +
                            std::to_string(folded_sequence) +
@@ -373,10 +410,10 @@ RunBatch merge_records(RunLog& log) {
   return merged;
 }
 
-RunBatch logged_since_fold(const std::string& run_path, int64_t folded_sequence, int64_t last_committed,
-                           std::string* missing) {
+RunBatch logged_since_fold(const std::string& run_path, int64_t folded_sequence, const std::string& run_id,
+                           int64_t last_committed, std::string* missing) {
   RunLog log = read_run_log(run_path, folded_sequence);
-  check_log_follows(log, folded_sequence, run_path);
+  check_log_follows(log, folded_sequence, run_id, run_path);
   if (log.last_sequence < last_committed) {
     *missing = log_path_for(run_path) + " lost the records " +
                std::to_string(std::max(log.last_sequence, folded_sequence) + 1) + " to " +
@@ -400,7 +437,16 @@ void RunLogAppender::close() {
 
 void RunLogAppender::reopen() {
   close();
-  descriptor_ = ::open(log_path_for(run_path_).c_str(), O_RDWR | O_CLOEXEC);
+  const std::string log = log_path_for(run_path_);
+  descriptor_ = ::open(log.c_str(), O_RDWR | O_CLOEXEC);
+  if (descriptor_ < 0) return;
+  // The log is held (flock) by its writer from open to close: a second writer that got past the run's lock file (it
+  // was deleted or replaced meanwhile) cannot take it, so it can never append beside this one.
+  if (::flock(descriptor_, LOCK_EX | LOCK_NB) != 0) {
+    const int error_number = errno;
+    close();
+    if (error_number == EWOULDBLOCK) throw_log_held(run_path_);
+  }
 }
 
 void RunLogAppender::continue_after(const RunLog& log) {
@@ -431,12 +477,14 @@ void RunLogAppender::append(int64_t sequence, const RunBatch& batch) {
   length_ += record.size();
 }
 
-std::string RunLogAppender::start_new(int64_t base_sequence) {
+std::string RunLogAppender::start_new(int64_t base_sequence, const std::string& run_id) {
   const std::string log = log_path_for(run_path_);
-  const std::vector<char> header = encode_log_header(base_sequence);
-  const std::string warning = replace_file_durably(log, temporary_for(log), header.data(), header.size());
+  const std::vector<char> header = encode_log_header(base_sequence, run_id);
+  int held = -1;  // the new log, locked before it takes the log's name
+  const std::string warning = replace_file_durably(log, temporary_for(log), header.data(), header.size(), &held);
+  close();
+  descriptor_ = held;
   length_ = header.size();
-  reopen();
   return warning;
 }
 

@@ -4,8 +4,9 @@
 // of the run file (with its checkpoints). The run file records in its root attribute "log_sequence" the last record
 // it holds; the writer folds the log into the run file at checkpoints and at the end (docs/run-file.md).
 //
-// Layout, little-endian: a 32-byte header ("DLRUNLOG", version 1, 4 zero bytes, the base sequence: the run file's
-// log_sequence when this log was started, a CRC-32 of the first 24 bytes, 4 zero bytes), then records:
+// Layout, little-endian: a 48-byte header ("DLRUNLOG", version 2, 4 zero bytes, the base sequence: the run file's
+// log_sequence when this log was started, the run's identity as 16 bytes (RunHeader::run_id), a CRC-32 of the first
+// 40 bytes, 4 zero bytes), then records (version 1, still read, had a 32-byte header without the identity):
 //   u32 marker "LOGR" | u32 type (1: a batch) | i64 sequence | u64 length | u32 CRC-32 of type..length |
 //   payload | u32 CRC-32 of type..payload.
 // One commit is one record, so a reader sees a commit whole or not at all.
@@ -18,7 +19,7 @@
 
 namespace descentlab::store {
 
-inline constexpr size_t kLogHeaderBytes = 32;
+inline constexpr size_t kLogHeaderBytes = 48;  // this version's
 
 std::string log_path_for(const std::string& run_path);
 
@@ -29,6 +30,7 @@ struct RunLog {
   };
   bool exists = false;
   int64_t base_sequence = 0;
+  std::string run_id;           // of the run that wrote it; "" in a version-1 log
   std::vector<Record> records;  // in order, only those after `after_sequence`
   int64_t last_sequence = 0;    // of the last whole record (base_sequence when there is none)
   uint64_t valid_length = 0;    // where the last whole record ends
@@ -45,18 +47,20 @@ RunLog read_run_log(const std::string& run_path, int64_t after_sequence);
 // log's base_sequence is still the one it read (a fold starts a new log).
 RunLog read_run_log_from(const std::string& run_path, int64_t after_sequence, uint64_t from);
 
-// A log must continue the run file beside it: its base sequence is at most the file's log_sequence (a larger one
-// means the log belongs to a newer version of the file, or to another run). Throws RunFileError(Corrupt) otherwise.
-void check_log_follows(const RunLog& log, int64_t folded_sequence, const std::string& path);
+// A log must continue the run file beside it: it is the same run's (its identity is the file's `run_id`, when both
+// have one: a log copied from another run is refused naming both) and its base sequence is at most the file's
+// log_sequence (a larger one means the log belongs to a newer version of the file). Throws RunFileError(Corrupt)
+// otherwise.
+void check_log_follows(const RunLog& log, int64_t folded_sequence, const std::string& run_id, const std::string& path);
 // The rows, snapshots and sweeps of the log's records, merged in order into one batch (the records are emptied).
 RunBatch merge_records(RunLog& log);
 // The log's records after the run file's own (`folded_sequence`), merged, for a writer that committed up to
 // `last_committed`: `*missing` says so when the log no longer holds every one of them (deleted or replaced by another
 // program). Throws RunFileError when the log is damaged or does not continue the run file.
-RunBatch logged_since_fold(const std::string& run_path, int64_t folded_sequence, int64_t last_committed,
-                           std::string* missing);
+RunBatch logged_since_fold(const std::string& run_path, int64_t folded_sequence, const std::string& run_id,
+                           int64_t last_committed, std::string* missing);
 
-std::vector<char> encode_log_header(int64_t base_sequence);
+std::vector<char> encode_log_header(int64_t base_sequence, const std::string& run_id);
 // The record of one commit: its metric rows, histogram snapshots and sweeps (not checkpoints or cuts).
 std::vector<char> encode_log_record(int64_t sequence, const RunBatch& batch);
 
@@ -84,7 +88,7 @@ class RunLogAppender {
   // it. Returns a warning ("" when all went well; else the folder sync failed after the rename). Throws RunFileError
   // when it cannot be written: the old log then stays open as it was (its records are all folded, which readers skip,
   // and new records follow them with higher sequences).
-  std::string start_new(int64_t base_sequence);
+  std::string start_new(int64_t base_sequence, const std::string& run_id);
   // Closes the log and removes it: every record is in the run file (if the removal is lost in a crash, the log left
   // holds only folded records, which readers skip).
   void close_and_remove();

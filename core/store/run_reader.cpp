@@ -96,8 +96,9 @@ RunReader::RunReader(const std::string& path) : path_(path), file_(std::make_uni
     RunLog log = read_run_log(path_, folded);
     // A writer folded the log into a new version of the file after it was opened: the file read is older than the
     // log beside it now. Read both again (a fold takes a moment; a few tries suffice).
-    if (log.exists && log.base_sequence > folded && attempt < 20) continue;
-    check_log_follows(log, folded, path_);
+    const bool foreign = !log.run_id.empty() && !header_.run_id.empty() && log.run_id != header_.run_id;
+    if (log.exists && log.base_sequence > folded && attempt < 20 && !foreign) continue;
+    check_log_follows(log, folded, header_.run_id, path_);
     file_->data_files = std::make_unique<CheckpointFiles>(path_);
     const auto names = guarded(path_, "/checkpoints", [&] {
       return format::checkpoint_data_file_names(file_->handle.openGroup(format::kCheckpoints));
@@ -295,8 +296,11 @@ record::SweepResult RunReader::sweep(const std::string& name) const {
     if (sweep.layers > 0) {
       sweep.layer_loss =
           hdf5::read_all<double>(open_dataset(group, "layer_loss", path_, object), H5::PredType::NATIVE_DOUBLE);
-      expect(sweep.layer_loss.size() == cells * static_cast<size_t>(sweep.layers), path_, object + "/layer_loss",
-             "must hold gamma x seeds x layers values");
+      // By division: a forged layer count must not wrap the product around to the count stored.
+      const bool fits = cells == 0 ? sweep.layer_loss.empty()
+                                   : sweep.layer_loss.size() % cells == 0 &&
+                                         sweep.layer_loss.size() / cells == static_cast<uint64_t>(sweep.layers);
+      expect(fits, path_, object + "/layer_loss", "must hold gamma x seeds x layers values");
     }
     return sweep;
   });

@@ -108,6 +108,7 @@ std::unique_ptr<RunWriter> RunWriter::create(const std::string& path, const RunH
     }
   }
   auto lock = RunFileLock::acquire(path, lock_purpose(options));
+  check_log_free(path);
   if (fs::exists(path) && !options.overwrite) {
     throw RunFileError(RunFileError::Kind::InvalidArgument, path, "",
                        "a file already exists here; choose another name or allow overwriting");
@@ -131,18 +132,22 @@ void RunWriter::take_over_abandoned(const std::string& path, const RunWriterOpti
   std::error_code status;
   if (!fs::exists(path, status)) return;  // the reader says what is missing
   const auto lock = RunFileLock::acquire(path, lock_purpose(options));
+  check_log_free(path);
   remove_abandoned_temporaries(path);
 }
 
 std::unique_ptr<RunWriter> RunWriter::open(const std::string& path, const RunWriterOptions& options) {
   auto lock = RunFileLock::acquire(path, lock_purpose(options));
+  check_log_free(path);  // a writer whose lock file was deleted or replaced still holds its log
   // Before validating: a killed writer's temporaries go even when the file itself is then refused.
   remove_abandoned_temporaries(path);
   std::unique_ptr<RunWriter> writer(new RunWriter(path, options));
   writer->lock_ = std::move(lock);
   CommittedRun& committed = *writer->committed_;
+  std::string file_run_id;  // "" in a file from before identities (the writer gives it one)
   try {
     H5::H5File file = format::open_validated(path, H5F_ACC_RDONLY);
+    file_run_id = format::run_id_of(file);
     committed.read_header(file);
     bind_series(file, path, writer->metric_widths_, writer->histogram_edges_);
     committed.read_contents(file);
@@ -150,7 +155,7 @@ std::unique_ptr<RunWriter> RunWriter::open(const std::string& path, const RunWri
     throw format::to_run_file_error(error, RunFileError::Kind::Corrupt, path, "");
   }
   const RunLog log = read_run_log(path, committed.folded_sequence());
-  check_log_follows(log, committed.folded_sequence(), path);
+  check_log_follows(log, committed.folded_sequence(), file_run_id, path);
   bind_series(log, writer->metric_widths_, writer->histogram_edges_);
   committed.continue_log(log);
   writer->ready_ = true;
@@ -367,6 +372,9 @@ void RunWriter::restore_and_throw(std::unique_ptr<Pending>& batch, const std::st
 
 void RunWriter::commit(bool fold_log) {
   std::lock_guard<std::mutex> commit_lock(commit_mutex_);
+  // A lock file deleted or replaced while this writer runs is made again (its log stays held meanwhile).
+  const std::string lock_notice = lock_->keep_in_place();
+  if (!lock_notice.empty()) notice(path_ + ": " + lock_notice);
   std::unique_ptr<Pending> batch;
   {
     std::lock_guard<std::mutex> lock(data_mutex_);
@@ -376,7 +384,8 @@ void RunWriter::commit(bool fold_log) {
   const bool unfolded = fold_log && committed_->has_unfolded_records();
   // Nothing to commit leaves the file as it is (a cancelled sweep writes nothing, not even a format upgrade).
   if (batch->empty() && committed_->file_exists() && !unfolded) return;
-  const bool fold_now = unfolded || committed_->needs_fold(*batch);
+  // The end folds whatever it commits, so that a finished run is one file (its last rows not left in the log).
+  const bool fold_now = fold_log || committed_->needs_fold(*batch);
 
   std::string warning;
   const auto started = std::chrono::steady_clock::now();

@@ -118,9 +118,17 @@ void Trainer::check_replicas(const std::string& when) {
 void Trainer::require_finite(double value, const std::string& what, const std::string& hint) {
   if (std::isfinite(value)) return;
   sinks_.flush();
+  // A checkpoint this run resumed from, with none saved since, is not known to be good: its state (an optimizer's
+  // moments, say) may itself be what turned the run non-finite.
+  const bool only_the_resumed = latest_step_ >= 0 && latest_step_ == resumed_step_;
   const std::string last_good =
-      latest_step_ >= 0 ? "the last good state is the checkpoint \"latest\" (step " + std::to_string(latest_step_) + ")"
-                        : "no checkpoint was saved before it (the first comes at the end of epoch 1): start again";
+      only_the_resumed
+          ? "it resumed from the checkpoint \"latest\" (step " + std::to_string(latest_step_) +
+                ") and saved none since, so that checkpoint's state may itself be bad: try another label, or start "
+                "again"
+      : latest_step_ >= 0
+          ? "the last good state is the checkpoint \"latest\" (step " + std::to_string(latest_step_) + ")"
+          : "no checkpoint was saved before it (the first comes at the end of epoch 1): start again";
   throw TrainingError("the " + what + " became " + number_text(value) + " at step " + std::to_string(step_) + " " +
                       hint + "; " + last_good);
 }
@@ -168,6 +176,7 @@ void Trainer::resume_from(const record::CheckpointData& data, const std::string&
   replicas_.restore_own_part(checkpoint, meters_.named_sums(), config_.train.seed);
   restore_progress(checkpoint);
   latest_step_ = label == record::checkpoint_label::kLatest ? step_ : -1;
+  resumed_step_ = step_;
   has_best_ = false;
   const auto extra = nlohmann::json::parse(data.extra_json, nullptr, false);
   if (extra.is_object() && extra.contains("best_metric") && extra["best_metric"].is_number()) {

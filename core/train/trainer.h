@@ -186,7 +186,8 @@ class Trainer {
   int64_t accumulated_ = 0;  // steps in the interval sums since the last metric read (checkpointed)
   double best_metric_ = 0.0;
   bool has_best_ = false;
-  int64_t latest_step_ = -1;  // the step of the last "latest" checkpoint saved or resumed from; -1: none yet
+  int64_t latest_step_ = -1;   // the step of the last "latest" checkpoint saved or resumed from; -1: none yet
+  int64_t resumed_step_ = -1;  // the step this run resumed at; -1: it started from scratch
   Meters meters_;
 };
 
