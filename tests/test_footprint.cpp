@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <exception>
 #include <fstream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "core/config/footprint.h"
 #include "core/models/sparse_models.h"
 #include "core/models/unrolled_transformer.h"
+#include "core/session/failure.h"
 #include "core/tasks/layerwise_task.h"
 #include "core/util/error.h"
 #include "core/util/system_memory.h"
@@ -107,6 +110,67 @@ TEST(Footprint, AModelTooLargeIsRefusedWithTheNumbers) {
     EXPECT_NO_THROW(config::require_fits(preset, config::estimate_footprint(preset), true, two_gib)) << name;
   }
   EXPECT_NO_THROW(config::require_fits(config, footprint, /*model_on_host=*/false, twelve_gib));
+}
+
+// Issue 52 item 8: an allocation that fails under a limit the check before the run does not see (ulimit -v) gave
+// LibTorch's raw message. Its texts as LibTorch 1.13 (Debian 12) and 2.x say them, CPU and CUDA.
+TEST(Footprint, AFailedAllocationIsSaidAsOutOfMemoryWithWhatItAskedFor) {
+  const std::string cpu_1_13 =
+      "[enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+      "201326592 bytes. Error code 12 (Cannot allocate memory)";
+  const std::string cpu_2 =
+      "[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: not enough memory: you tried to allocate "
+      "3221225472 bytes.";
+  const std::string cuda_1_13 =
+      "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity; 76.30 GiB already allocated; "
+      "1.29 GiB free; 76.90 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+      "max_split_size_mb to avoid fragmentation.";
+  const std::string cuda_2 =
+      "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.15 GiB of which 3.19 MiB is "
+      "free. Of the allocated memory 76.2 GiB is allocated by PyTorch.";
+  EXPECT_EQ(session::requested_allocation(cpu_1_13), "192 MiB (201326592 bytes)");
+  EXPECT_EQ(session::requested_allocation(cpu_2), "3.0 GiB (3221225472 bytes)");
+  EXPECT_EQ(session::requested_allocation(cuda_1_13), "2.00 GiB");
+  EXPECT_EQ(session::requested_allocation(cuda_2), "20.00 MiB");
+  EXPECT_EQ(session::requested_allocation("DefaultCPUAllocator: can't allocate memory"), "");
+  EXPECT_EQ(session::requested_allocation("you tried to allocate 99999999999999999999999 bytes."), "");
+  EXPECT_EQ(session::requested_allocation("you tried to allocate lots of bytes."), "");
+  for (const auto& text : {cpu_1_13, cpu_2, cuda_1_13, cuda_2}) EXPECT_TRUE(session::says_out_of_memory(text)) << text;
+  EXPECT_FALSE(session::says_out_of_memory("Expected all tensors to be on the same device"));
+
+  const c10::Error torch_error(c10::SourceLocation{__func__, __FILE__, __LINE__}, cpu_1_13);
+  EXPECT_EQ(session::failed_allocation(torch_error),
+            "an allocation of 192 MiB (201326592 bytes) of host memory failed");
+  EXPECT_EQ(session::failed_allocation(c10::Error(c10::SourceLocation{__func__, __FILE__, __LINE__}, cuda_2)),
+            "an allocation of 20.00 MiB of GPU memory failed");
+  EXPECT_EQ(session::failed_allocation(std::bad_alloc()), "an allocation of host memory failed");
+  EXPECT_EQ(session::failed_allocation(c10::Error(c10::SourceLocation{__func__, __FILE__, __LINE__}, "shape")), "");
+  EXPECT_EQ(session::failed_allocation(Error("a config")), "");
+  // Outside a run (a sweep, a probe): out of memory and what to make smaller, LibTorch's words gone.
+  const session::Failure failure = session::describe_failure(std::make_exception_ptr(torch_error));
+  EXPECT_EQ(failure.kind, session::FailureKind::NoMemory);
+  EXPECT_EQ(failure.message.rfind("out of memory: an allocation of 192 MiB (201326592 bytes) of host memory failed; "
+                                  "make the model (model.width",
+                                  0),
+            0u)
+      << failure.message;
+  for (const char* raw : {"enforce fail", "alloc_cpu", "DefaultCPUAllocator"}) {
+    EXPECT_EQ(failure.message.find(raw), std::string::npos) << failure.message;
+  }
+  // In a run: with the run's estimate, as TrainingSession::run says it.
+  auto c = config::preset_document("video-erm", "quick");
+  c["model"]["width"] = 4096;
+  const auto config = config::ExperimentConfig::from_json(c, "test");
+  const std::string message = config::out_of_memory_message(config, config::estimate_footprint(config),
+                                                            session::failed_allocation(torch_error), "cpu");
+  for (const char* part : {"out of memory: an allocation of 192 MiB (201326592 bytes) of host memory failed in the "
+                           "run \"video-erm-quick\" on cpu, estimated to need about ",
+                           "million parameters; weights, gradients, optimizer state and a checkpoint copy: ",
+                           "activations of a batch of 16: ",
+                           "make model.width, model.layers, model.ff_width or "
+                           "train.batch_size smaller"}) {
+    EXPECT_NE(message.find(part), std::string::npos) << part << " in " << message;
+  }
 }
 
 TEST(SystemMemory, ReadsMemAvailableAndCgroupLimits) {

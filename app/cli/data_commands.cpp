@@ -1,6 +1,8 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -97,6 +99,35 @@ void show_progress(const data::FetchProgress& progress) {
   std::fprintf(stderr, "%s%s: %s\n", terminal ? "\r" : "", progress.dataset.c_str(), progress.stage.c_str());
 }
 
+// The signal that interrupted a fetch (SIGINT, SIGTERM), 0 while none has.
+std::atomic<int> fetch_interrupted_by{0};
+extern "C" void on_fetch_interrupt(int signal_number) {
+  fetch_interrupted_by.store(signal_number);
+}
+
+// SIGINT and SIGTERM stop the fetch (FetchOptions::cancelled) while this lives, instead of ending the process
+// where it stands; the default handling comes back after.
+struct FetchInterruptHandlers {
+  FetchInterruptHandlers() {
+    fetch_interrupted_by.store(0);
+    std::signal(SIGINT, on_fetch_interrupt);
+    std::signal(SIGTERM, on_fetch_interrupt);
+  }
+  ~FetchInterruptHandlers() {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
+};
+
+// The one line an interrupted fetch ends with.
+void report_interrupted(const std::string& name, const std::string& root) {
+  const char* signal_name = fetch_interrupted_by.load() == SIGTERM ? "SIGTERM" : "SIGINT";
+  std::fprintf(stderr,
+               "%sdata fetch: interrupted by %s while fetching %s; nothing partial was kept (%s/%s is as it was, "
+               "its staging folder removed)\n",
+               ::isatty(STDERR_FILENO) ? "\n" : "", signal_name, name.c_str(), root.c_str(), name.c_str());
+}
+
 int run_data_fetch(const DataFetchOptions& options) {
   const std::string root = options.data_dir.empty() ? data::default_data_root() : options.data_dir;
   std::vector<std::string> names = options.datasets;
@@ -104,13 +135,23 @@ int run_data_fetch(const DataFetchOptions& options) {
     for (const auto& source : data::builtin_sources()) names.push_back(source.dataset);
   }
   std::printf("data folder: %s\n", root.c_str());
+  std::fflush(stdout);
   data::FetchOptions fetch;
   fetch.progress = show_progress;
+  fetch.cancelled = [] { return fetch_interrupted_by.load() != 0; };
+  const FetchInterruptHandlers handlers;
   for (const auto& name : names) {
-    const bool fetched = data::fetch_dataset(name, root, fetch);
-    std::printf("%-14s %s\n", name.c_str(), fetched ? "fetched and verified" : "already present and verified");
+    try {
+      if (fetch.cancelled()) throw data::FetchCancelled(name + ": interrupted before its fetch began");
+      const bool fetched = data::fetch_dataset(name, root, fetch);
+      std::printf("%-14s %s\n", name.c_str(), fetched ? "fetched and verified" : "already present and verified");
+      std::fflush(stdout);
+    } catch (const data::FetchCancelled&) {
+      report_interrupted(name, root);
+      return kInterrupted;
+    }
   }
-  return 0;
+  return kOk;
 }
 
 }  // namespace

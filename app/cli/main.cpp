@@ -25,7 +25,8 @@ const char* exit_code_help() {
          "  4    not enough memory: the run was refused before allocating (the message gives the estimate and\n"
          "       what is available), or an allocation failed\n"
          "  70   internal error: a bug; please report it with the command\n"
-         "  130  stopped by Ctrl-C or SIGTERM; the state is kept as \"latest\" (train --resume continues)\n"
+         "  130  stopped by Ctrl-C or SIGTERM; a training keeps its state as \"latest\" (train --resume continues),\n"
+         "       a data fetch keeps nothing partial\n"
          "Every error is one line on stderr naming the file, key or value at fault.\n";
 }
 

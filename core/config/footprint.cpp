@@ -169,4 +169,15 @@ void require_fits(const config::ExperimentConfig& config, const Footprint& footp
                     "); make model.layers, model.width, model.ff_width or train.batch_size smaller");
 }
 
+std::string out_of_memory_message(const config::ExperimentConfig& config, const Footprint& footprint,
+                                  const std::string& failed, const std::string& device) {
+  const std::string more = failed.find("GPU") != std::string::npos
+                               ? "use a GPU with more free memory"
+                               : "give the process more memory (ulimit -v, its cgroup's memory.max)";
+  return "out of memory: " + failed + " in the run \"" + config.name + "\"" + (device.empty() ? "" : " on " + device) +
+         ", estimated to need about " + byte_text(footprint.total()) + " (" +
+         footprint.describe(config.train.batch_size) +
+         "); make model.width, model.layers, model.ff_width or train.batch_size smaller, or " + more;
+}
+
 }  // namespace descentlab::config

@@ -35,4 +35,10 @@ Footprint estimate_footprint(const config::ExperimentConfig& config);
 void require_fits(const config::ExperimentConfig& config, const Footprint& footprint, bool model_on_host,
                   const MemoryAvailability& available);
 
+// The line for an allocation that failed while a run of `config` was set up or trained on `device` ("cpu",
+// "cuda:0"; "" when not known yet): out of memory, `failed` (session::failed_allocation's words: "an allocation of
+// 192 MiB (201326592 bytes) of host memory failed"), the run's estimate and its parts, and what to make smaller.
+std::string out_of_memory_message(const config::ExperimentConfig& config, const Footprint& footprint,
+                                  const std::string& failed, const std::string& device);
+
 }  // namespace descentlab::config

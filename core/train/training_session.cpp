@@ -17,6 +17,7 @@
 #include "core/train/layerwise_trainer.h"
 #include "core/train/random_stream.h"
 #include "core/train/sparse_trainer.h"
+#include "core/util/error.h"
 #include "core/util/system_memory.h"
 
 namespace descentlab::session {
@@ -279,6 +280,20 @@ std::string TrainingSession::device_name() const {
 }
 
 TrainingResult TrainingSession::run() {
+  try {
+    return train_into_run_file();
+  } catch (const std::exception& failure) {
+    // LibTorch's allocator says "[enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate
+    // memory: ..." (a limit such as ulimit -v that the memory check does not see, or memory other programs took):
+    // said as out of memory, with what was asked for and the run's estimate.
+    const std::string failed = failed_allocation(failure);
+    if (failed.empty()) throw;
+    throw MemoryError(
+        config::out_of_memory_message(config_, config::estimate_footprint(config_), failed, device_name()));
+  }
+}
+
+TrainingResult TrainingSession::train_into_run_file() {
   std::unique_ptr<dist::Group> group;
   if (data_parallel_.world_size > 1) {
     group = connect(data_parallel_);
