@@ -213,12 +213,30 @@ TEST(Config, AStoredConfigThatIsNotJsonNamesTheRunFile) {
 
 TEST(Config, ChoiceKeysListEveryClosedChoiceForTheWindow) {
   const auto keys = config::choice_keys();
-  EXPECT_EQ(keys.size(), 13u);  // task and twelve in the sections
+  EXPECT_EQ(keys.size(), 14u);  // task and thirteen in the sections
   EXPECT_EQ(keys.at("train.lr_schedule"), (std::vector<std::string>{"constant", "cosine", "linear"}));
   EXPECT_EQ(keys.at("data.dataset"), (std::vector<std::string>{"fashion-mnist", "mnist"}));
   EXPECT_EQ(keys.at("optimizer.name"), (std::vector<std::string>{"adamw", "ham", "horst"}));
   EXPECT_EQ(keys.at("train.device"), (std::vector<std::string>{"auto", "cpu", "cuda"}));
-  EXPECT_EQ(keys.at("task"), (std::vector<std::string>{"text", "video", "vit", "gpt"}));
+  EXPECT_EQ(keys.at("task"), (std::vector<std::string>{"text", "video", "vit", "gpt", "torchscript"}));
+  EXPECT_EQ(keys.at("data.target"), (std::vector<std::string>{"classification", "regression", "next-token"}));
+}
+
+// Issue 53: the torchscript task names both files, and refuses a config that leaves either out.
+TEST(Config, TheTorchscriptTaskNeedsItsModuleAndDataFiles) {
+  const auto loaded = config::ExperimentConfig::from_json(
+      {{"task", "torchscript"}, {"model", {{"file", "m.pt"}}}, {"data", {{"file", "d.h5"}, {"target", "regression"}}}},
+      "mine.json");
+  EXPECT_STREQ(config::metric_of(loaded), "rmse");
+  try {
+    config::ExperimentConfig::from_json({{"task", "torchscript"}, {"model", {{"file", "m.pt"}}}}, "mine.json");
+    FAIL() << "expected ConfigError";
+  } catch (const config::ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("mine.json: data.file: the torchscript task trains a module file on a "
+                                             "data file"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 // Issue 17: every built-in tour loads (its runs' configs included), and a wrong tour is named with its key.

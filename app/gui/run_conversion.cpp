@@ -106,7 +106,7 @@ std::unique_ptr<widgets::RunData> load_run_file(const store::RunReader& reader) 
   describe_config(*run, config);
   run->name = QFileInfo(run->path).completeBaseName();
   run->device = QString::fromStdString(reader.header().device);
-  run->metric = QString::fromLatin1(config::task_metric(config.task));
+  run->metric = QString::fromLatin1(config::metric_of(config));
   for (const auto& name : reader.metric_names()) {
     const store::MetricSeries series = reader.metric(name);
     const QString qname = QString::fromStdString(name);

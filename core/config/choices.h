@@ -13,7 +13,10 @@
 
 namespace descentlab::config {
 
-enum class Task { text, video, vit, gpt };
+// torchscript: a user's TorchScript module on a user's HDF5 data file (model.file, data.file; docs/your-model.md).
+enum class Task { text, video, vit, gpt, torchscript };
+// What a user's data file trains (its root attribute "task"): the loss and the metric follow from it.
+enum class DataTarget { classification, regression, next_token };
 enum class Readout { shared, per_layer };
 enum class Pooling { mean, first };
 enum class Device { automatic, cpu, cuda };
@@ -37,7 +40,10 @@ struct Choices;
     static constexpr std::array<std::pair<E, std::string_view>, N> words{{__VA_ARGS__}}; \
   }
 
-DESCENTLAB_CHOICES(Task, 4, {Task::text, "text"}, {Task::video, "video"}, {Task::vit, "vit"}, {Task::gpt, "gpt"});
+DESCENTLAB_CHOICES(Task, 5, {Task::text, "text"}, {Task::video, "video"}, {Task::vit, "vit"}, {Task::gpt, "gpt"},
+                   {Task::torchscript, "torchscript"});
+DESCENTLAB_CHOICES(DataTarget, 3, {DataTarget::classification, "classification"},
+                   {DataTarget::regression, "regression"}, {DataTarget::next_token, "next-token"});
 DESCENTLAB_CHOICES(Readout, 2, {Readout::shared, "shared"}, {Readout::per_layer, "per_layer"});
 DESCENTLAB_CHOICES(Pooling, 2, {Pooling::mean, "mean"}, {Pooling::first, "first"});
 DESCENTLAB_CHOICES(Device, 3, {Device::automatic, "auto"}, {Device::cpu, "cpu"}, {Device::cuda, "cuda"});
@@ -104,12 +110,24 @@ inline bool is_layerwise(Task task) {
 
 // The task's test metric, the one definition (the tasks' metric_name() return it): the name of its series is
 // "test_" + this (core/record/metrics.h).
+// For torchscript the data file decides (data_target_metric).
 inline const char* task_metric(Task task) {
   switch (task) {
     case Task::text:
-    case Task::vit: return "accuracy";
+    case Task::vit:
+    case Task::torchscript: return "accuracy";
     case Task::video: return "rmse";
     case Task::gpt: break;
+  }
+  return "perplexity";
+}
+
+// The test metric of a user's data file's target.
+inline const char* data_target_metric(DataTarget target) {
+  switch (target) {
+    case DataTarget::classification: return "accuracy";
+    case DataTarget::regression: return "rmse";
+    case DataTarget::next_token: break;
   }
   return "perplexity";
 }

@@ -46,10 +46,14 @@ void fields(Data& d, Visitor& v, DataConfig*) {
   v.field("evaluate_on", "Evaluate on the test split, or on validation_size samples held out of training (for tuning)",
           d.evaluate_on);
   v.field("validation_size", "Samples held out of training when evaluate_on = validation", d.validation_size, 1, kBig);
+  v.field("file", "The HDF5 data file of the torchscript task (docs/your-model.md)", d.file);
+  v.field("target", "What the torchscript task's data file trains (its attribute task; checked against the file)",
+          d.target);
 }
 
 template <typename Model, typename Visitor>
 void fields(Model& m, Visitor& v, ModelConfig*) {
+  v.field("file", "The TorchScript module file of the torchscript task (docs/your-model.md)", m.file);
   v.field("layers", "Transformer blocks L (the layers f_0..f_L are read after each)", m.layers, 1, 256);
   v.field("width", "Model width (embedding size); a multiple of heads", m.width, 1, 65536);
   v.field("heads", "Attention heads per block", m.heads, 1, 1024);
@@ -358,6 +362,10 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& document, con
       }
     }
   }
+  if (config.task == Task::torchscript && (config.model.file.empty() || config.data.file.empty())) {
+    root.fail(config.model.file.empty() ? "model.file" : "data.file",
+              "the torchscript task trains a module file on a data file: give both (train --model M.pt --data D.h5)");
+  }
   if (!config.is_layerwise() && config.constraints.enabled) {
     root.fail("constraints", "layerwise constraints apply to the text and video tasks only");
   }
@@ -379,7 +387,8 @@ std::vector<KeyInfo> config_schema() {
   lister.field("name", "The run's name (presets: PRESET-SIZE)", defaults.name);
   lister.field("task",
                "text: IMDb sentiment and video: moving-sprite denoising (layerwise descent); vit: Fashion-MNIST/MNIST "
-               "images and gpt: Moby Dick characters (sparse training with HORST)",
+               "images and gpt: Moby Dick characters (sparse training with HORST); torchscript: your own module "
+               "(model.file) on your own data (data.file)",
                defaults.task);
   sections(defaults, lister);
   return out;
@@ -425,7 +434,8 @@ std::string dataset_of(const ExperimentConfig& config) {
     case Task::text: return "imdb";
     case Task::vit: return word(config.data.dataset);
     case Task::gpt: return "moby-dick";
-    case Task::video: return "";
+    case Task::video:
+    case Task::torchscript: return "";
   }
   return "";
 }

@@ -41,10 +41,14 @@ struct DataConfig {
   // vit and gpt: evaluate on the test split, or on a validation set held out of the training data (for tuning:
   // validation_size images or windows, drawn with split_seed and never trained on)
   EvaluateOn evaluate_on = EvaluateOn::test;
+  // torchscript: the user's HDF5 data file, and what it trains (its root attribute "task", checked when it is read)
+  std::string file;
+  DataTarget target = DataTarget::classification;
   int64_t validation_size = 5000;
 };
 
 struct ModelConfig {
+  std::string file;  // torchscript: the user's TorchScript module file
   int64_t layers = 4;
   int64_t width = 64;
   int64_t heads = 4;
@@ -133,6 +137,11 @@ struct ExperimentConfig {
   static ExperimentConfig from_json(const nlohmann::json& document, const std::string& source);
   nlohmann::json to_json() const;
 };
+
+// The run's test metric ("accuracy", "rmse", "perplexity"): the task's, or for torchscript its data file's target.
+inline const char* metric_of(const ExperimentConfig& config) {
+  return config.task == Task::torchscript ? data_target_metric(config.data.target) : task_metric(config.task);
+}
 
 // One key of the config, from the same field list the reader and writer walk: what the window's form, the CLI's
 // `train --help-config` and docs/config.md show.

@@ -1,5 +1,7 @@
 #include "core/config/footprint.h"
 
+#include <filesystem>
+
 #include <cstdio>
 
 #include "core/util/error.h"
@@ -39,8 +41,16 @@ double tokens(const config::ExperimentConfig& c) {
       return side * side + 1.0;  // patches and the class token
     }
     case config::Task::gpt: return as_double(d.context);
+    case config::Task::torchscript: break;  // the module decides
   }
   return 0.0;
+}
+
+// The size of the file `path` on disk (0 when it cannot be read: the run then names the file).
+double file_bytes(const std::string& path) {
+  std::error_code status;
+  const auto size = std::filesystem::file_size(path, status);
+  return status ? 0.0 : static_cast<double>(size);
 }
 
 double readouts(const config::ExperimentConfig& c) {
@@ -61,6 +71,7 @@ double batch_samples(const config::ExperimentConfig& c) {
       training = d.train_limit > 0 && as_double(d.train_limit) < windows ? as_double(d.train_limit) : windows;
       break;
     }
+    case config::Task::torchscript: break;
   }
   const double batch = as_double(c.train.batch_size);
   return training > 0.0 && training < batch ? training : batch;
@@ -99,6 +110,7 @@ double data_bytes(const config::ExperimentConfig& c) {
     }
     case config::Task::vit: return 3.0 * kImageSamples * kImageSide * kImageSide * kFloat;
     case config::Task::gpt: return 2.0 * kMobyDickCharacters * kIndex;
+    case config::Task::torchscript: return 2.0 * file_bytes(d.file);  // as stored, and a staging copy
   }
   return 0.0;
 }
@@ -135,6 +147,8 @@ double parameter_count(const config::ExperimentConfig& c) {
     }
     case config::Task::gpt:  // characters, positions, blocks, norm, head
       return kMaxCharacters * w + t * w + blocks + 2.0 * w + w * kMaxCharacters + kMaxCharacters;
+    case config::Task::torchscript:  // the module file holds its tensors uncompressed, float32 mostly
+      return file_bytes(c.model.file) / kFloat;
   }
   return 0.0;
 }
@@ -146,7 +160,8 @@ Footprint estimate_footprint(const config::ExperimentConfig& c) {
   // weights and the optimizer state.
   const double optimizer_copies = c.optimizer.name == config::OptimizerName::adamw ? 2.0 : 3.0;
   footprint.model_bytes = footprint.parameters * kFloat * (1.0 + 1.0 + optimizer_copies + (1.0 + optimizer_copies));
-  footprint.activation_bytes = activation_floats(c) * kFloat;
+  // A user's module's activations are its own affair: not estimated (0).
+  footprint.activation_bytes = c.task == config::Task::torchscript ? 0.0 : activation_floats(c) * kFloat;
   if (c.task == config::Task::gpt) footprint.activation_bytes += tokens(c) * tokens(c) * kFloat;  // causal mask
   footprint.data_bytes = data_bytes(c);
   return footprint;

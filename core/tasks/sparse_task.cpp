@@ -10,6 +10,7 @@
 #include "core/data/data_order.h"
 #include "core/tasks/dataset_tensors.h"
 #include "core/tasks/device_transfer.h"
+#include "core/tasks/script_task.h"
 #include "core/util/error.h"
 
 namespace descentlab::tasks {
@@ -186,7 +187,19 @@ std::unique_ptr<SparseTask> make_sparse_task(const config::ExperimentConfig& con
                                      tasks::to_tensor(vocabulary.encode(split.validation)), vocabulary.size(), device,
                                      "Moby Dick (characters)");
   }
-  throw Error("task \"" + config::word(config.task) + "\" is not a sparse-training task (known: vit, gpt)");
+  if (config.task == config::Task::torchscript) {
+    auto task = std::make_unique<ScriptTask>(config.model.file, config.data.file, device);
+    const auto target = static_cast<config::DataTarget>(static_cast<int>(task->data().task));
+    if (target != config.data.target) {
+      throw config::ConfigError(config.data.file, "data.target",
+                                "is \"" + config::word(config.data.target) +
+                                    "\" in the config, but the file's task is \"" +
+                                    data::data_task_word(task->data().task) + "\"");
+    }
+    return task;
+  }
+  throw Error("task \"" + config::word(config.task) +
+              "\" is not a sparse-training task (known: vit, gpt, torchscript)");
 }
 
 }  // namespace descentlab::tasks

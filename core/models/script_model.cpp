@@ -1,0 +1,144 @@
+#include "core/models/script_model.h"
+
+#include <torch/version.h>
+
+#include <regex>
+#include <sstream>
+
+#include "core/util/error.h"
+
+namespace descentlab::models {
+namespace {
+
+const std::string kLibTorch = std::string("LibTorch ") + TORCH_VERSION;
+
+// Why torch::jit::load refused `path`, in the user's words.
+std::string load_failure(const std::string& what) {
+  std::smatch found;
+  static const std::regex newer_file(R"(with version (\d+), but the maximum supported version for reading is (\d+))");
+  if (std::regex_search(what, found, newer_file)) {
+    return "was saved by a newer PyTorch than this " + kLibTorch + " reads (its file format version " + found[1].str() +
+           ", at most " + found[2].str() +
+           " here): save it with the PyTorch of this system's python3-torch, or run a newer DescentLab";
+  }
+  static const std::regex unknown_op(R"(Unknown (builtin op|type name)[^\n]*)");
+  if (std::regex_search(what, found, unknown_op)) {
+    return "uses what this " + kLibTorch + " does not know (" + found[0].str() +
+           "): it was probably saved by a newer PyTorch; save it with the PyTorch of this system's python3-torch";
+  }
+  if (what.find("constants.pkl") != std::string::npos || what.find("central directory") != std::string::npos ||
+      what.find("PytorchStreamReader") != std::string::npos || what.find("archive") != std::string::npos) {
+    return "is not a TorchScript module (torch.jit.script(model).save(\"m.pt\") writes one; torch.save of a model "
+           "or of its state_dict does not): " +
+           first_line_of_libtorch_error(what);
+  }
+  return "cannot be loaded by " + kLibTorch + ": " + first_line_of_libtorch_error(what);
+}
+
+}  // namespace
+
+std::string first_line_of_libtorch_error(const std::string& what) {
+  std::istringstream lines(what);
+  std::string line, first, last;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    last = line;
+    if (first.empty() && line.rfind("Exception raised from", 0) != 0) first = line;
+  }
+  // The TorchScript interpreter's traceback ends with the exception the module raised ("builtins.ValueError: ..."
+  // for a raise in the module's code, "RuntimeError: ..." for an operation that failed).
+  if (what.find("The following operation failed in the TorchScript interpreter") != std::string::npos) {
+    const std::string builtins = "builtins.";
+    return last.rfind(builtins, 0) == 0 ? last.substr(builtins.size()) : last;
+  }
+  return first.empty() ? what : first;
+}
+
+ScriptModelImpl::ScriptModelImpl(const std::string& path, torch::Device device) : path_(path) {
+  try {
+    module_ = torch::jit::load(path, device);
+  } catch (const c10::Error& error) {
+    throw DataError(path, load_failure(error.what()));
+  } catch (const std::exception& error) {
+    throw DataError(path, load_failure(error.what()));
+  }
+  has_layer_outputs_ = module_.find_method("layer_outputs").has_value();
+  if (!module_.find_method("forward")) throw DataError(path, "has no forward method (docs/your-model.md)");
+  for (const auto& parameter : module_.named_parameters(/*recurse=*/true)) {
+    adopt(parameter.name, parameter.value, /*is_parameter=*/true);
+  }
+  for (const auto& buffer : module_.named_buffers(/*recurse=*/true)) {
+    adopt(buffer.name, buffer.value, /*is_parameter=*/false);
+  }
+}
+
+void ScriptModelImpl::adopt(const std::string& name, const torch::Tensor& tensor, bool is_parameter) {
+  torch::nn::Module* owner = this;
+  std::string rest = name;
+  for (auto dot = rest.find('.'); dot != std::string::npos; dot = rest.find('.')) {
+    const std::string part = rest.substr(0, dot);
+    rest = rest.substr(dot + 1);
+    const auto children = owner->named_children();
+    const auto existing = children.find(part);
+    owner = existing ? existing->get() : owner->register_module(part, std::make_shared<torch::nn::Module>(part)).get();
+  }
+  if (is_parameter) {
+    owner->register_parameter(rest, tensor, tensor.requires_grad());
+  } else {
+    owner->register_buffer(rest, tensor);
+  }
+}
+
+torch::jit::IValue ScriptModelImpl::call(const std::string& method, const torch::Tensor& x) {
+  try {
+    return module_.get_method(method)({x});
+  } catch (const std::exception& error) {
+    throw DataError(path_, method + "(x) with x " + std::string(x.scalar_type() == torch::kLong ? "int64" : "float") +
+                               " " + c10::str(x.sizes()) + " raised: " + first_line_of_libtorch_error(error.what()));
+  }
+}
+
+torch::Tensor ScriptModelImpl::forward(const torch::Tensor& x) {
+  const torch::jit::IValue result = call("forward", x);
+  if (!result.isTensor()) {
+    throw DataError(path_, "forward(x) returned " + result.tagKind() + "; a Tensor is expected (docs/your-model.md)");
+  }
+  return result.toTensor();
+}
+
+std::vector<torch::Tensor> ScriptModelImpl::layer_outputs(const torch::Tensor& x) {
+  if (!has_layer_outputs_) {
+    throw DataError(path_,
+                    "has no layer_outputs(x) method, which layerwise descent needs (the prediction read out after "
+                    "each layer 0..L; docs/your-model.md)");
+  }
+  const torch::jit::IValue result = call("layer_outputs", x);
+  std::vector<torch::Tensor> outputs;
+  if (result.isTensorList()) {
+    for (const torch::Tensor& output : result.toTensorList()) outputs.push_back(output);
+  } else if (result.isList()) {
+    for (const auto& item : result.toListRef()) {
+      if (!item.isTensor()) break;
+      outputs.push_back(item.toTensor());
+    }
+    if (outputs.size() != result.toListRef().size()) outputs.clear();
+  }
+  if (outputs.empty()) {
+    throw DataError(path_, "layer_outputs(x) returned " + result.tagKind() +
+                               "; a non-empty List[Tensor] is expected (docs/your-model.md)");
+  }
+  return outputs;
+}
+
+void ScriptModelImpl::train(bool on) {
+  torch::nn::Module::train(on);
+  module_.train(on);
+}
+
+int64_t ScriptModelImpl::parameter_count() const {
+  int64_t count = 0;
+  for (const auto& parameter : parameters()) count += parameter.numel();
+  return count;
+}
+
+}  // namespace descentlab::models

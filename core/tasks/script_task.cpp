@@ -1,0 +1,162 @@
+#include "core/tasks/script_task.h"
+
+#include <torch/nn/functional/loss.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "core/util/error.h"
+
+namespace descentlab::tasks {
+namespace {
+
+std::string shape_text(torch::IntArrayRef shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+// The whole of `array` as a CPU tensor (float32 or int64), read a block of rows at a time.
+torch::Tensor read_all(const data::DataFileInfo& info, const data::DataArray& array) {
+  std::vector<int64_t> shape(array.shape.begin(), array.shape.end());
+  const auto dtype = array.integer ? torch::kInt64 : torch::kFloat32;
+  torch::Tensor all = torch::empty(shape, torch::TensorOptions().dtype(dtype));
+  const int64_t block = data::block_rows(array);
+  for (int64_t first = 0; first < array.rows(); first += block) {
+    const int64_t count = std::min(block, array.rows() - first);
+    torch::Tensor rows = all.narrow(0, first, count);
+    if (array.integer) {
+      const std::vector<int64_t> values = data::read_integer_rows(info.path, array, first, count);
+      std::memcpy(rows.data_ptr<int64_t>(), values.data(), values.size() * sizeof(int64_t));
+    } else {
+      const std::vector<float> values = data::read_float_rows(info.path, array, first, count);
+      std::memcpy(rows.data_ptr<float>(), values.data(), values.size() * sizeof(float));
+    }
+  }
+  return all;
+}
+
+}  // namespace
+
+ScriptTask::ScriptTask(const std::string& model_path, const std::string& data_path, torch::Device device)
+    : device_(device), info_(data::read_data_file(data_path)) {
+  model_ = std::make_shared<models::ScriptModelImpl>(model_path, device);
+  train_x_ = read_all(info_, info_.train_x);
+  train_y_ = read_all(info_, info_.train_y);
+  test_x_ = read_all(info_, info_.test_x);
+  test_y_ = read_all(info_, info_.test_y);
+  check_contract();
+}
+
+Batch ScriptTask::train_batch(const std::vector<int64_t>& indices) {
+  const torch::Tensor rows = torch::tensor(indices, torch::kInt64);
+  return {train_x_.index_select(0, rows).to(device_), train_y_.index_select(0, rows).to(device_)};
+}
+
+Batch ScriptTask::test_batch(int64_t start, int64_t count) {
+  return {test_x_.narrow(0, start, count).to(device_), test_y_.narrow(0, start, count).to(device_)};
+}
+
+torch::Tensor ScriptTask::loss(const torch::Tensor& prediction, const Batch& batch) {
+  switch (info_.task) {
+    case data::DataTask::classification: return torch::nn::functional::cross_entropy(prediction, batch.target);
+    case data::DataTask::regression: return torch::mse_loss(prediction, batch.target);
+    case data::DataTask::next_token:
+      return torch::nn::functional::cross_entropy(prediction.reshape({-1, prediction.size(-1)}),
+                                                  batch.target.reshape({-1}));
+  }
+  return {};
+}
+
+std::string ScriptTask::metric_name() const {
+  switch (info_.task) {
+    case data::DataTask::classification: return "accuracy";
+    case data::DataTask::regression: return "rmse";
+    case data::DataTask::next_token: return "perplexity";
+  }
+  return "";
+}
+
+std::pair<torch::Tensor, int64_t> ScriptTask::metric_terms(const torch::Tensor& prediction, const Batch& batch) {
+  torch::NoGradGuard no_grad;
+  switch (info_.task) {
+    case data::DataTask::classification:
+      return {prediction.argmax(1).eq(batch.target).sum().to(torch::kFloat64), batch.target.size(0)};
+    case data::DataTask::regression:
+      return {(prediction - batch.target).pow(2).sum().to(torch::kFloat64), batch.target.numel()};
+    case data::DataTask::next_token: {
+      const torch::Tensor summed = torch::nn::functional::cross_entropy(
+          prediction.reshape({-1, prediction.size(-1)}), batch.target.reshape({-1}),
+          torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+      return {summed.to(torch::kFloat64), batch.target.numel()};
+    }
+  }
+  return {};
+}
+
+double ScriptTask::finish_metric(double mean_term) const {
+  if (info_.task == data::DataTask::regression) return std::sqrt(mean_term);
+  if (info_.task == data::DataTask::next_token) return std::exp(mean_term);
+  return mean_term;
+}
+
+const std::vector<std::string>& ScriptTask::embedding_and_readout_prefixes() const {
+  static const std::vector<std::string> none;
+  return none;
+}
+
+std::string ScriptTask::describe() const {
+  return std::filesystem::path(model_->path()).filename().string() + " on " + info_.name;
+}
+
+std::vector<int64_t> ScriptTask::expected_shape(int64_t rows) const {
+  switch (info_.task) {
+    case data::DataTask::classification: return {rows, info_.classes};
+    case data::DataTask::regression: {
+      std::vector<int64_t> shape(info_.train_y.shape.begin(), info_.train_y.shape.end());
+      shape[0] = rows;
+      return shape;
+    }
+    case data::DataTask::next_token: return {rows, info_.train_x.shape[1], info_.vocabulary};
+  }
+  return {};
+}
+
+void ScriptTask::check_contract() {
+  const int64_t rows = std::min<int64_t>(4, train_size());
+  std::vector<int64_t> first_rows(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) first_rows[static_cast<size_t>(i)] = i;
+  const Batch batch = train_batch(first_rows);
+  const std::vector<int64_t> expected = expected_shape(rows);
+  const std::string what = std::string(data::data_task_word(info_.task)) + " on " + info_.path;
+  const auto check = [&](const torch::Tensor& output, const std::string& method) {
+    if (output.sizes().vec() != expected) {
+      throw DataError(model_->path(), method + " returned " + shape_text(output.sizes()) + " for " +
+                                          std::to_string(rows) + " rows of " + info_.train_x.name + " " +
+                                          shape_text(batch.input.sizes()) + "; " + what + " needs " +
+                                          shape_text(expected) + " (docs/your-model.md)");
+    }
+    if (!output.is_floating_point()) {
+      throw DataError(model_->path(), method + " returned " + std::string(c10::toString(output.scalar_type())) +
+                                          "; a floating-point tensor is expected");
+    }
+    if (!torch::isfinite(output).all().item<bool>()) {
+      throw DataError(model_->path(), method + " returned non-finite values (NaN or infinity) for the first " +
+                                          std::to_string(rows) + " rows of " + info_.path);
+    }
+  };
+  torch::NoGradGuard no_grad;
+  model_->eval();
+  check(forward(batch.input), "forward(x)");
+  if (model_->has_layer_outputs()) {
+    const std::vector<torch::Tensor> outputs = model_->layer_outputs(batch.input);
+    for (size_t layer = 0; layer < outputs.size(); ++layer) {
+      check(outputs[layer], "layer_outputs(x)[" + std::to_string(layer) + "]");
+    }
+  }
+  model_->train();
+}
+
+}  // namespace descentlab::tasks

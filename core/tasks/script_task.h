@@ -1,0 +1,56 @@
+#pragma once
+// A user's model on a user's data (issue 53; docs/your-model.md): a TorchScript module (core/models/script_model.h)
+// and an HDF5 data file (core/data/data_file.h), trained by the sparse engine like the presets' ViT and GPT: AdamW,
+// HAM or HORST, dense or AC/DC, with the histograms and the sparsity frontier. The data file's task says the loss
+// and the metric: classification (cross-entropy on [B, C] logits; accuracy), regression (mean squared error; RMSE),
+// next-token (cross-entropy over [B, T, V]; perplexity). The contract is checked at construction on one batch of
+// the training data, naming the file, the method, and the shapes expected and found.
+
+#include <torch/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config/experiment_config.h"
+#include "core/data/data_file.h"
+#include "core/models/script_model.h"
+#include "core/tasks/sparse_task.h"
+
+namespace descentlab::tasks {
+
+class ScriptTask : public SparseTask {
+ public:
+  ScriptTask(const std::string& model_path, const std::string& data_path, torch::Device device);
+
+  std::shared_ptr<torch::nn::Module> module() override { return model_; }
+  torch::Tensor forward(const torch::Tensor& input) override { return model_->forward(input); }
+  int64_t train_size() const override { return train_x_.size(0); }
+  int64_t test_size() const override { return test_x_.size(0); }
+  Batch train_batch(const std::vector<int64_t>& indices) override;
+  Batch test_batch(int64_t start, int64_t count) override;
+  torch::Tensor loss(const torch::Tensor& prediction, const Batch& batch) override;
+  std::string metric_name() const override;
+  std::pair<torch::Tensor, int64_t> metric_terms(const torch::Tensor& prediction, const Batch& batch) override;
+  double finish_metric(double mean_term) const override;
+  // A user's module names none: every weight (a parameter of two or more dimensions) may be pruned.
+  const std::vector<std::string>& embedding_and_readout_prefixes() const override;
+  std::string describe() const override;
+
+  const data::DataFileInfo& data() const { return info_; }
+  models::ScriptModelImpl& model() { return *model_; }
+
+ private:
+  // Runs forward (and layer_outputs, when the module has it) on the first rows of the training set and checks what
+  // the contract says of their shapes and values.
+  void check_contract();
+  // What forward must return for `rows` rows, as words ("[4, 10]"), or where it may differ (regression: y's shape).
+  std::vector<int64_t> expected_shape(int64_t rows) const;
+
+  torch::Device device_;
+  data::DataFileInfo info_;
+  std::shared_ptr<models::ScriptModelImpl> model_;
+  torch::Tensor train_x_, train_y_, test_x_, test_y_;  // on the CPU; a batch goes to the device
+};
+
+}  // namespace descentlab::tasks
