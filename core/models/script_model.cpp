@@ -115,7 +115,8 @@ std::vector<torch::Tensor> ScriptModelImpl::layer_outputs(const torch::Tensor& x
   const torch::jit::IValue result = call("layer_outputs", x);
   std::vector<torch::Tensor> outputs;
   if (result.isTensorList()) {
-    for (const torch::Tensor& output : result.toTensorList()) outputs.push_back(output);
+    const c10::List<torch::Tensor> list = result.toTensorList();
+    for (size_t i = 0; i < list.size(); ++i) outputs.push_back(list.get(i));
   } else if (result.isList()) {
     for (const auto& item : result.toListRef()) {
       if (!item.isTensor()) break;
