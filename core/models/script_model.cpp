@@ -1,6 +1,11 @@
 #include "core/models/script_model.h"
 
+#include <caffe2/serialize/versions.h>
 #include <torch/version.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
 
 #include <regex>
 #include <sstream>
@@ -35,6 +40,85 @@ std::string load_failure(const std::string& what) {
   return "cannot be loaded by " + kLibTorch + ": " + first_line_of_libtorch_error(what);
 }
 
+uint64_t little_endian(const unsigned char* bytes, int count) {
+  uint64_t value = 0;
+  for (int i = count - 1; i >= 0; --i) value = value << 8 | bytes[i];
+  return value;
+}
+
+// The file format version a PyTorch archive records ("<name>/version"), from its zip central directory (PyTorch
+// writes zip64 records and data descriptors, so the local headers do not hold the sizes); nullopt when it cannot be
+// found.
+std::optional<uint64_t> archive_version(std::ifstream& in, uint64_t file_size) {
+  const uint64_t tail_size = std::min<uint64_t>(file_size, 65557);
+  std::vector<unsigned char> tail(tail_size);
+  in.seekg(static_cast<std::streamoff>(file_size - tail_size));
+  if (!in.read(reinterpret_cast<char*>(tail.data()), static_cast<std::streamsize>(tail_size))) return std::nullopt;
+  int64_t end = static_cast<int64_t>(tail_size) - 22;
+  while (end >= 0 && little_endian(&tail[static_cast<size_t>(end)], 4) != 0x06054b50) --end;
+  if (end < 0) return std::nullopt;
+  const unsigned char* directory_end = &tail[static_cast<size_t>(end)];
+  uint64_t at = little_endian(directory_end + 16, 4);
+  uint64_t entries = little_endian(directory_end + 10, 2);
+  if (end >= 20 && little_endian(directory_end - 20, 4) == 0x07064b50) {  // zip64: its own end record
+    unsigned char record[56];
+    in.seekg(static_cast<std::streamoff>(little_endian(directory_end - 20 + 8, 8)));
+    if (!in.read(reinterpret_cast<char*>(record), sizeof record) || little_endian(record, 4) != 0x06064b50) {
+      return std::nullopt;
+    }
+    at = little_endian(record + 48, 8);
+    entries = little_endian(record + 32, 8);
+  }
+  for (uint64_t entry = 0; entry < entries && entry < 1000000; ++entry) {
+    unsigned char header[46];
+    in.seekg(static_cast<std::streamoff>(at));
+    if (!in.read(reinterpret_cast<char*>(header), sizeof header) || little_endian(header, 4) != 0x02014b50) break;
+    std::string name(little_endian(header + 28, 2), '\0');
+    if (!in.read(name.data(), static_cast<std::streamsize>(name.size()))) break;
+    at += 46 + name.size() + little_endian(header + 30, 2) + little_endian(header + 32, 2);
+    const auto slash = name.find('/');
+    const uint64_t size = little_endian(header + 20, 4), local = little_endian(header + 42, 4);
+    if (slash == std::string::npos || name.substr(slash) != "/version" || size > 32 || local == 0xffffffffu) continue;
+    unsigned char local_header[30];
+    in.seekg(static_cast<std::streamoff>(local));
+    if (!in.read(reinterpret_cast<char*>(local_header), sizeof local_header)) break;
+    std::string text(size, '\0');
+    in.seekg(static_cast<std::streamoff>(local + 30 + little_endian(local_header + 26, 2) +
+                                         little_endian(local_header + 28, 2)));
+    if (!in.read(text.data(), static_cast<std::streamsize>(size))) break;
+    try {
+      return std::stoull(text);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+// What torch::jit::load would refuse with less to say (and, in LibTorch 1.13, leaking its reader's state): a file
+// that is not a zip archive, and one whose file format version is newer than this LibTorch reads.
+void check_archive(const std::string& path) {
+  std::error_code status;
+  if (!std::filesystem::is_regular_file(path, status)) throw DataError(path, "no such file");
+  const uint64_t file_size = std::filesystem::file_size(path, status);
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, sizeof magic);
+  if (status || std::string(magic, sizeof magic) != std::string("PK\x03\x04", 4)) {
+    throw DataError(path,
+                    "is not a TorchScript module: not a PyTorch archive at all (torch.jit.script(model).save(\"m.pt\") "
+                    "writes one)");
+  }
+  const auto version = archive_version(in, file_size);
+  if (version && *version > caffe2::serialize::kMaxSupportedFileFormatVersion) {
+    throw DataError(path, "was saved by a newer PyTorch than this " + kLibTorch + " reads (its file format version " +
+                              std::to_string(*version) + ", at most " +
+                              std::to_string(caffe2::serialize::kMaxSupportedFileFormatVersion) +
+                              " here): save it with the PyTorch of this system's python3-torch, or run a newer "
+                              "DescentLab");
+  }
+}
+
 }  // namespace
 
 std::string first_line_of_libtorch_error(const std::string& what) {
@@ -55,6 +139,7 @@ std::string first_line_of_libtorch_error(const std::string& what) {
 }
 
 ScriptModelImpl::ScriptModelImpl(const std::string& path, torch::Device device) : path_(path) {
+  check_archive(path);
   try {
     module_ = torch::jit::load(path, device);
   } catch (const c10::Error& error) {
