@@ -27,6 +27,7 @@
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "run_file_samples.h"
+#include "run_log_samples.h"
 #include "test_support.h"
 
 namespace descentlab::store {
@@ -34,41 +35,19 @@ namespace {
 
 namespace fs = std::filesystem;
 using descentlab::testing::error_of;
-using descentlab::testing::in_child;
 using descentlab::testing::manual_flush;
+using descentlab::testing::one_to;
 using descentlab::testing::read_bytes;
+using descentlab::testing::run_with_log;
 using descentlab::testing::sample_checkpoint;
 using descentlab::testing::sample_header;
 using descentlab::testing::sample_sweep;
 using descentlab::testing::ScratchFolder;
 using descentlab::testing::write_bytes;
 
-std::vector<int64_t> one_to(int64_t last) {
-  std::vector<int64_t> steps;
-  for (int64_t step = 1; step <= last; ++step) steps.push_back(step);
-  return steps;
-}
-
-// Loss rows 1..3 and "latest" at step 3 folded into the run file, then rows 4 and 5 in two log records.
-std::unique_ptr<RunWriter> run_with_log(const std::string& path) {
-  auto writer = RunWriter::create(path, sample_header(), manual_flush());
-  for (int64_t step = 1; step <= 3; ++step) writer->scalar("loss", step, 0.0, 1.0 / static_cast<double>(step));
-  writer->save_checkpoint("latest", sample_checkpoint(3));
-  for (int64_t step = 4; step <= 5; ++step) {
-    writer->scalar("loss", step, 0.0, 1.0 / static_cast<double>(step));
-    writer->flush();
-  }
-  return writer;
-}
-
-// run_with_log's files as a writer killed before its end leaves them: rows 4 and 5 only in the log.
+// run_with_log's files as a writer killed before its end leaves them (asserted here).
 void killed_with_its_log(const std::string& path) {
-  const int status = in_child([&] {
-    auto writer = run_with_log(path);
-    ::raise(SIGKILL);
-    return 0;
-  });
-  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_TRUE(descentlab::testing::killed_with_its_log(path));
 }
 
 std::vector<std::string> files_in(const std::string& folder) {
