@@ -64,14 +64,8 @@ std::string classification_file(const ScratchFolder& folder, const std::function
   return path;
 }
 
-// The message of the DataError `action` throws, or "" when it throws none.
 std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const DataError& error) {
-    return error.what();
-  }
-  return "";
+  return descentlab::testing::message_of<DataError>(action);
 }
 
 TEST(DataFile, AValidFileIsDescribedAndReadInBlocks) {

@@ -48,12 +48,7 @@ descentlab::testing::ScratchFolder* ScriptModelTest::folder_ = nullptr;
 bool ScriptModelTest::written_ = false;
 
 std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const DataError& error) {
-    return error.what();
-  }
-  return "";
+  return descentlab::testing::message_of<DataError>(action);
 }
 
 TEST_F(ScriptModelTest, ParametersAreTheModulesOwnByTheirNamesAndForwardMatchesPyTorch) {
@@ -133,8 +128,9 @@ TEST_F(ScriptModelTest, BadFilesAreRefusedNamingTheFileAndWhatIsWrong) {
 TEST_F(ScriptModelTest, TheContractIsCheckedOnOneBatchNamingTheMethodAndTheShapes) {
   const std::string mismatch =
       error_of([&] { tasks::ScriptTask task(fixture("blocks.pt"), fixture("five.h5"), torch::kCPU); });
-  EXPECT_NE(mismatch.find(fixture("blocks.pt") + ": forward(x) returned [4, 3] for 4 rows of train/x [4, 4]; "
-                                                 "classification on " +
+  EXPECT_NE(mismatch.find(fixture("blocks.pt") +
+                          ": forward(x) returned [4, 3] for 4 rows of train/x [4, 4]; "
+                          "classification on " +
                           fixture("five.h5") + " needs [4, 5]"),
             std::string::npos)
       << mismatch;

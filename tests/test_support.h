@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <random>
 #include <string>
@@ -11,6 +12,17 @@ namespace descentlab::testing {
 
 inline std::filesystem::path fixture(const std::string& relative) {
   return std::filesystem::path(DESCENTLAB_FIXTURES_DIR) / relative;
+}
+
+// The message of the `Error` that `action` throws, or "" when it throws none.
+template <typename Error>
+std::string message_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
 }
 
 inline std::string read_bytes(const std::filesystem::path& path) {
