@@ -326,7 +326,7 @@ assert [r["sparsity"] for r in rows] == list(levels), (rows, levels)
 assert [r["accuracy"] for r in rows] == list(live), ([r["accuracy"] for r in rows], list(live))
 PY
     "$cli" sweep "$scratch/straight.h5" --noise gaussian >"$scratch/out" 2>&1 && fail "a sweep was accepted for a ViT run"
-    expect_in "robustness sweeps apply to text and video runs" "$scratch/out"
+    expect_in "robustness sweeps apply to text, video and torchscript-layerwise runs" "$scratch/out"
     "$cli" train --preset gpt-ham --set data.train_limit=64 --set data.test_limit=16 --set data.context=32 \
       --set model.layers=1 --set model.width=32 --set model.ff_width=64 --set train.batch_size=16 --device cpu \
       --out "$scratch/gpt.h5" >/dev/null 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "GPT run"; }
@@ -701,7 +701,7 @@ PY
       "$cli" probe "$scratch/vit.h5" --sample 0 >"$scratch/out" 2>&1
       status=$?
       [ "$status" = 2 ] || { cat "$scratch/out" >&2; fail "sparse run: expected exit 2, got $status"; }
-      expect_in 'the layer probe applies to layerwise-descent runs (text, video); this run is "vit"' "$scratch/out"
+      expect_in 'the layer probe applies to layerwise-descent runs (text, video, torchscript-layerwise); this run is "vit"' "$scratch/out"
     else
       echo "fashion-mnist not fetched: the sparse-run refusal was not checked"
     fi

@@ -41,4 +41,23 @@ assert "loss" in names, f"{sys.argv[2]}: no loss rows in {names}"
 PY
     echo "ok: $module with $optimizer"
   done
+  # Each example has layer_outputs: constrained layerwise descent, then a sweep and the probe of the run.
+  out="$work/${module%.pt}-layerwise.h5"
+  if ! "$cli" train --model "$work/$module" --data "$work/$data" --layerwise --set constraints.enabled=true \
+      --max-steps 4 --set train.batch_size=16 --set train.metric_interval=2 --out "$out" >"$work/train.log" 2>&1; then
+    cat "$work/train.log"; echo "FAILED: training $module by layerwise descent"; exit 1
+  fi
+  "$cli" inspect "$out" --json >"$work/inspect.json"
+  "$python" - "$work/inspect.json" "$module" <<'PY'
+import json, sys
+metrics = json.load(open(sys.argv[1]))["metrics"]
+for name in ("layer_loss", "lambda", "slack"):
+    assert name in metrics, f"{sys.argv[2]}: no {name} rows in {list(metrics)}"
+assert metrics["lambda"]["width"] == metrics["layer_loss"]["width"] - 1, metrics
+PY
+  "$cli" sweep "$out" --seeds 1 --gamma 0,1 --limit 32 >"$work/sweep.log" 2>&1 ||
+    { cat "$work/sweep.log"; echo "FAILED: sweeping $module"; exit 1; }
+  "$cli" probe "$out" --sample 3 --gamma 0.5 >"$work/probe.log" 2>&1 ||
+    { cat "$work/probe.log"; echo "FAILED: probing $module"; exit 1; }
+  echo "ok: $module by layerwise descent, swept and probed"
 done

@@ -218,7 +218,8 @@ TEST(Config, ChoiceKeysListEveryClosedChoiceForTheWindow) {
   EXPECT_EQ(keys.at("data.dataset"), (std::vector<std::string>{"fashion-mnist", "mnist"}));
   EXPECT_EQ(keys.at("optimizer.name"), (std::vector<std::string>{"adamw", "ham", "horst"}));
   EXPECT_EQ(keys.at("train.device"), (std::vector<std::string>{"auto", "cpu", "cuda"}));
-  EXPECT_EQ(keys.at("task"), (std::vector<std::string>{"text", "video", "vit", "gpt", "torchscript"}));
+  EXPECT_EQ(keys.at("task"),
+            (std::vector<std::string>{"text", "video", "vit", "gpt", "torchscript", "torchscript-layerwise"}));
   EXPECT_EQ(keys.at("data.target"), (std::vector<std::string>{"classification", "regression", "next-token"}));
 }
 
@@ -232,8 +233,9 @@ TEST(Config, TheTorchscriptTaskNeedsItsModuleAndDataFiles) {
     config::ExperimentConfig::from_json({{"task", "torchscript"}, {"model", {{"file", "m.pt"}}}}, "mine.json");
     FAIL() << "expected ConfigError";
   } catch (const config::ConfigError& error) {
-    EXPECT_NE(std::string(error.what()).find("mine.json: data.file: the torchscript task trains a module file on a "
-                                             "data file"),
+    EXPECT_NE(std::string(error.what())
+                  .find("mine.json: data.file: the torchscript task trains a module file on a "
+                        "data file"),
               std::string::npos)
         << error.what();
   }

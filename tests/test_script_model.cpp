@@ -3,6 +3,7 @@
 // module computes), train and eval switching the module, and each bad file refused naming the file and the method.
 // The modules are written by tests/python/make_script_models.py with Debian's python3-torch.
 
+#include <H5Cpp.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -13,39 +14,22 @@
 #include <string>
 
 #include "core/config/experiment_config.h"
+#include "core/config/footprint.h"
 #include "core/models/script_model.h"
 #include "core/session/training_session.h"
+#include "core/store/pack_run.h"
 #include "core/store/run_reader.h"
+#include "core/study/study.h"
 #include "core/tasks/script_task.h"
 #include "core/util/error.h"
+#include "core/util/sha256.h"
+#include "script_fixtures.h"
 #include "test_support.h"
 
 namespace descentlab::models {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The fixtures, written once per test binary into a scratch folder.
-class ScriptModelTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    folder_ = new descentlab::testing::ScratchFolder();
-    const std::string command = std::string(DESCENTLAB_PYTHON3) + " " + DESCENTLAB_SOURCE_DIR +
-                                "/tests/python/make_script_models.py " + folder_->path().string();
-    written_ = std::system(command.c_str()) == 0;
-  }
-  static void TearDownTestSuite() {
-    delete folder_;
-    folder_ = nullptr;
-  }
-  void SetUp() override { ASSERT_TRUE(written_) << "tests/python/make_script_models.py failed (python3-torch?)"; }
-  static std::string fixture(const std::string& name) { return (folder_->path() / name).string(); }
-
-  static descentlab::testing::ScratchFolder* folder_;
-  static bool written_;
-};
-descentlab::testing::ScratchFolder* ScriptModelTest::folder_ = nullptr;
-bool ScriptModelTest::written_ = false;
 
 std::string error_of(const std::function<void()>& action) {
   return descentlab::testing::message_of<DataError>(action);
@@ -124,20 +108,62 @@ TEST_F(ScriptModelTest, BadFilesAreRefusedNamingTheFileAndWhatIsWrong) {
             std::string::npos);
 }
 
+// Item 10: a dtype the module does not take, a module written for CUDA on a machine without, and a module saved on a
+// GPU (its tensors' storage on cuda:0), which loads onto the run's device.
+TEST_F(ScriptModelTest, DtypesAndDevicesTheModuleDoesNotTakeAreNamedAndAGpuSavedModuleLoads) {
+  const std::string dtype = error_of(
+      [&] { tasks::ScriptTask task(read_module_file(fixture("double.pt")), fixture("three.h5"), torch::kCPU); });
+  EXPECT_NE(dtype.find(fixture("double.pt") + ": forward(x) with x float [4, 4] raised: "), std::string::npos) << dtype;
+  EXPECT_NE(dtype.find("a dtype the module does not take: the lab gives it x as float32"), std::string::npos) << dtype;
+  if (!torch::cuda::is_available()) {
+    const std::string cuda = error_of(
+        [&] { tasks::ScriptTask task(read_module_file(fixture("wants_cuda.pt")), fixture("three.h5"), torch::kCPU); });
+    EXPECT_NE(cuda.find(fixture("wants_cuda.pt") + ": forward(x)"), std::string::npos) << cuda;
+    EXPECT_NE(cuda.find("the module asks for CUDA, which this machine or its LibTorch does not have"),
+              std::string::npos)
+        << cuda;
+  }
+  ScriptModelImpl on_gpu(fixture("blocks_cuda.pt"), torch::kCPU);
+  ScriptModelImpl on_cpu(fixture("blocks.pt"), torch::kCPU);
+  on_gpu.eval();
+  on_cpu.eval();
+  const torch::Tensor x = torch::rand({3, 4});
+  EXPECT_TRUE(torch::equal(on_gpu.forward(x), on_cpu.forward(x)));
+  EXPECT_TRUE(on_gpu.parameters().front().device().is_cpu());
+}
+
+// Item 10: a model too large for the memory is refused before anything is allocated, with the estimate from its
+// module file and what is available.
+TEST_F(ScriptModelTest, AModelTooLargeForTheMemoryIsRefusedWithItsEstimate) {
+  const nlohmann::json document = {{"name", "blocks"},
+                                   {"task", "torchscript"},
+                                   {"model", {{"file", fixture("blocks.pt")}}},
+                                   {"data", {{"file", fixture("three.h5")}, {"target", "classification"}}}};
+  const auto config = config::ExperimentConfig::from_json(document, "test");
+  const config::Footprint footprint = config::estimate_footprint(config);
+  EXPECT_GT(footprint.parameters, 197.0);  // the module's 197 parameters, estimated from its file's bytes
+  const std::string message = descentlab::testing::message_of<MemoryError>([&] {
+    config::require_fits(config, footprint, true, {1000.0, "a test's limit"});
+  });
+  EXPECT_NE(message.find("the run \"blocks\" needs about"), std::string::npos) << message;
+  EXPECT_NE(message.find("estimated from the module file " + fixture("blocks.pt")), std::string::npos) << message;
+  EXPECT_NE(message.find("is available (a test's limit): train a smaller module"), std::string::npos) << message;
+}
+
 // Item 2: the contract is checked on one batch when the task is made, naming the file, the method and the shapes.
 TEST_F(ScriptModelTest, TheContractIsCheckedOnOneBatchNamingTheMethodAndTheShapes) {
-  const std::string mismatch =
-      error_of([&] { tasks::ScriptTask task(fixture("blocks.pt"), fixture("five.h5"), torch::kCPU); });
+  const std::string mismatch = error_of(
+      [&] { tasks::ScriptTask task(read_module_file(fixture("blocks.pt")), fixture("five.h5"), torch::kCPU); });
   EXPECT_NE(mismatch.find(fixture("blocks.pt") +
                           ": forward(x) returned [4, 3] for 4 rows of train/x [4, 4]; "
                           "classification on " +
                           fixture("five.h5") + " needs [4, 5]"),
             std::string::npos)
       << mismatch;
-  const std::string not_finite =
-      error_of([&] { tasks::ScriptTask task(fixture("not_finite.pt"), fixture("three.h5"), torch::kCPU); });
+  const std::string not_finite = error_of(
+      [&] { tasks::ScriptTask task(read_module_file(fixture("not_finite.pt")), fixture("three.h5"), torch::kCPU); });
   EXPECT_NE(not_finite.find("forward(x) returned non-finite values"), std::string::npos) << not_finite;
-  tasks::ScriptTask task(fixture("blocks.pt"), fixture("three.h5"), torch::kCPU);
+  tasks::ScriptTask task(read_module_file(fixture("blocks.pt")), fixture("three.h5"), torch::kCPU);
   EXPECT_EQ(task.metric_name(), "accuracy");
   EXPECT_EQ(task.train_size(), 64);
   EXPECT_EQ(task.test_size(), 32);
@@ -166,6 +192,168 @@ TEST_F(ScriptModelTest, AUsersModuleTrainsWithHorstIntoARunFile) {
   const record::CheckpointData latest = reader.checkpoint("latest");
   EXPECT_EQ(latest.sections.at("model").count("blocks.0.weight"), 1u);
   EXPECT_EQ(latest.sections.at("model").count("norm.running_mean"), 1u);
+}
+
+// ---- Item 5: the run file keeps what reproduces the run
+
+// A torchscript run of `model` on `data` into `run`, stopped after `steps` steps of its 2 epochs (4 steps each).
+void train_blocks(const std::string& model, const std::string& data, const std::string& run, int64_t steps) {
+  const nlohmann::json document = {
+      {"name", "blocks"},
+      {"task", "torchscript"},
+      {"model", {{"file", model}}},
+      {"data", {{"file", data}, {"target", "classification"}}},
+      {"train", {{"epochs", 2}, {"batch_size", 16}, {"metric_interval", 2}, {"device", "cpu"}}}};
+  session::SessionOptions options;
+  options.run_path = run;
+  session::TrainingSession session(config::ExperimentConfig::from_json(document, "test"), options);
+  session.set_step_limit(steps);
+  session.run();
+}
+
+int64_t resume_blocks(const std::string& run, const session::ResumeFiles& files = {}) {
+  auto session = session::TrainingSession::resume(run, {}, files);
+  return session->run().steps;
+}
+
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The run's own files, in a folder of their own (so a test can move and change them).
+struct OwnFiles {
+  std::string model, data, run;
+};
+
+class RunInputsTest : public ScriptModelTest {
+ protected:
+  OwnFiles own(const std::string& name) {
+    const fs::path folder = folder_->path() / name;
+    fs::create_directories(folder);
+    fs::copy_file(fixture("blocks.pt"), folder / "blocks.pt", fs::copy_options::overwrite_existing);
+    fs::copy_file(fixture("three.h5"), folder / "three.h5", fs::copy_options::overwrite_existing);
+    return {(folder / "blocks.pt").string(), (folder / "three.h5").string(), (folder / "run.h5").string()};
+  }
+};
+
+TEST_F(RunInputsTest, ARunKeepsItsFilesAndResumesFromItsOwnCopyAfterTheModuleMovedAndChanged) {
+  const OwnFiles files = own("keeps");
+  train_blocks(files.model, files.data, files.run, 4);
+  const std::string module = bytes_of(files.model);
+  {
+    const store::RunReader reader(files.run);
+    ASSERT_TRUE(reader.header().model_file && reader.header().data_file);
+    EXPECT_EQ(reader.header().model_file->path, files.model);
+    EXPECT_EQ(reader.header().model_file->bytes, module.size());
+    EXPECT_EQ(reader.header().model_file->sha256, sha256_of_file(files.model));
+    EXPECT_EQ(reader.header().data_file->path, files.data);
+    EXPECT_EQ(reader.header().data_file->bytes, fs::file_size(files.data));
+    EXPECT_EQ(reader.header().data_file->sha256, sha256_of_file(files.data));
+    EXPECT_EQ(reader.module_copy(), module);
+  }
+  // The module moved, and another file took its name: the run goes on with its own copy.
+  fs::rename(files.model, files.model + ".moved");
+  fs::copy_file(fixture("plain.pt"), files.model);
+  EXPECT_EQ(resume_blocks(files.run), 8);  // the step reached
+  const store::RunReader reader(files.run);
+  EXPECT_EQ(reader.metric("loss").steps.back(), 8);
+  EXPECT_EQ(reader.module_copy(), module);  // kept through the resume's folds
+  EXPECT_EQ(reader.header().model_file->path, files.model);
+}
+
+TEST_F(RunInputsTest, AnotherDataOrModelFileIsRefusedNamingBothHashesAndNothingIsLost) {
+  const OwnFiles files = own("refused");
+  train_blocks(files.model, files.data, files.run, 4);
+  const std::string recorded_data = sha256_of_file(files.data);
+  const std::string recorded_model = sha256_of_file(files.model);
+  const std::string run_before = bytes_of(files.run);
+
+  // The data file changed in place.
+  fs::rename(files.data, files.data + ".moved");
+  fs::copy_file(fixture("five.h5"), files.data);
+  const std::string changed = error_of([&] { resume_blocks(files.run); });
+  EXPECT_NE(changed.find(files.data + ": is not the data file the run " + files.run + " trained on"), std::string::npos)
+      << changed;
+  EXPECT_NE(changed.find(sha256_of_file(files.data)), std::string::npos) << changed;
+  EXPECT_NE(changed.find(recorded_data), std::string::npos) << changed;
+  EXPECT_EQ(bytes_of(files.run), run_before);
+
+  // Gone: named with the hash it had, and where to say it is now.
+  fs::remove(files.data);
+  const std::string missing = error_of([&] { resume_blocks(files.run); });
+  EXPECT_NE(missing.find("is not there"), std::string::npos) << missing;
+  EXPECT_NE(missing.find(recorded_data), std::string::npos) << missing;
+  EXPECT_NE(missing.find("--data"), std::string::npos) << missing;
+  EXPECT_EQ(bytes_of(files.run), run_before);
+
+  // A module given on resume that is not the run's.
+  const std::string other = error_of([&] { resume_blocks(files.run, {fixture("plain.pt"), files.data + ".moved"}); });
+  EXPECT_NE(other.find(fixture("plain.pt") + ": is not the model file"), std::string::npos) << other;
+  EXPECT_NE(other.find(sha256_of_file(fixture("plain.pt"))), std::string::npos) << other;
+  EXPECT_NE(other.find(recorded_model), std::string::npos) << other;
+  EXPECT_EQ(bytes_of(files.run), run_before);
+
+  // Where the data is now: the run continues.
+  EXPECT_EQ(resume_blocks(files.run, {files.model, files.data + ".moved"}), 8);
+}
+
+TEST_F(RunInputsTest, ADamagedCopyIsNamedAndAPackedRunHoldsItsCopyItself) {
+  const OwnFiles files = own("damaged");
+  train_blocks(files.model, files.data, files.run, 4);
+  const std::string module = bytes_of(files.model);
+  const std::string packed = (fs::path(files.run).parent_path() / "packed.h5").string();
+  store::pack_run(files.run, packed);
+  fs::remove(files.model);
+  EXPECT_EQ(store::RunReader(packed).module_copy(), module);
+
+  std::string copy;
+  for (const auto& entry : fs::directory_iterator(files.run + ".checkpoints")) {
+    if (entry.path().filename().string().rfind("module-", 0) == 0) copy = entry.path().string();
+  }
+  ASSERT_FALSE(copy.empty());
+  {
+    std::fstream damage(copy, std::ios::in | std::ios::out | std::ios::binary);
+    damage.seekp(100);
+    damage.put('\x5a');
+  }
+  const std::string damaged =
+      descentlab::testing::message_of<store::RunFileError>([&] { store::RunReader(files.run).module_copy(); });
+  EXPECT_NE(damaged.find("/inputs/model/module"), std::string::npos) << damaged;
+  EXPECT_NE(damaged.find("the copy is damaged"), std::string::npos) << damaged;
+  EXPECT_NE(error_of([&] { resume_blocks(files.run); }).find("the copy is damaged"), std::string::npos);
+}
+
+TEST_F(RunInputsTest, TheStudyGroupsAndFiltersByModelAndDataNotByWhereTheyWere) {
+  const OwnFiles first = own("study-a");
+  const OwnFiles moved = own("study-b");  // the same bytes, elsewhere
+  train_blocks(first.model, first.data, first.run, 2);
+  train_blocks(moved.model, moved.data, moved.run, 2);
+  const study::RunEntry a = study::read_entry(first.run), b = study::read_entry(moved.run);
+  EXPECT_EQ(a.config.at(study::kModelInputKey), "blocks.pt");
+  EXPECT_EQ(a.config.at(study::kModelHashKey), sha256_of_file(first.model).substr(0, 12));
+  EXPECT_EQ(a.config.at(study::kDataInputKey), "three.h5");
+  EXPECT_NE(a.config.at("model.file"), b.config.at("model.file"));
+  EXPECT_TRUE(study::default_group_keys({a, b}).empty());  // one model, one data: one group
+  EXPECT_TRUE(study::RunFilter("inputs.model=blocks.pt inputs.data=three.h5").matches(a));
+  EXPECT_FALSE(study::RunFilter("inputs.data=five.h5").matches(a));
+
+  // Other data (the same rows, another attribute): another group, by the data file's hash.
+  const OwnFiles other = own("study-c");
+  {
+    H5::H5File file(other.data, H5F_ACC_RDWR);
+    H5::Group root = file.openGroup("/");
+    const H5::StrType text(H5::PredType::C_S1, H5T_VARIABLE);
+    const std::string note = "another copy";
+    root.createAttribute("note", text, H5::DataSpace(H5S_SCALAR)).write(text, note);
+  }
+  train_blocks(other.model, other.data, other.run, 2);
+  const study::RunEntry c = study::read_entry(other.run);
+  EXPECT_EQ(c.config.at(study::kDataInputKey), "three.h5");
+  EXPECT_EQ(study::default_group_keys({a, b, c}), std::vector<std::string>{study::kDataHashKey});
+  EXPECT_EQ(study::group_runs({a, b, c}, study::default_group_keys({a, b, c})).size(), 2u);
+  EXPECT_TRUE(study::RunFilter(std::string("inputs.data_sha256=") + c.config.at(study::kDataHashKey)).matches(c));
+  EXPECT_FALSE(study::RunFilter(std::string("inputs.data_sha256=") + c.config.at(study::kDataHashKey)).matches(a));
 }
 
 }  // namespace

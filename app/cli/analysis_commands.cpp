@@ -12,6 +12,7 @@
 #include "app/cli/study_command.h"
 #include "core/config/experiment_config.h"
 #include "core/data/catalog.h"
+#include "core/data/data_file.h"
 #include "core/record/checkpoint.h"
 #include "core/record/descent_certificate.h"
 #include "core/record/metrics.h"
@@ -79,7 +80,14 @@ int run_sweep_command(const SweepCommandOptions& options) {
   std::vector<std::string> noises = split_list(options.noise);
   if (noises.empty()) {
     const auto config = config::stored_config(store::RunReader(options.run).header().config_json, options.run);
-    noises = record::noise_kinds(config.task == config::Task::video);
+    // A user's module: the noise its inputs take (tokens: discrete; floats: gaussian and uniform).
+    if (config::is_user_model(config.task)) {
+      noises = data::has_integer_inputs(config.data.file)
+                   ? std::vector<std::string>{record::noise::kDiscrete}
+                   : std::vector<std::string>{record::noise::kGaussian, record::noise::kUniform};
+    } else {
+      noises = record::noise_kinds(config.task == config::Task::video);
+    }
   }
   for (const auto& noise : noises) {
     session::SweepRequest request;

@@ -36,6 +36,15 @@ nlohmann::json summarize(const store::RunReader& reader) {
                             {"device", header.device},
                             {"created", header.created},
                             {"config", parse_config(header.config_json)}};
+  if (!header.run_id.empty()) summary["run_id"] = header.run_id;
+  // A run of a user's module: the files it was made from, as they were at its start (the module's copy included).
+  nlohmann::json inputs = nlohmann::json::object();
+  for (const auto& [role, file] :
+       {std::pair<const char*, const std::optional<store::RunInputFile>*>{"model", &header.model_file},
+        {"data", &header.data_file}}) {
+    if (*file) inputs[role] = {{"path", (*file)->path}, {"bytes", (*file)->bytes}, {"sha256", (*file)->sha256}};
+  }
+  if (!inputs.empty()) summary["inputs"] = inputs;
   nlohmann::json metrics = nlohmann::json::object();
   for (const auto& name : reader.metric_names()) {
     const auto series = reader.metric(name);
@@ -93,6 +102,13 @@ void print_text(const nlohmann::json& summary) {
               summary["torch_version"].get<std::string>().c_str(), summary["device"].get<std::string>().c_str(),
               static_cast<long long>(summary["format_version"].get<int64_t>()));
   std::printf("config:    %s\n", summary["config"].dump().c_str());
+  if (summary.contains("inputs")) {
+    for (const auto& [role, file] : summary["inputs"].items()) {
+      std::printf("%-10s %s (%s bytes, SHA-256 %s)%s\n", (role + ":").c_str(), file["path"].get<std::string>().c_str(),
+                  file["bytes"].dump().c_str(), file["sha256"].get<std::string>().c_str(),
+                  role == "model" ? ", a copy kept with the run" : "");
+    }
+  }
   std::printf("\nmetrics (%zu):\n", summary["metrics"].size());
   for (const auto& [name, entry] : summary["metrics"].items()) {
     std::printf("  %-24s %6lld rows  last step %-8s last %s\n", name.c_str(),

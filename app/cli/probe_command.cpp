@@ -38,7 +38,9 @@ double rmse_of(const record::LayerProbe& probe, int64_t layer) {
   return std::sqrt(squared / static_cast<double>(pixels));
 }
 
-std::string class_name(int64_t label) {
+// IMDb's two classes by name; a user's classes by number.
+std::string class_name(int64_t label, const std::string& task) {
+  if (task != "text") return "class " + std::to_string(label);
   return label == 0 ? "negative" : label == 1 ? "positive" : "class " + std::to_string(label);
 }
 
@@ -47,11 +49,11 @@ nlohmann::json to_json(const session::RunProbe& result, const ProbeOptions& opti
   nlohmann::json layers = nlohmann::json::array();
   for (int64_t l = 0; l <= probe.layers; ++l) {
     nlohmann::json layer = {{"layer", l}, {"loss", probe.loss[static_cast<size_t>(l)]}};
-    if (probe.task == "text") {
+    if (probe.classes > 0) {  // text, or a user's classification
       layer["probabilities"] = std::vector<double>(probe.probabilities.begin() + l * probe.classes,
                                                    probe.probabilities.begin() + (l + 1) * probe.classes);
       layer["p_label"] = probe.probability_of_label(l);
-    } else {
+    } else if (probe.task == "video") {
       const auto pixels = static_cast<int64_t>(probe.target.size());
       layer["rmse"] = rmse_of(probe, l);
       layer["prediction"] =
@@ -65,13 +67,15 @@ nlohmann::json to_json(const session::RunProbe& result, const ProbeOptions& opti
                         {"sample", probe.sample}, {"test_size", probe.test_size},
                         {"noise", probe.noise},   {"gamma", probe.gamma},
                         {"seed", probe.seed},     {"layers", layers}};
-  if (probe.task == "text") {
+  if (probe.classes > 0) {
     out["label"] = probe.label;
     out["classes"] = probe.classes;
+  }
+  if (probe.task == "text") {
     out["token_ids"] = probe.token_ids;
     out["words"] = probe.words;
     out["text"] = probe.text;
-  } else {
+  } else if (probe.task == "video") {
     out["shape"] = {probe.frames, probe.height, probe.width};
     out["input"] = probe.input;
     out["target"] = probe.target;
@@ -87,7 +91,7 @@ void print_table(const session::RunProbe& result, const ProbeOptions& options) {
       options.run.c_str(), result.checkpoint.c_str(), static_cast<long long>(result.step),
       static_cast<long long>(result.epoch), static_cast<long long>(probe.sample),
       static_cast<long long>(probe.test_size), probe.noise.c_str(), probe.gamma, static_cast<long long>(probe.seed));
-  if (probe.task == "text") {
+  if (probe.classes > 0) {
     std::string words;
     for (size_t w = 0; w < probe.words.size() && w < 30; ++w) words += (w ? " " : "") + probe.words[w];
     if (probe.words.size() > 30) words += " ...";
@@ -96,10 +100,14 @@ void print_table(const session::RunProbe& result, const ProbeOptions& options) {
         words += (w ? " " : "") + std::to_string(probe.token_ids[w]);
       }
     }
-    std::printf("label: %s; the model reads (%zu tokens): %s\n", class_name(probe.label).c_str(),
-                probe.token_ids.size(), words.c_str());
+    if (probe.task == "text") {
+      std::printf("label: %s; the model reads (%zu tokens): %s\n", class_name(probe.label, probe.task).c_str(),
+                  probe.token_ids.size(), words.c_str());
+    } else {
+      std::printf("label: %s\n", class_name(probe.label, probe.task).c_str());
+    }
     std::printf("%6s %10s", "layer", "loss");
-    for (int64_t c = 0; c < probe.classes; ++c) std::printf(" %12s", ("P(" + class_name(c) + ")").c_str());
+    for (int64_t c = 0; c < probe.classes; ++c) std::printf(" %12s", ("P(" + class_name(c, probe.task) + ")").c_str());
     std::printf("\n");
     for (int64_t l = 0; l <= probe.layers; ++l) {
       std::printf("%6lld %10.4f", static_cast<long long>(l), probe.loss[static_cast<size_t>(l)]);
@@ -108,7 +116,7 @@ void print_table(const session::RunProbe& result, const ProbeOptions& options) {
       }
       std::printf("\n");
     }
-  } else {
+  } else if (probe.task == "video") {
     std::printf("clip %lldx%lldx%lld; the noisy input's RMSE to the clean clip: %.4f\n",
                 static_cast<long long>(probe.frames), static_cast<long long>(probe.height),
                 static_cast<long long>(probe.width), rmse_of(probe, -1));
@@ -116,6 +124,11 @@ void print_table(const session::RunProbe& result, const ProbeOptions& options) {
     for (int64_t l = 0; l <= probe.layers; ++l) {
       std::printf("%6lld %10.5f %10.4f\n", static_cast<long long>(l), probe.loss[static_cast<size_t>(l)],
                   rmse_of(probe, l));
+    }
+  } else {  // a user's regression or next-token model: the loss at each layer
+    std::printf("%6s %10s\n", "layer", "loss");
+    for (int64_t l = 0; l <= probe.layers; ++l) {
+      std::printf("%6lld %10.5f\n", static_cast<long long>(l), probe.loss[static_cast<size_t>(l)]);
     }
   }
 }
@@ -140,8 +153,10 @@ int run_probe(const ProbeOptions& options) {
 void add_probe_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<ProbeOptions>();
   CLI::App* probe = app.add_subcommand(
-      "probe", "One test sample's prediction at every layer of a layerwise (text or video) run, under noise");
-  probe->add_option("run", options->run, "The run file (.h5) of a text or video run")->required();
+      "probe",
+      "One test sample's prediction at every layer of a layerwise run (text, video, or your own model's), "
+      "under noise");
+  probe->add_option("run", options->run, "The run file (.h5) of a layerwise run")->required();
   probe->add_option("--sample", options->sample, "The test sample's index (0-based)")->required();
   probe->add_option("--checkpoint", options->checkpoint, "Checkpoint to probe: latest or best");
   probe

@@ -21,6 +21,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/launcher.h"
+#include "app/cli/train_options.h"
 #include "core/config/experiment_config.h"
 #include "core/config/footprint.h"
 #include "core/config/json_reader.h"
@@ -37,28 +38,6 @@
 namespace descentlab::cli {
 namespace metric = record::metric;
 namespace {
-
-struct TrainOptions {
-  std::string preset;
-  std::string size = "quick";
-  bool size_given = false;  // --size named on the command line (its default is "quick")
-  std::string config_file;
-  std::string model_file;  // --model: a TorchScript module, with --data (the torchscript task)
-  std::string data_file;
-  std::string optimizer;  // --optimizer: optimizer.name
-  std::vector<std::string> overrides;
-  std::string out;
-  std::string resume;
-  std::string device;
-  int64_t max_steps = 0;
-  bool json = false;
-  bool overwrite = false;
-  bool count_host_syncs = false;
-  long long resident_before = 0;  // bytes resident when the command began (before the run was set up)
-  int nproc = 0;
-  std::string backend = "auto";
-  double timeout_seconds = 300.0;
-};
 
 std::atomic<bool> interrupted{false};
 extern "C" void on_interrupt(int) {
@@ -298,61 +277,6 @@ int finish_run(const session::TrainingResult& result, const session::TrainingSes
   return result.stopped && interrupted.load() ? kInterrupted : kOk;
 }
 
-// --resume continues a run with its own configuration into its own file: options that would change either are
-// refused (they were ignored), and so is a --max-steps below the step the run has reached (its "latest"), where
-// `read_run` (the process that reads the run file: rank 0, or the launcher of --nproc).
-void check_resume_options(const TrainOptions& options, bool read_run) {
-  if (!options.preset.empty() || !options.config_file.empty() || !options.overrides.empty() || options.size_given ||
-      !options.out.empty() || options.overwrite || !options.model_file.empty() || !options.data_file.empty() ||
-      !options.optimizer.empty()) {
-    throw config::ConfigError("--resume", "",
-                              "a resumed run keeps its own configuration and run file; drop "
-                              "--preset/--size/--config/--model/--data/--optimizer/--set/--out/--overwrite");
-  }
-  if (options.max_steps <= 0 || !read_run) return;
-  const store::RunReader reader(options.resume);
-  for (const auto& checkpoint : reader.checkpoints()) {
-    if (checkpoint.label == record::checkpoint_label::kLatest && options.max_steps < checkpoint.step) {
-      throw config::ConfigError(
-          "--max-steps", "",
-          std::to_string(options.max_steps) + " is below step " + std::to_string(checkpoint.step) + ", where " +
-              options.resume + " stands (its \"latest\" checkpoint): give at least " + std::to_string(checkpoint.step));
-    }
-  }
-}
-
-// The experiment the options ask for: a preset, a config file, or a user's module on a user's data file (the
-// torchscript task; docs/your-model.md), with --optimizer and the --set overrides.
-config::ExperimentConfig experiment_of(const TrainOptions& options) {
-  const int sources = !options.preset.empty() + !options.config_file.empty() +
-                      (!options.model_file.empty() || !options.data_file.empty());
-  if (sources != 1) {
-    throw config::ConfigError("train", "",
-                              "give exactly one of --preset NAME, --config FILE, or --model M.pt with --data D.h5");
-  }
-  std::vector<std::string> overrides;
-  if (!options.optimizer.empty()) overrides.push_back("optimizer.name=" + options.optimizer);
-  overrides.insert(overrides.end(), options.overrides.begin(), options.overrides.end());
-  if (options.model_file.empty() && options.data_file.empty()) {
-    return config::load_experiment(options.preset, options.size, options.config_file, overrides);
-  }
-  if (options.model_file.empty() || options.data_file.empty()) {
-    throw config::ConfigError("train", options.model_file.empty() ? "--model" : "--data",
-                              "a model of your own trains on data of your own: give both --model M.pt and --data D.h5");
-  }
-  namespace fs = std::filesystem;
-  const std::string model = fs::absolute(options.model_file).lexically_normal().string();
-  const std::string data = fs::absolute(options.data_file).lexically_normal().string();
-  nlohmann::json document = {{"name", fs::path(model).stem().string()},
-                             {"task", "torchscript"},
-                             {"model", {{"file", model}}},
-                             {"data", {{"file", data}, {"target", data::data_task_word(data::read_data_task(data))}}}};
-  for (const auto& assignment : overrides) config::apply_assignment(document, assignment);
-  return config::ExperimentConfig::from_json(document, "--model " + options.model_file + " --data " +
-                                                           options.data_file +
-                                                           (overrides.empty() ? "" : " with --optimizer/--set"));
-}
-
 int run_train(const TrainOptions& given) {
   TrainOptions options = given;
   options.resident_before = resident_memory().resident;
@@ -370,7 +294,8 @@ int run_train(const TrainOptions& given) {
   data_parallel.timeout_seconds = options.timeout_seconds;
   std::unique_ptr<session::TrainingSession> session;
   if (!options.resume.empty()) {
-    session = session::TrainingSession::resume(options.resume, data_parallel);
+    session = session::TrainingSession::resume(
+        options.resume, data_parallel, {absolute_or_empty(options.model_file), absolute_or_empty(options.data_file)});
   } else {
     if (options.out.empty()) throw config::ConfigError("train", "--out", "the run file to write is required");
     auto config = experiment_of(options);
@@ -435,10 +360,17 @@ void add_train_command(CLI::App& app, int& exit_code) {
   CLI::Option* size =
       train->add_option("--size", options->size, "Preset size")->check(CLI::IsMember({"quick", "full", "large"}));
   train->add_option("--config", options->config_file, "An experiment config file (JSON)");
-  train->add_option("--model", options->model_file,
-                    "Your own model: a TorchScript module file (with --data; docs/your-model.md)");
-  train->add_option("--data", options->data_file,
-                    "Your own data: an HDF5 file with train/x, train/y, test/x, test/y and a task attribute");
+  train->add_option(
+      "--model", options->model_file,
+      "Your own model: a TorchScript module file (with --data; docs/your-model.md). With --resume: where the "
+      "run's module is now (checked against the SHA-256 it recorded)");
+  train->add_option(
+      "--data", options->data_file,
+      "Your own data: an HDF5 file with train/x, train/y, test/x, test/y and a task attribute. With --resume: "
+      "where the run's data file is now (checked against the SHA-256 it recorded)");
+  train->add_flag("--layerwise", options->layerwise,
+                  "With --model: train it by layerwise descent (the module's layer_outputs(x); ERM, or constrained "
+                  "with --set constraints.enabled=true) instead of the sparse engine");
   train->add_option("--optimizer", options->optimizer, "The optimizer (optimizer.name): adamw, ham or horst")
       ->check(CLI::IsMember({"adamw", "ham", "horst"}));
   train->add_option("--set", options->overrides, "Override a config key, e.g. --set model.layers=6 (repeatable)");

@@ -7,6 +7,7 @@
 #include "core/record/checkpoint.h"
 #include "core/record/metrics.h"
 #include "core/store/run_reader.h"
+#include "core/study/study.h"
 
 #include <QFileInfo>
 
@@ -104,6 +105,10 @@ std::unique_ptr<widgets::RunData> load_run_file(const store::RunReader& reader) 
   }
   const auto config = config::ExperimentConfig::from_json(document, path + " (config)");
   describe_config(*run, config);
+  // A user's module and data by name and SHA-256, as the study knows them (core/study/study.h).
+  std::map<std::string, std::string> inputs;
+  study::add_input_keys(reader.header(), inputs);
+  for (const auto& [key, value] : inputs) run->config[QString::fromStdString(key)] = QString::fromStdString(value);
   run->name = QFileInfo(run->path).completeBaseName();
   run->device = QString::fromStdString(reader.header().device);
   run->metric = QString::fromLatin1(config::metric_of(config));

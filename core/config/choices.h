@@ -13,8 +13,10 @@
 
 namespace descentlab::config {
 
-// torchscript: a user's TorchScript module on a user's HDF5 data file (model.file, data.file; docs/your-model.md).
-enum class Task { text, video, vit, gpt, torchscript };
+// torchscript: a user's TorchScript module on a user's HDF5 data file (model.file, data.file; docs/your-model.md),
+// trained by the sparse engine (AdamW, HAM, HORST, AC/DC); torchscript-layerwise: the same by layerwise descent (ERM
+// or constrained, λ, per-layer loss), for a module with layer_outputs(x).
+enum class Task { text, video, vit, gpt, torchscript, torchscript_layerwise };
 // What a user's data file trains (its root attribute "task"): the loss and the metric follow from it.
 enum class DataTarget { classification, regression, next_token };
 enum class Readout { shared, per_layer };
@@ -40,8 +42,8 @@ struct Choices;
     static constexpr std::array<std::pair<E, std::string_view>, N> words{{__VA_ARGS__}}; \
   }
 
-DESCENTLAB_CHOICES(Task, 5, {Task::text, "text"}, {Task::video, "video"}, {Task::vit, "vit"}, {Task::gpt, "gpt"},
-                   {Task::torchscript, "torchscript"});
+DESCENTLAB_CHOICES(Task, 6, {Task::text, "text"}, {Task::video, "video"}, {Task::vit, "vit"}, {Task::gpt, "gpt"},
+                   {Task::torchscript, "torchscript"}, {Task::torchscript_layerwise, "torchscript-layerwise"});
 DESCENTLAB_CHOICES(DataTarget, 3, {DataTarget::classification, "classification"},
                    {DataTarget::regression, "regression"}, {DataTarget::next_token, "next-token"});
 DESCENTLAB_CHOICES(Readout, 2, {Readout::shared, "shared"}, {Readout::per_layer, "per_layer"});
@@ -105,7 +107,12 @@ std::vector<std::string> choice_words() {
 
 // The layerwise tasks (SCIENCE.md §1) and the sparse-training tasks (§2).
 inline bool is_layerwise(Task task) {
-  return task == Task::text || task == Task::video;
+  return task == Task::text || task == Task::video || task == Task::torchscript_layerwise;
+}
+
+// A user's module on a user's data file, by either engine (docs/your-model.md).
+inline bool is_user_model(Task task) {
+  return task == Task::torchscript || task == Task::torchscript_layerwise;
 }
 
 // The task's test metric, the one definition (the tasks' metric_name() return it): the name of its series is
@@ -115,7 +122,8 @@ inline const char* task_metric(Task task) {
   switch (task) {
     case Task::text:
     case Task::vit:
-    case Task::torchscript: return "accuracy";
+    case Task::torchscript:
+    case Task::torchscript_layerwise: return "accuracy";
     case Task::video: return "rmse";
     case Task::gpt: break;
   }

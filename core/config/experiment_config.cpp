@@ -362,12 +362,12 @@ ExperimentConfig ExperimentConfig::from_json(const nlohmann::json& document, con
       }
     }
   }
-  if (config.task == Task::torchscript && (config.model.file.empty() || config.data.file.empty())) {
+  if (is_user_model(config.task) && (config.model.file.empty() || config.data.file.empty())) {
     root.fail(config.model.file.empty() ? "model.file" : "data.file",
               "the torchscript task trains a module file on a data file: give both (train --model M.pt --data D.h5)");
   }
   if (!config.is_layerwise() && config.constraints.enabled) {
-    root.fail("constraints", "layerwise constraints apply to the text and video tasks only");
+    root.fail("constraints", "layerwise constraints apply to the text, video and torchscript-layerwise tasks only");
   }
   root.reject_unknown_keys();
   return config;
@@ -388,7 +388,8 @@ std::vector<KeyInfo> config_schema() {
   lister.field("task",
                "text: IMDb sentiment and video: moving-sprite denoising (layerwise descent); vit: Fashion-MNIST/MNIST "
                "images and gpt: Moby Dick characters (sparse training with HORST); torchscript: your own module "
-               "(model.file) on your own data (data.file)",
+               "(model.file) on your own data (data.file), trained like vit and gpt; torchscript-layerwise: the same "
+               "by layerwise descent (the module needs layer_outputs)",
                defaults.task);
   sections(defaults, lister);
   return out;
@@ -435,7 +436,8 @@ std::string dataset_of(const ExperimentConfig& config) {
     case Task::vit: return word(config.data.dataset);
     case Task::gpt: return "moby-dick";
     case Task::video:
-    case Task::torchscript: return "";
+    case Task::torchscript:
+    case Task::torchscript_layerwise: return "";
   }
   return "";
 }

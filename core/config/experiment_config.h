@@ -140,7 +140,7 @@ struct ExperimentConfig {
 
 // The run's test metric ("accuracy", "rmse", "perplexity"): the task's, or for torchscript its data file's target.
 inline const char* metric_of(const ExperimentConfig& config) {
-  return config.task == Task::torchscript ? data_target_metric(config.data.target) : task_metric(config.task);
+  return is_user_model(config.task) ? data_target_metric(config.data.target) : task_metric(config.task);
 }
 
 // One key of the config, from the same field list the reader and writer walk: what the window's form, the CLI's

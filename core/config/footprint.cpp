@@ -41,7 +41,8 @@ double tokens(const config::ExperimentConfig& c) {
       return side * side + 1.0;  // patches and the class token
     }
     case config::Task::gpt: return as_double(d.context);
-    case config::Task::torchscript: break;  // the module decides
+    case config::Task::torchscript:
+    case config::Task::torchscript_layerwise: break;  // the module decides
   }
   return 0.0;
 }
@@ -71,7 +72,8 @@ double batch_samples(const config::ExperimentConfig& c) {
       training = d.train_limit > 0 && as_double(d.train_limit) < windows ? as_double(d.train_limit) : windows;
       break;
     }
-    case config::Task::torchscript: break;
+    case config::Task::torchscript:
+    case config::Task::torchscript_layerwise: break;
   }
   const double batch = as_double(c.train.batch_size);
   return training > 0.0 && training < batch ? training : batch;
@@ -110,7 +112,8 @@ double data_bytes(const config::ExperimentConfig& c) {
     }
     case config::Task::vit: return 3.0 * kImageSamples * kImageSide * kImageSide * kFloat;
     case config::Task::gpt: return 2.0 * kMobyDickCharacters * kIndex;
-    case config::Task::torchscript: return 2.0 * file_bytes(d.file);  // as stored, and a staging copy
+    case config::Task::torchscript:
+    case config::Task::torchscript_layerwise: return 2.0 * file_bytes(d.file);  // as stored, and a staging copy
   }
   return 0.0;
 }
@@ -147,7 +150,8 @@ double parameter_count(const config::ExperimentConfig& c) {
     }
     case config::Task::gpt:  // characters, positions, blocks, norm, head
       return kMaxCharacters * w + t * w + blocks + 2.0 * w + w * kMaxCharacters + kMaxCharacters;
-    case config::Task::torchscript:  // the module file holds its tensors uncompressed, float32 mostly
+    case config::Task::torchscript:
+    case config::Task::torchscript_layerwise:  // the module file holds its tensors uncompressed, float32 mostly
       return file_bytes(c.model.file) / kFloat;
   }
   return 0.0;
@@ -161,7 +165,7 @@ Footprint estimate_footprint(const config::ExperimentConfig& c) {
   const double optimizer_copies = c.optimizer.name == config::OptimizerName::adamw ? 2.0 : 3.0;
   footprint.model_bytes = footprint.parameters * kFloat * (1.0 + 1.0 + optimizer_copies + (1.0 + optimizer_copies));
   // A user's module's activations are its own affair: not estimated (0).
-  footprint.activation_bytes = c.task == config::Task::torchscript ? 0.0 : activation_floats(c) * kFloat;
+  footprint.activation_bytes = config::is_user_model(c.task) ? 0.0 : activation_floats(c) * kFloat;
   if (c.task == config::Task::gpt) footprint.activation_bytes += tokens(c) * tokens(c) * kFloat;  // causal mask
   footprint.data_bytes = data_bytes(c);
   return footprint;
@@ -178,6 +182,14 @@ void require_fits(const config::ExperimentConfig& config, const Footprint& footp
                   const MemoryAvailability& available) {
   const double needed = model_on_host ? footprint.total() : footprint.data_bytes;
   if (needed <= available.bytes) return;
+  if (config::is_user_model(config.task)) {
+    // A user's module: its size is its own (the parameters estimated from the module file's bytes).
+    throw MemoryError("the run \"" + config.name + "\" needs about " + byte_text(needed) + " of host memory (" +
+                      footprint.describe(config.train.batch_size) + ", estimated from the module file " +
+                      config.model.file + " and the data file " + config.data.file + ") but " +
+                      byte_text(available.bytes) + " is available (" + available.source +
+                      "): train a smaller module or less data, or on a machine with more memory");
+  }
   throw MemoryError("the run \"" + config.name + "\" needs about " + byte_text(needed) + " of host memory (" +
                     footprint.describe(config.train.batch_size) + ") but " + byte_text(available.bytes) +
                     " is available (" + available.source +

@@ -251,6 +251,18 @@ DataTask read_data_task(const std::string& path) {
   }
 }
 
+bool has_integer_inputs(const std::string& path) {
+  std::error_code status;
+  if (!std::filesystem::exists(path, status)) throw DataError(path, "no such file");
+  H5::Exception::dontPrint();
+  if (H5::H5File::isHdf5(path.c_str()) <= 0) refuse(path, "", "not an HDF5 file");
+  try {
+    return describe(H5::H5File(path, H5F_ACC_RDONLY), "train/x", path).integer;
+  } catch (const H5::Exception& error) {
+    refuse(path, "", "cannot be read as HDF5: " + error.getDetailMsg());
+  }
+}
+
 DataFileInfo read_data_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code status;

@@ -51,6 +51,9 @@ DataFileInfo read_data_file(const std::string& path);
 // whole. Throws DataError naming the file as read_data_file does.
 DataTask read_data_task(const std::string& path);
 
+// Whether the file's inputs (train/x) are integers (tokens) rather than floats, read from its description alone.
+bool has_integer_inputs(const std::string& path);
+
 // Rows [first, first + count) of `array` of the file `path`, converted to float32 (a float array) or int64 (an
 // integer one): row-major, count * row_elements() values. Throws DataError naming the file and dataset.
 std::vector<float> read_float_rows(const std::string& path, const DataArray& array, int64_t first, int64_t count);

@@ -30,6 +30,31 @@ at::Generator copy_of(const at::Generator& source) {
   return copy;
 }
 
+// What the probe shows of the sample `used` besides its per-layer loss: the video's frames, the text's words and
+// class probabilities, or a user's classification's probabilities (a user's regression or next-token: the loss
+// alone).
+void read_out(config::Task kind, const tasks::Batch& used, const std::vector<torch::Tensor>& outputs,
+              record::LayerProbe& probe) {
+  const bool classifies = outputs.front().dim() == 2 && used.target.dim() == 1 && !used.target.is_floating_point();
+  if (kind == config::Task::video) {
+    probe.frames = used.target.size(1);
+    probe.height = used.target.size(2);
+    probe.width = used.target.size(3);
+    probe.input = to_doubles(used.input);
+    probe.target = to_doubles(used.target);
+    probe.predictions = to_doubles(torch::cat(outputs, 0));
+    return;
+  }
+  if (!classifies) return;
+  probe.label = used.target[0].item<int64_t>();
+  probe.classes = outputs.front().size(1);
+  probe.probabilities = to_doubles(torch::softmax(torch::cat(outputs, 0).to(torch::kFloat64), 1));
+  if (kind != config::Task::text) return;
+  const torch::Tensor tokens = used.input[0].to(torch::kCPU);
+  const torch::Tensor real = tokens.masked_select(tokens.ne(0)).contiguous();
+  probe.token_ids.assign(real.data_ptr<int64_t>(), real.data_ptr<int64_t>() + real.numel());
+}
+
 }  // namespace
 
 struct LayerProber::State {
@@ -71,11 +96,10 @@ LayerProber::~LayerProber() = default;
 
 record::LayerProbe LayerProber::probe(const record::ProbeSettings& settings) {
   tasks::LayerwiseTask& task = *state_->task;
-  const bool video = task.kind() == config::Task::video;
   record::LayerProbe probe;
   probe.task = config::word(task.kind());
   probe.test_size = task.test_size();
-  probe.layers = task.model().layers();
+  probe.layers = task.layers();
   probe.sample = settings.sample;
   probe.gamma = settings.gamma;
   probe.seed = settings.seed;
@@ -107,21 +131,7 @@ record::LayerProbe LayerProber::probe(const record::ProbeSettings& settings) {
   std::vector<torch::Tensor> outputs;
   const torch::Tensor losses = tasks::perturbed_layer_losses(task, sample, &outputs);
   for (int64_t l = 0; l < losses.size(0); ++l) probe.loss.push_back(losses[l][0].item<double>());
-  if (video) {
-    probe.frames = used.target.size(1);
-    probe.height = used.target.size(2);
-    probe.width = used.target.size(3);
-    probe.input = to_doubles(used.input);
-    probe.target = to_doubles(used.target);
-    probe.predictions = to_doubles(torch::cat(outputs, 0));
-  } else {
-    probe.label = used.target[0].item<int64_t>();
-    probe.classes = outputs.front().size(1);
-    probe.probabilities = to_doubles(torch::softmax(torch::cat(outputs, 0).to(torch::kFloat64), 1));
-    const torch::Tensor tokens = used.input[0].to(torch::kCPU);
-    const torch::Tensor real = tokens.masked_select(tokens.ne(0)).contiguous();
-    probe.token_ids.assign(real.data_ptr<int64_t>(), real.data_ptr<int64_t>() + real.numel());
-  }
+  read_out(task.kind(), used, outputs, probe);
   return probe;
 }
 

@@ -70,7 +70,7 @@ record::SweepResult run_sweep(tasks::LayerwiseTask& task, const SweepOptions& op
     tasks::refuse_noise(options.noise, config::word(task.kind()), kinds);
   }
   const int64_t total = options.limit > 0 ? std::min(options.limit, task.test_size()) : task.test_size();
-  const int64_t layers = task.model().layers() + 1;
+  const int64_t layers = task.layers() + 1;
 
   record::SweepResult sweep;
   sweep.name = options.noise;

@@ -49,7 +49,7 @@ uint64_t little_endian(const unsigned char* bytes, int count) {
 // The file format version a PyTorch archive records ("<name>/version"), from its zip central directory (PyTorch
 // writes zip64 records and data descriptors, so the local headers do not hold the sizes); nullopt when it cannot be
 // found.
-std::optional<uint64_t> archive_version(std::ifstream& in, uint64_t file_size) {
+std::optional<uint64_t> archive_version(std::istream& in, uint64_t file_size) {
   const uint64_t tail_size = std::min<uint64_t>(file_size, 65557);
   std::vector<unsigned char> tail(tail_size);
   in.seekg(static_cast<std::streamoff>(file_size - tail_size));
@@ -95,28 +95,64 @@ std::optional<uint64_t> archive_version(std::ifstream& in, uint64_t file_size) {
   return std::nullopt;
 }
 
-// What torch::jit::load would refuse with less to say (and, in LibTorch 1.13, leaking its reader's state): a file
-// that is not a zip archive, and one whose file format version is newer than this LibTorch reads.
-void check_archive(const std::string& path) {
-  std::error_code status;
-  if (!std::filesystem::is_regular_file(path, status)) throw DataError(path, "no such file");
-  const uint64_t file_size = std::filesystem::file_size(path, status);
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  in.read(magic, sizeof magic);
-  if (status || std::string(magic, sizeof magic) != std::string("PK\x03\x04", 4)) {
-    throw DataError(path,
+// A stream over bytes in memory, seekable, so that torch::jit::load reads a module without a copy of its bytes.
+class BytesBuffer : public std::streambuf {
+ public:
+  explicit BytesBuffer(const std::string& bytes) {
+    char* begin = const_cast<char*>(bytes.data());
+    setg(begin, begin, begin + bytes.size());
+  }
+
+ protected:
+  pos_type seekoff(off_type offset, std::ios_base::seekdir from, std::ios_base::openmode which) override {
+    if (!(which & std::ios_base::in)) return pos_type(off_type(-1));
+    char* base = from == std::ios_base::beg ? eback() : from == std::ios_base::cur ? gptr() : egptr();
+    if (offset < eback() - base || offset > egptr() - base) return pos_type(off_type(-1));
+    setg(eback(), base + offset, egptr());
+    return pos_type(gptr() - eback());
+  }
+  pos_type seekpos(pos_type position, std::ios_base::openmode which) override {
+    return seekoff(off_type(position), std::ios_base::beg, which);
+  }
+};
+
+// What torch::jit::load would refuse with less to say (and, in LibTorch 1.13, leaking its reader's state): bytes that
+// are not a zip archive, and an archive whose file format version is newer than this LibTorch reads.
+void check_archive(const ModuleSource& source) {
+  const std::string& bytes = *source.bytes;
+  if (bytes.compare(0, 4, std::string("PK\x03\x04", 4)) != 0) {
+    throw DataError(source.path,
                     "is not a TorchScript module: not a PyTorch archive at all (torch.jit.script(model).save(\"m.pt\") "
                     "writes one)");
   }
-  const auto version = archive_version(in, file_size);
+  BytesBuffer buffer(bytes);
+  std::istream in(&buffer);
+  const auto version = archive_version(in, bytes.size());
   if (version && *version > caffe2::serialize::kMaxSupportedFileFormatVersion) {
-    throw DataError(path, "was saved by a newer PyTorch than this " + kLibTorch + " reads (its file format version " +
-                              std::to_string(*version) + ", at most " +
-                              std::to_string(caffe2::serialize::kMaxSupportedFileFormatVersion) +
-                              " here): save it with the PyTorch of this system's python3-torch, or run a newer "
-                              "DescentLab");
+    throw DataError(source.path, "was saved by a newer PyTorch than this " + kLibTorch +
+                                     " reads (its file format version " + std::to_string(*version) + ", at most " +
+                                     std::to_string(caffe2::serialize::kMaxSupportedFileFormatVersion) +
+                                     " here): save it with the PyTorch of this system's python3-torch, or run a newer "
+                                     "DescentLab");
   }
+}
+
+// What a module's error means when it is about what the lab gives it: a dtype it does not take, or a device (CUDA)
+// this machine does not have. "" otherwise.
+std::string hint_for(const std::string& error, const torch::Tensor& x) {
+  const auto has = [&](const char* text) { return error.find(text) != std::string::npos; };
+  if (has("'CUDA' backend") || has("not compiled with CUDA") || has("no CUDA GPUs") || has("NVIDIA driver") ||
+      has("initialize CUDA")) {
+    return " (the module asks for CUDA, which this machine or its LibTorch does not have: take the .cuda() or "
+           "device=\"cuda\" out of its code, or train it with --device cuda on a machine with a GPU)";
+  }
+  if (has("scalar type") || has("same dtype") || has("should be the same") || has("scalar types")) {
+    return std::string(" (a dtype the module does not take: the lab gives it x as ") +
+           (x.scalar_type() == torch::kLong ? "int64 (integer inputs)" : "float32 (float inputs)") +
+           ", whatever the data file stores; save the module's weights as float32 (model.float()) and store token "
+           "inputs as integers; docs/your-model.md)";
+  }
+  return "";
 }
 
 }  // namespace
@@ -138,17 +174,34 @@ std::string first_line_of_libtorch_error(const std::string& what) {
   return first.empty() ? what : first;
 }
 
-ScriptModelImpl::ScriptModelImpl(const std::string& path, torch::Device device) : path_(path) {
-  check_archive(path);
+ModuleSource read_module_file(const std::string& path) {
+  std::error_code status;
+  if (!std::filesystem::is_regular_file(path, status)) throw DataError(path, "no such file");
+  std::ifstream in(path, std::ios::binary);
+  auto bytes = std::make_shared<std::string>();
+  bytes->resize(static_cast<size_t>(std::filesystem::file_size(path, status)));
+  if (status || !in.read(bytes->data(), static_cast<std::streamsize>(bytes->size()))) {
+    throw DataError(path, "cannot be read" + (status ? ": " + status.message() : std::string()));
+  }
+  return {path, std::move(bytes)};
+}
+
+ScriptModelImpl::ScriptModelImpl(const std::string& path, torch::Device device)
+    : ScriptModelImpl(read_module_file(path), device) {}
+
+ScriptModelImpl::ScriptModelImpl(const ModuleSource& source, torch::Device device) : path_(source.path) {
+  check_archive(source);
   try {
-    module_ = torch::jit::load(path, device);
+    BytesBuffer buffer(*source.bytes);
+    std::istream in(&buffer);
+    module_ = torch::jit::load(in, device);
   } catch (const c10::Error& error) {
-    throw DataError(path, load_failure(error.what()));
+    throw DataError(path_, load_failure(error.what()));
   } catch (const std::exception& error) {
-    throw DataError(path, load_failure(error.what()));
+    throw DataError(path_, load_failure(error.what()));
   }
   has_layer_outputs_ = module_.find_method("layer_outputs").has_value();
-  if (!module_.find_method("forward")) throw DataError(path, "has no forward method (docs/your-model.md)");
+  if (!module_.find_method("forward")) throw DataError(path_, "has no forward method (docs/your-model.md)");
   for (const auto& parameter : module_.named_parameters(/*recurse=*/true)) {
     adopt(parameter.name, parameter.value, /*is_parameter=*/true);
   }
@@ -178,8 +231,14 @@ torch::jit::IValue ScriptModelImpl::call(const std::string& method, const torch:
   try {
     return module_.get_method(method)({x});
   } catch (const std::exception& error) {
+    const std::string hint = hint_for(error.what(), x);
+    std::string raised = first_line_of_libtorch_error(error.what());
+    // LibTorch explains a missing CUDA library at length; with the hint, its first sentence says enough.
+    if (!hint.empty() && raised.size() > 160 && raised.find(". ") != std::string::npos) {
+      raised = raised.substr(0, raised.find(". "));
+    }
     throw DataError(path_, method + "(x) with x " + std::string(x.scalar_type() == torch::kLong ? "int64" : "float") +
-                               " " + c10::str(x.sizes()) + " raised: " + first_line_of_libtorch_error(error.what()));
+                               " " + c10::str(x.sizes()) + " raised: " + raised + hint);
   }
 }
 

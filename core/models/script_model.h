@@ -14,11 +14,22 @@
 
 namespace descentlab::models {
 
+// A TorchScript module's bytes and where they came from: its file when a run begins, the run file's copy of it
+// after (core/store/run_reader.h module_copy), so that a run resumes after the original moved or changed.
+struct ModuleSource {
+  std::string path;  // named in every message
+  std::shared_ptr<const std::string> bytes;
+};
+// Reads the module file `path` whole. Throws DataError naming it when it is missing or unreadable.
+ModuleSource read_module_file(const std::string& path);
+
 class ScriptModelImpl : public torch::nn::Module {
  public:
   // Loads the TorchScript file `path` onto `device`. Throws DataError naming the file: not a TorchScript module,
   // saved by a newer PyTorch than this LibTorch reads (both versions named), or unreadable.
   ScriptModelImpl(const std::string& path, torch::Device device);
+  // The same from bytes already read (the module file's or a run file's copy); `source.path` is named.
+  ScriptModelImpl(const ModuleSource& source, torch::Device device);
 
   // The module's forward(x). An exception raised inside the module is a DataError naming the file, the method and
   // the module's own message.

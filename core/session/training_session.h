@@ -57,6 +57,16 @@ struct SessionOptions {
   // Told (on the run file's writer thread) when its rows cannot be committed and are held in memory, and when they
   // land; nullptr: printed to stderr.
   std::function<void(const std::string&)> notice;
+  // A resume of a user's module on a user's data (the torchscript task): where the run's module and data file are
+  // now, when they moved (ResumeFiles). Each is checked against the SHA-256 the run recorded.
+  std::string model_file, data_file;
+};
+
+// Where a resumed run's own files are now (train --resume RUN --model M.pt --data D.h5), when they moved: "" for
+// where the run's configuration names them. The run trains its own copy of the module either way; a given module
+// or data file is refused, naming both SHA-256s, when it is not the one the run began with (core/train/user_files.h).
+struct ResumeFiles {
+  std::string model, data;
 };
 
 class TrainingSession {
@@ -67,7 +77,8 @@ class TrainingSession {
   // launch only rank 0 reads the file: the other ranks (`data_parallel.rank` > 0) receive its configuration and
   // checkpoint from rank 0 when run() starts, so they need no access to it.
   static std::unique_ptr<TrainingSession> resume(const std::string& run_path,
-                                                 const DataParallelOptions& data_parallel = {});
+                                                 const DataParallelOptions& data_parallel = {},
+                                                 const ResumeFiles& files = {});
   ~TrainingSession();  // stops a running worker and joins it
   TrainingSession(const TrainingSession&) = delete;
   TrainingSession& operator=(const TrainingSession&) = delete;

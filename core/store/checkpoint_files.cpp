@@ -26,10 +26,15 @@ std::string checkpoint_file_name(const std::string& run_path, int64_t sequence, 
          (run_id.empty() ? "" : "-" + run_id) + ".bin";
 }
 
+std::string module_copy_file_name(const std::string& run_path, const std::string& run_id) {
+  return fs::path(run_path).filename().string() + ".checkpoints/module-" + run_id + ".bin";
+}
+
 namespace {
 
-// Whether `name` is "<sequence>-<run_id>.bin".
+// Whether `name` is "<sequence>-<run_id>.bin" or "module-<run_id>.bin".
 bool named_for_run(const std::string& name, const std::string& run_id) {
+  if (!run_id.empty() && name == "module-" + run_id + ".bin") return true;
   const std::string tail = "-" + run_id + ".bin";
   if (run_id.empty() || name.size() <= tail.size() || name.compare(name.size() - tail.size(), tail.size(), tail) != 0) {
     return false;
@@ -178,7 +183,19 @@ CheckpointPlacements write_checkpoint_data(const std::string& run_path, const La
   return placements;
 }
 
+std::string write_module_copy(const std::string& run_path, const std::string& run_id, const std::string& bytes) {
+  const std::string name = module_copy_file_name(run_path, run_id);
+  make_folder_durably(run_path, checkpoint_folder_for(run_path));
+  write_file_durably(run_path, checkpoint_file_path(run_path, name), {{bytes.data(), bytes.size()}});
+  return name;
+}
+
 StoredCheckpoints::StoredCheckpoints(std::string run_path) : run_path_(std::move(run_path)) {}
+
+void StoredCheckpoints::keep(const std::set<std::string>& data_files) {
+  kept_.insert(data_files.begin(), data_files.end());
+  known_.insert(data_files.begin(), data_files.end());
+}
 
 void StoredCheckpoints::add(const std::string& label, std::set<std::string> data_files) {
   known_.insert(data_files.begin(), data_files.end());
@@ -194,7 +211,7 @@ void StoredCheckpoints::replace(const LabelledCheckpoints& checkpoints, int64_t 
 }
 
 void StoredCheckpoints::remove_unused_files() const {
-  std::set<std::string> referenced;
+  std::set<std::string> referenced = kept_;
   for (const auto& entry : data_files_) referenced.insert(entry.second.begin(), entry.second.end());
   remove_unreferenced_checkpoint_files(run_path_, referenced, run_id_, known_);
 }

@@ -26,6 +26,12 @@ std::string checkpoint_folder_for(const std::string& run_path);
 // identities, and for a run without one). The identity in the name keeps two runs whose folders are one (a symlink)
 // from writing over each other's files, and tells a writer which files are its own to remove.
 std::string checkpoint_file_name(const std::string& run_path, int64_t sequence, const std::string& run_id);
+// The name a run file stores for its copy of a user's module (issue 53): "<RUN.h5's name>.checkpoints/module-<run
+// id>.bin", written once at the run's first commit and kept as long as the run.
+std::string module_copy_file_name(const std::string& run_path, const std::string& run_id);
+// Writes `bytes` durably as the module copy of the run `run_path` (write_file_durably, the folder made if missing)
+// and returns its stored name. Throws RunFileError(WriteFailed) naming `run_path`, with nothing left behind.
+std::string write_module_copy(const std::string& run_path, const std::string& run_id, const std::string& bytes);
 // Where a stored name is on disk: the last part of the name in the run file's checkpoint folder (so a run renamed
 // together with its folder still reads).
 std::string checkpoint_file_path(const std::string& run_path, const std::string& stored_name);
@@ -95,6 +101,8 @@ class StoredCheckpoints {
   // A checkpoint the run file holds when the writer opens it.
   void add(const std::string& label, std::set<std::string> data_files);
   bool contains(const std::string& label) const { return data_files_.count(label) > 0; }
+  // A data file the run file names outside its checkpoints (the module copy under /inputs): kept as long as the run.
+  void keep(const std::set<std::string>& data_files);
   // The checkpoints the commit `sequence` stored, each in that commit's data file (when it has tensors), replacing
   // any earlier one of their label.
   void replace(const LabelledCheckpoints& checkpoints, int64_t sequence);
@@ -106,6 +114,7 @@ class StoredCheckpoints {
   std::string run_id_;
   std::map<std::string, std::set<std::string>> data_files_;  // by label
   std::set<std::string> known_;                              // every data file the run file has named
+  std::set<std::string> kept_;                               // named outside the checkpoints (keep)
 };
 
 }  // namespace descentlab::store

@@ -34,6 +34,9 @@ void CommittedRun::read_contents(const H5::H5File& file) {
   for (const auto& label : hdf5::child_names(checkpoints)) {
     checkpoints_.add(label, format::external_file_names(checkpoints.openGroup(label)));
   }
+  if (hdf5::link_exists(file.getId(), format::kInputs)) {
+    checkpoints_.keep(format::external_file_names(file.openGroup(format::kInputs)));
+  }
   checkpoints_.remove_unused_files();
   for (const auto& name : hdf5::child_names(file.openGroup(format::kSweeps))) sweeps_.insert(name);
   folded_sequence_ = format::log_sequence(file);
@@ -96,24 +99,39 @@ std::string CommittedRun::fold(const RunBatch& batch) {
 std::string CommittedRun::write_version(const RunBatch& logged, const RunBatch& batch, int64_t sequence) {
   // The tensors go once into their own data file; the run file's new version, built in memory, holds only the rows
   // and the metadata, so its size does not grow with the checkpoints.
-  const CheckpointPlacements placements = write_checkpoint_data(path_, batch.checkpoints, sequence, header_.run_id);
+  // A new run of a user's module: the module's copy goes beside the file once, with the first version.
+  std::string module_copy;
+  if (!file_exists_ && header_.module_copy) {
+    module_copy = write_module_copy(path_, header_.run_id, *header_.module_copy);
+  }
+  const auto remove_unnamed = [&](const CheckpointPlacements& placements) {
+    std::error_code ignored;
+    if (!placements.empty())
+      std::filesystem::remove(checkpoint_file_path(path_, placements.begin()->second.name), ignored);
+    if (!module_copy.empty()) std::filesystem::remove(checkpoint_file_path(path_, module_copy), ignored);
+  };
+  CheckpointPlacements placements;
   try {
-    const std::vector<char> image = build_version(logged, batch, sequence, placements);
+    placements = write_checkpoint_data(path_, batch.checkpoints, sequence, header_.run_id);
+    const std::vector<char> image = build_version(logged, batch, sequence, placements, module_copy);
     const std::string warning = replace_file_durably(path_, temporary_for(path_), image.data(), image.size());
     file_bytes_ = image.size();
+    if (!module_copy.empty()) {
+      checkpoints_.keep({module_copy});
+      header_.module_copy.reset();  // on disk now: the memory goes
+    }
     return warning;
   } catch (...) {
-    if (!placements.empty()) {  // the data file no version will name
-      std::error_code ignored;
-      std::filesystem::remove(checkpoint_file_path(path_, placements.begin()->second.name), ignored);
-    }
+    remove_unnamed(placements);  // the data files no version will name
     throw;
   }
 }
 
 std::vector<char> CommittedRun::build_version(const RunBatch& logged, const RunBatch& batch, int64_t sequence,
-                                              const CheckpointPlacements& placements) const {
+                                              const CheckpointPlacements& placements,
+                                              const std::string& module_copy) const {
   FileVersion version = start_version(logged, batch);
+  if (!file_exists_) format::write_inputs(version.file(), header_, module_copy);
   if (upgrade_format_) version.upgrade_format(header_.run_id);
   version.set_log_sequence(sequence);
   // The log's records were committed before the batch (and before the cut it may carry).

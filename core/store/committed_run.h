@@ -65,8 +65,9 @@ class CommittedRun {
  private:
   // Writes the batch's data file and the run file's version `sequence`, durably; returns a warning.
   std::string write_version(const RunBatch& logged, const RunBatch& batch, int64_t sequence);
+  // `module_copy`: the stored name of a new run's module copy, which its first version names ("" when none).
   std::vector<char> build_version(const RunBatch& logged, const RunBatch& batch, int64_t sequence,
-                                  const CheckpointPlacements& placements) const;
+                                  const CheckpointPlacements& placements, const std::string& module_copy) const;
   FileVersion start_version(const RunBatch& logged, const RunBatch& batch) const;
 
   std::string path_;

@@ -37,8 +37,9 @@ struct Packed {
 bool embed_checkpoint_data(H5::H5File& file, const std::string& source, bool may_retry) {
   H5::Group checkpoints = file.openGroup(format::kCheckpoints);
   const std::set<std::string> data_files = format::external_file_names(checkpoints);
-  if (data_files.empty()) return true;
   CheckpointFiles files(source);
+  format::embed_module_copy(file, source, files);  // a user's module, kept once as long as the run
+  if (data_files.empty()) return true;
   if (!files.open(data_files).empty() && may_retry) return false;
   const int64_t version = hdf5::int_attribute(file.openGroup("/"), "format_version");
   for (const auto& label : hdf5::child_names(checkpoints)) {

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,15 @@ class RunFileError : public DataError {
   std::string object_;
 };
 
+// A file a run was made from, as it was when the run began (issue 53): a user's TorchScript module or data file.
+// The run file keeps it under /inputs/model and /inputs/data (docs/run-file.md), so that a resume, a sweep or a
+// prune knows whether the file it is given is the one the run trained on.
+struct RunInputFile {
+  std::string path;  // absolute, as the run was given it
+  uint64_t bytes = 0;
+  std::string sha256;  // 64 lowercase hex digits
+};
+
 struct RunHeader {
   int64_t format_version = kFormatVersion;
   std::string app_version;
@@ -62,6 +73,12 @@ struct RunHeader {
   // or data file of another run is never taken for this one's. "" in a file from before identities; its next writer
   // gives it one.
   std::string run_id;
+  // A run of a user's module on a user's data file (the torchscript task): both files as they were at its start.
+  std::optional<RunInputFile> model_file, data_file;
+  // For a new run only: the module file's bytes, which the writer's first commit keeps beside the run file as a copy
+  // (RUN.h5.checkpoints/module-<run id>.bin, named by /inputs/model/module), so that the run resumes, sweeps and
+  // prunes after the original moved or changed. RunReader::module_copy() reads it back. Not read into a header.
+  std::shared_ptr<const std::string> module_copy;
 };
 
 // A new run identity: 128 random bits as 32 lowercase hex digits.

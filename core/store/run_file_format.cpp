@@ -124,6 +124,7 @@ RunHeader read_header(const H5::H5File& file, const std::string& path) {
                          "'" + header.run_id + "' is not a run identity (32 hex digits)");
     }
   }
+  read_inputs(file, path, header);
   return header;
 }
 
@@ -260,9 +261,6 @@ void write_checkpoint(H5::Group& checkpoints, const std::string& label, const re
                              checkpoint_checksum(checkpoint.step, checkpoint.epoch, created, extra, section_sums));
 }
 
-namespace {
-
-// The external storage of `dataset`: its data file's stored name, offset and size; false when it has none.
 bool external_storage(const H5::DataSet& dataset, std::string& name, uint64_t& offset, uint64_t& size) {
   const H5::DSetCreatPropList properties = dataset.getCreatePlist();
   const int count = H5Pget_external_count(properties.getId());
@@ -278,6 +276,8 @@ bool external_storage(const H5::DataSet& dataset, std::string& name, uint64_t& o
   size = bytes;
   return true;
 }
+
+namespace {
 
 // Adds the data file names of the datasets below `group`; with `first_only`, stops at the first one found (returns
 // whether one was).

@@ -23,6 +23,11 @@ inline constexpr const char* kSweeps = "sweeps";
 inline constexpr const char* kCheckpoints = "checkpoints";
 // Root attribute: the sequence of the last run-log record this file holds (absent before format 4: none).
 inline constexpr const char* kLogSequence = "log_sequence";
+// The files a run of a user's module was made from (RunHeader::model_file, data_file): groups /inputs/model and
+// /inputs/data with the attributes path, bytes and sha256; /inputs/model/module is the module's copy, a uint8
+// dataset stored in its data file beside the run file (or in the file itself, once packed).
+inline constexpr const char* kInputs = "inputs";
+inline constexpr const char* kModuleCopy = "module";
 // Root attribute: the run's identity (RunHeader::run_id; absent in files from before identities).
 inline constexpr const char* kRunId = "run_id";
 
@@ -36,6 +41,17 @@ void write_header(H5::H5File& file, const RunHeader& header);
 
 // Writes the header and the four top-level groups into a new, empty file.
 void initialize_run_file(H5::H5File& file, const RunHeader& header);
+// Writes /inputs for the header's model_file and data_file (nothing when it has neither), the module's copy an
+// external dataset in the data file stored as `module_copy_name` ("": none).
+void write_inputs(H5::H5File& file, const RunHeader& header, const std::string& module_copy_name);
+// Reads /inputs into header.model_file and header.data_file (left empty when the file has none); throws
+// RunFileError(Corrupt) naming the object when an attribute is missing or not a SHA-256.
+void read_inputs(const H5::H5File& file, const std::string& path, RunHeader& header);
+// The module copy's bytes, from its data file (`files`) or the file itself, checked against /inputs/model's size and
+// sha256: RunFileError MissingObject when the run has none, Corrupt naming the object when they differ.
+std::string read_module_copy(const H5::H5File& file, const std::string& path, CheckpointFiles& files);
+// Brings an external module copy into the file itself (pack_run), checked as read_module_copy does.
+void embed_module_copy(H5::H5File& file, const std::string& path, CheckpointFiles& files);
 
 // The HDF5 memory type and element size for a torch dtype name; throws RunFileError (InvalidArgument) otherwise.
 const H5::PredType& hdf5_type_of(const std::string& dtype, const std::string& path, const std::string& object);
@@ -69,6 +85,9 @@ void write_checkpoint(H5::Group& checkpoints, const std::string& label, const re
 // Tensors with external storage are read from `files` (those of the run file `path`; nullptr: opened now).
 record::CheckpointData read_checkpoint(const H5::Group& group, const std::string& path, const std::string& object,
                                        int64_t format_version, CheckpointFiles* files = nullptr);
+// The external storage of `dataset`: its data file's stored name, offset and size; false when it has none. Throws
+// std::runtime_error for a storage list of more than one part (DescentLab writes one).
+bool external_storage(const H5::DataSet& dataset, std::string& name, uint64_t& offset, uint64_t& size);
 // The stored names of the data files the checkpoints under `checkpoints` (or one checkpoint's group) use.
 std::set<std::string> external_file_names(const H5::Group& group);
 // The data file of each checkpoint below `checkpoints`, from its first dataset alone: a checkpoint's tensors are

@@ -334,6 +334,11 @@ std::vector<std::string> RunReader::checkpoint_data_files() const {
   return paths;
 }
 
+std::string RunReader::module_copy() const {
+  return guarded(path_, std::string("/") + format::kInputs,
+                 [&] { return format::read_module_copy(file_->handle, path_, *file_->data_files); });
+}
+
 record::CheckpointData RunReader::checkpoint(const std::string& label) const {
   const std::string object = record::checkpoint_object(label);
   return guarded(path_, object, [&] {

@@ -50,6 +50,9 @@ class RunReader {
   // Where the checkpoints' tensors are on disk besides the run file (RUN.h5.checkpoints/<n>.bin; empty for a file
   // that holds them itself: a packed run, or one written before format 5).
   std::vector<std::string> checkpoint_data_files() const;
+  // The copy of a user's module the run keeps (issue 53; header().model_file says its name, size and SHA-256),
+  // checked against that SHA-256. RunFileError MissingObject when the run keeps none, Corrupt when it is damaged.
+  std::string module_copy() const;
 
   // What this reader took from the run log: where its last whole record ends and its sequence (the run file's
   // log_sequence when the log had none), for a follower that reads only what comes after (core/store/run_follower.h).

@@ -103,6 +103,16 @@ std::map<std::string, std::string> flatten_config(const std::string& config_json
   return flat;
 }
 
+void add_input_keys(const store::RunHeader& header, std::map<std::string, std::string>& config) {
+  const auto add = [&](const std::optional<store::RunInputFile>& file, const char* key, const char* sha_key) {
+    if (!file) return;
+    config[key] = fs::path(file->path).filename().string();
+    config[sha_key] = file->sha256.substr(0, kInputHashDigits);
+  };
+  add(header.model_file, kModelInputKey, kModelHashKey);
+  add(header.data_file, kDataInputKey, kDataHashKey);
+}
+
 RunEntry read_entry(const std::string& path, const std::string& study_folder) {
   RunEntry entry;
   entry.path = path;
@@ -113,6 +123,7 @@ RunEntry read_entry(const std::string& path, const std::string& study_folder) {
   try {
     const store::RunReader reader(path);
     entry.config = flatten_config(reader.header().config_json);
+    add_input_keys(reader.header(), entry.config);
     // Each scalar series' last row alone (a series of several columns is known by its shape and not read); the few
     // once-per-compression series whole (one value per compression).
     for (const auto& name : reader.metric_names()) {
@@ -153,8 +164,14 @@ std::vector<std::string> varying_keys(const std::vector<RunEntry>& runs) {
 
 std::vector<std::string> default_group_keys(const std::vector<RunEntry>& runs) {
   std::vector<std::string> keys;
+  // A user's module and data are told apart by their content (name and SHA-256), not by where the files were: the
+  // same module moved, or trained on another machine, is one group.
+  bool has_inputs = false;
+  for (const auto& run : runs) has_inputs = has_inputs || run.config.count(kModelInputKey) > 0;
   for (const auto& key : varying_keys(runs)) {
-    if (key != kSeedKey && key != kSplitSeedKey) keys.push_back(key);
+    if (key == kSeedKey || key == kSplitSeedKey) continue;
+    if (has_inputs && (key == "model.file" || key == "data.file")) continue;
+    keys.push_back(key);
   }
   return keys;
 }

@@ -20,6 +20,18 @@ namespace descentlab::study {
 inline constexpr const char* kSeedKey = "train.seed";
 inline constexpr const char* kSplitSeedKey = "data.split_seed";
 
+// A run of a user's module on a user's data (docs/your-model.md) has four more keys, from what its run file keeps of
+// the two files: the file names ("inputs.model" -> "cnn.pt") and the first 12 hex digits of their SHA-256s
+// ("inputs.model_sha256" -> "c0c1f711a268"). Runs group and filter by them; the files' paths (model.file, data.file)
+// are left out of the default grouping, so a module moved between runs is still one model.
+inline constexpr const char* kModelInputKey = "inputs.model";
+inline constexpr const char* kModelHashKey = "inputs.model_sha256";
+inline constexpr const char* kDataInputKey = "inputs.data";
+inline constexpr const char* kDataHashKey = "inputs.data_sha256";
+inline constexpr size_t kInputHashDigits = 12;
+// Adds those keys for the run file header `header` to `config` (a flattened configuration).
+void add_input_keys(const store::RunHeader& header, std::map<std::string, std::string>& config);
+
 // A scalar series' last row.
 struct FinalValue {
   int64_t step = 0;

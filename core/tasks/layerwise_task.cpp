@@ -10,20 +10,43 @@
 #include "core/record/noise.h"
 #include "core/tasks/dataset_tensors.h"
 #include "core/tasks/device_transfer.h"
+#include "core/tasks/script_layerwise_task.h"
 #include "core/util/error.h"
 
 namespace descentlab::tasks {
 
-torch::Tensor per_sample_layer_losses(LayerwiseTask& task, const Batch& batch, torch::Tensor* final_prediction) {
-  auto& model = task.model();
-  const std::vector<torch::Tensor> states = model.states(batch.input);
-  std::vector<torch::Tensor> losses;
-  losses.reserve(states.size());
+models::UnrolledTransformerImpl& LayerwiseTask::model() {
+  throw Error("the task " + describe() + " has no DescentLab transformer (a user's module is read by its layers)");
+}
+
+std::vector<torch::Tensor> LayerwiseTask::layer_predictions(const torch::Tensor& input) {
+  auto& transformer = model();
+  const std::vector<torch::Tensor> states = transformer.states(input);
+  std::vector<torch::Tensor> predictions;
+  predictions.reserve(states.size());
   for (size_t l = 0; l < states.size(); ++l) {
-    const torch::Tensor prediction = model.readout(static_cast<int64_t>(l), states[l], batch.input);
-    losses.push_back(task.per_sample_loss(prediction, batch));
-    if (final_prediction && l + 1 == states.size()) *final_prediction = prediction;
+    predictions.push_back(transformer.readout(static_cast<int64_t>(l), states[l], input));
   }
+  return predictions;
+}
+
+std::vector<torch::Tensor> LayerwiseTask::perturbed_predictions(const PerturbedBatch& perturbed) {
+  auto& transformer = model();
+  const std::vector<torch::Tensor> states = perturbed_states(perturbed);
+  std::vector<torch::Tensor> predictions;
+  predictions.reserve(states.size());
+  for (size_t l = 0; l < states.size(); ++l) {
+    predictions.push_back(transformer.readout(static_cast<int64_t>(l), states[l], perturbed.batch.input));
+  }
+  return predictions;
+}
+
+torch::Tensor per_sample_layer_losses(LayerwiseTask& task, const Batch& batch, torch::Tensor* final_prediction) {
+  const std::vector<torch::Tensor> predictions = task.layer_predictions(batch.input);
+  std::vector<torch::Tensor> losses;
+  losses.reserve(predictions.size());
+  for (const auto& prediction : predictions) losses.push_back(task.per_sample_loss(prediction, batch));
+  if (final_prediction) *final_prediction = predictions.back();
   return torch::stack(losses);
 }
 
@@ -33,16 +56,11 @@ std::vector<torch::Tensor> LayerwiseTask::perturbed_states(const PerturbedBatch&
 
 torch::Tensor perturbed_layer_losses(LayerwiseTask& task, const PerturbedBatch& perturbed,
                                      std::vector<torch::Tensor>* predictions) {
-  auto& model = task.model();
-  const Batch& batch = perturbed.batch;
-  const std::vector<torch::Tensor> states = task.perturbed_states(perturbed);
+  const std::vector<torch::Tensor> read_out = task.perturbed_predictions(perturbed);
   std::vector<torch::Tensor> losses;
-  losses.reserve(states.size());
-  for (size_t l = 0; l < states.size(); ++l) {
-    const torch::Tensor prediction = model.readout(static_cast<int64_t>(l), states[l], batch.input);
-    losses.push_back(task.per_sample_loss(prediction, batch));
-    if (predictions) predictions->push_back(prediction);
-  }
+  losses.reserve(read_out.size());
+  for (const auto& prediction : read_out) losses.push_back(task.per_sample_loss(prediction, perturbed.batch));
+  if (predictions) predictions->insert(predictions->end(), read_out.begin(), read_out.end());
   return torch::stack(losses);
 }
 
@@ -183,15 +201,23 @@ std::string VideoTask::describe() const {
 }
 
 std::unique_ptr<LayerwiseTask> make_task(const config::ExperimentConfig& config, const std::string& data_root,
-                                         torch::Device device) {
+                                         torch::Device device, const ScriptSources* sources) {
+  if (config.task == config::Task::torchscript_layerwise) {
+    auto task = sources ? std::make_unique<ScriptLayerwiseTask>(sources->model, sources->data_path, device)
+                        : std::make_unique<ScriptLayerwiseTask>(models::read_module_file(config.model.file),
+                                                                config.data.file, device);
+    check_data_target(config, task->data());
+    return task;
+  }
   if (config.task == config::Task::text) {
     return std::make_unique<TextTask>(config, data::load_imdb_reviews(data_root), device);
   }
   if (config.task == config::Task::video) return std::make_unique<VideoTask>(config, device);
   throw Error(
       "task \"" + config::word(config.task) +
-      "\" is not a layerwise-descent task (known: text, video); "
-      "robustness sweeps apply to text and video runs, one-shot pruning (descentlab-cli prune) to vit and gpt runs");
+      "\" is not a layerwise-descent task (known: text, video, torchscript-layerwise); robustness sweeps apply to "
+      "text, video and torchscript-layerwise runs, one-shot pruning (descentlab-cli prune) to vit, gpt and torchscript "
+      "runs");
 }
 
 }  // namespace descentlab::tasks

@@ -19,8 +19,16 @@ namespace descentlab::tasks {
 class LayerwiseTask {
  public:
   virtual ~LayerwiseTask() = default;
-  virtual models::UnrolledTransformerImpl& model() = 0;
+  // DescentLab's own unrolled transformer (text, video); a user's module has none (Error).
+  virtual models::UnrolledTransformerImpl& model();
   virtual std::shared_ptr<torch::nn::Module> module() = 0;
+  // L, the layers read out after the input's own readout (layer_predictions gives L + 1).
+  virtual int64_t layers() { return model().layers(); }
+  // R(Φ_l) for l = 0..L: the prediction read out at every layer of `input` (by default the transformer's states
+  // and readouts; a user's module's layer_outputs(x)).
+  virtual std::vector<torch::Tensor> layer_predictions(const torch::Tensor& input);
+  // The same for a perturbed batch (by default from perturbed_states).
+  virtual std::vector<torch::Tensor> perturbed_predictions(const PerturbedBatch& perturbed);
   virtual int64_t train_size() const = 0;
   virtual int64_t test_size() const = 0;
   virtual Batch train_batch(const std::vector<int64_t>& indices) = 0;
@@ -119,8 +127,11 @@ class VideoTask : public LayerwiseTask {
   std::shared_ptr<models::VideoTransformerImpl> model_;
 };
 
-// The task a config asks for, loading its data (IMDb from the data cache for text).
+struct ScriptSources;  // core/tasks/script_task.h
+
+// The task a config asks for, loading its data (IMDb from the data cache for text). A torchscript-layerwise task is
+// made from `sources`, or when nullptr from the files config.model.file and config.data.file.
 std::unique_ptr<LayerwiseTask> make_task(const config::ExperimentConfig& config, const std::string& data_root,
-                                         torch::Device device);
+                                         torch::Device device, const ScriptSources* sources = nullptr);
 
 }  // namespace descentlab::tasks

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/config/json_reader.h"
 #include "core/util/error.h"
 
 namespace descentlab::tasks {
@@ -40,13 +41,27 @@ torch::Tensor read_all(const data::DataFileInfo& info, const data::DataArray& ar
 
 }  // namespace
 
-ScriptTask::ScriptTask(const std::string& model_path, const std::string& data_path, torch::Device device)
+void check_data_target(const config::ExperimentConfig& config, const data::DataFileInfo& data) {
+  const auto target = static_cast<config::DataTarget>(static_cast<int>(data.task));
+  if (target != config.data.target) {
+    throw config::ConfigError(data.path, "data.target",
+                              "is \"" + config::word(config.data.target) +
+                                  "\" in the config, but the file's task is \"" + data::data_task_word(data.task) +
+                                  "\"");
+  }
+}
+
+ScriptTask::ScriptTask(const models::ModuleSource& model, const std::string& data_path, torch::Device device)
     : device_(device), info_(data::read_data_file(data_path)) {
-  model_ = std::make_shared<models::ScriptModelImpl>(model_path, device);
+  model_ = std::make_shared<models::ScriptModelImpl>(model, device);
   train_x_ = read_all(info_, info_.train_x);
   train_y_ = read_all(info_, info_.train_y);
   test_x_ = read_all(info_, info_.test_x);
   test_y_ = read_all(info_, info_.test_y);
+  if (info_.train_x.integer) {
+    input_vocabulary_ =
+        info_.vocabulary > 0 ? info_.vocabulary : (train_x_.numel() > 0 ? train_x_.max().item<int64_t>() + 1 : 0);
+  }
   check_contract();
 }
 
@@ -152,6 +167,7 @@ void ScriptTask::check_contract() {
   check(forward(batch.input), "forward(x)");
   if (model_->has_layer_outputs()) {
     const std::vector<torch::Tensor> outputs = model_->layer_outputs(batch.input);
+    layer_output_count_ = static_cast<int64_t>(outputs.size());
     for (size_t layer = 0; layer < outputs.size(); ++layer) {
       check(outputs[layer], "layer_outputs(x)[" + std::to_string(layer) + "]");
     }

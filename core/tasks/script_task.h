@@ -19,9 +19,19 @@
 
 namespace descentlab::tasks {
 
+// What a torchscript run is made from: the module's bytes (its file's when the run begins, the run file's copy
+// after) and the data file to read (config.data.file, or where a resume was told it is now).
+struct ScriptSources {
+  models::ModuleSource model;
+  std::string data_path;
+};
+
+// Refuses (ConfigError naming the file and data.target) a config whose data.target is not the data file's task.
+void check_data_target(const config::ExperimentConfig& config, const data::DataFileInfo& data);
+
 class ScriptTask : public SparseTask {
  public:
-  ScriptTask(const std::string& model_path, const std::string& data_path, torch::Device device);
+  ScriptTask(const models::ModuleSource& model, const std::string& data_path, torch::Device device);
 
   std::shared_ptr<torch::nn::Module> module() override { return model_; }
   torch::Tensor forward(const torch::Tensor& input) override { return model_->forward(input); }
@@ -39,6 +49,11 @@ class ScriptTask : public SparseTask {
 
   const data::DataFileInfo& data() const { return info_; }
   models::ScriptModelImpl& model() { return *model_; }
+  // How many tensors layer_outputs(x) returned for the contract's batch (0 for a module without it).
+  int64_t layer_output_count() const { return layer_output_count_; }
+  // Integer inputs (tokens): the words they are drawn from, the data file's vocabulary or else the largest token of
+  // the training inputs plus one (0 for float inputs).
+  int64_t input_vocabulary() const { return input_vocabulary_; }
 
  private:
   // Runs forward (and layer_outputs, when the module has it) on the first rows of the training set and checks what
@@ -51,6 +66,8 @@ class ScriptTask : public SparseTask {
   data::DataFileInfo info_;
   std::shared_ptr<models::ScriptModelImpl> model_;
   torch::Tensor train_x_, train_y_, test_x_, test_y_;  // on the CPU; a batch goes to the device
+  int64_t layer_output_count_ = 0;
+  int64_t input_vocabulary_ = 0;
 };
 
 }  // namespace descentlab::tasks

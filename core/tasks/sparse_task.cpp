@@ -172,7 +172,7 @@ const std::vector<std::string>& GptTask::embedding_and_readout_prefixes() const 
 }
 
 std::unique_ptr<SparseTask> make_sparse_task(const config::ExperimentConfig& config, const std::string& data_root,
-                                             torch::Device device) {
+                                             torch::Device device, const ScriptSources* sources) {
   if (config.task == config::Task::vit) {
     const std::string dataset = config::word(config.data.dataset);
     const tasks::ImageTensors train = tasks::to_tensors(data::load_image_dataset(data_root, dataset, "train"));
@@ -188,14 +188,10 @@ std::unique_ptr<SparseTask> make_sparse_task(const config::ExperimentConfig& con
                                      "Moby Dick (characters)");
   }
   if (config.task == config::Task::torchscript) {
-    auto task = std::make_unique<ScriptTask>(config.model.file, config.data.file, device);
-    const auto target = static_cast<config::DataTarget>(static_cast<int>(task->data().task));
-    if (target != config.data.target) {
-      throw config::ConfigError(config.data.file, "data.target",
-                                "is \"" + config::word(config.data.target) +
-                                    "\" in the config, but the file's task is \"" +
-                                    data::data_task_word(task->data().task) + "\"");
-    }
+    auto task =
+        sources ? std::make_unique<ScriptTask>(sources->model, sources->data_path, device)
+                : std::make_unique<ScriptTask>(models::read_module_file(config.model.file), config.data.file, device);
+    check_data_target(config, task->data());
     return task;
   }
   throw Error("task \"" + config::word(config.task) +

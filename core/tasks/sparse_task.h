@@ -36,10 +36,13 @@ class SparseTask {
   virtual std::string describe() const = 0;
 };
 
+struct ScriptSources;  // core/tasks/script_task.h
+
 // Builds the task of config.task ("vit" or "gpt") from the dataset cache at `data_root`; throws MissingDataError
-// naming the dataset and the fetch command when it is absent.
+// naming the dataset and the fetch command when it is absent. A torchscript task is made from `sources` (the
+// module's bytes, the data file), or when nullptr from the files config.model.file and config.data.file.
 std::unique_ptr<SparseTask> make_sparse_task(const config::ExperimentConfig& config, const std::string& data_root,
-                                             torch::Device device);
+                                             torch::Device device, const ScriptSources* sources = nullptr);
 
 class VitTask : public SparseTask {
  public:

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <list>
+#include <optional>
 
 #include "core/config/json_reader.h"
 #include "core/data/catalog.h"
@@ -16,6 +17,7 @@
 #include "core/train/random_stream.h"
 #include "core/train/saved_run.h"
 #include "core/train/trainer.h"
+#include "core/train/user_files.h"
 
 namespace descentlab::session {
 namespace {
@@ -52,7 +54,7 @@ struct LoadedRun {
 
 // Builds the task of a stored layerwise config: the same data and model as the sweeps build (make_task), with the
 // text task's vocabulary and test reviews kept to show the sample in words.
-void build_task(LoadedRun& run) {
+void build_task(LoadedRun& run, const store::RunReader& reader) {
   const torch::Device device = train::resolve_device(run.config.train.device);
   run.words.clear();
   run.test_texts.clear();
@@ -70,8 +72,11 @@ void build_task(LoadedRun& run) {
     std::lock_guard<std::recursive_mutex> lock(train::default_generator_lock());
     run.task = std::make_unique<tasks::TextTask>(run.config, reviews, device);
   } else {
+    // A user's module from the run's own copy, its data file checked (core/train/user_files.h).
+    std::optional<tasks::ScriptSources> sources;
+    if (config::is_user_model(run.config.task)) sources = train::saved_user_files(reader, run.config);
     std::lock_guard<std::recursive_mutex> lock(train::default_generator_lock());
-    run.task = tasks::make_task(run.config, run.data_root, device);
+    run.task = tasks::make_task(run.config, run.data_root, device, sources ? &*sources : nullptr);
   }
   run.prober = std::make_unique<eval::LayerProber>(*run.task);
 }
@@ -86,9 +91,11 @@ bool refresh(LoadedRun& run, const std::string& label) {
   if (rebuild) {
     config = config::stored_config(reader.header().config_json, run.path);
     if (!config.is_layerwise()) {
-      throw config::ConfigError(run.path, "task",
-                                "the layer probe applies to layerwise-descent runs (text, video); this run is \"" +
-                                    config::word(config.task) + "\" (a sparse-training run)");
+      throw config::ConfigError(
+          run.path, "task",
+          "the layer probe applies to layerwise-descent runs (text, video, torchscript-layerwise); this "
+          "run is \"" +
+              config::word(config.task) + "\" (a sparse-training run)");
     }
   }
   // A run without the checkpoint (one just started) is refused before its data is read.
@@ -103,7 +110,7 @@ bool refresh(LoadedRun& run, const std::string& label) {
     config.train.device = config::require_choice<config::Device>(run.device, "device");
     run.config = std::move(config);
     run.config_json = reader.header().config_json;
-    build_task(run);
+    build_task(run, reader);
   }
   bool loaded = false;
   for (const auto& info : reader.checkpoints()) {

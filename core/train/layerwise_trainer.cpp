@@ -60,7 +60,7 @@ LayerwiseTrainer::LayerwiseTrainer(config::ExperimentConfig config, tasks::Layer
   state_ = std::make_unique<State>(task_.module()->parameters(), config_);
   for (int64_t i = 0; i < trainable; ++i) state_->trainable.push_back(i);
   for (int64_t i = trainable; i < samples; ++i) state_->held_out.push_back(i);
-  const int64_t layers = task_.model().layers();
+  const int64_t layers = task_.layers();
   state_->lambda = torch::zeros({layers}, torch::TensorOptions().dtype(torch::kFloat32).device(device_));
   state_->resilient_slack = torch::zeros_like(state_->lambda);
   state_->lagrangian = &add_meter("lagrangian_sum", {}, metric::kLagrangian);
@@ -91,7 +91,7 @@ void LayerwiseTrainer::train_step(const std::vector<int64_t>& order_indices, int
   const auto& c = config_.constraints;
   State& s = *state_;
   if (s.alphas_epoch != epoch) {
-    s.alphas = torch::full({task_.model().layers()}, alpha_of(epoch), torch::TensorOptions().device(device_));
+    s.alphas = torch::full({task_.layers()}, alpha_of(epoch), torch::TensorOptions().device(device_));
     s.alphas_epoch = epoch;
   }
   std::vector<int64_t> indices = order_indices;
@@ -165,7 +165,7 @@ void LayerwiseTrainer::end_epoch(int64_t epoch) {
 Evaluation LayerwiseTrainer::evaluate() {
   const int64_t total = task_.test_size();
   const int64_t batch_size = std::max<int64_t>(config_.train.batch_size, 64);
-  const int64_t layers = task_.model().layers();
+  const int64_t layers = task_.layers();
   torch::Tensor loss_sum = torch::zeros({layers + 1}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
   torch::Tensor descending_sum = torch::zeros({layers}, loss_sum.options());
   torch::Tensor count_histogram =

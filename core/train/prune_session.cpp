@@ -52,7 +52,7 @@ PruneOutcome run_prune(const PruneRequest& request, const std::function<void(con
   }
   const torch::Device device = train::resolve_device(config.train.device);
   torch::manual_seed(config.train.seed);
-  auto task = tasks::make_sparse_task(config, data::default_data_root(), device);
+  auto task = tasks::make_sparse_task(config, data::default_data_root(), device, saved.script_sources());
   train::load_saved_model(saved, *task->module(), request.run_path, request.checkpoint);
   optim::PruneSelection selection;
   if (config.sparsity.exclude_embeddings_and_readout) {

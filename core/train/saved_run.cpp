@@ -5,15 +5,18 @@
 #include "core/store/run_reader.h"
 #include "core/train/checkpoint_reader.h"
 #include "core/train/checkpoint_tensors.h"
+#include "core/train/user_files.h"
 
 namespace descentlab::train {
 
-SavedRun read_saved_run(const std::string& path, const std::string& label, const std::string& device) {
+SavedRun read_saved_run(const std::string& path, const std::string& label, const std::string& device,
+                        const std::string& data_file) {
   SavedRun run;
   const store::RunReader reader(path);
   run.config = config::stored_config(reader.header().config_json, path);
   run.checkpoint = reader.checkpoint(label);
   if (!device.empty()) run.config.train.device = config::require_choice<config::Device>(device, "--device");
+  if (config::is_user_model(run.config.task)) run.sources = saved_user_files(reader, run.config, {"", data_file});
   return run;
 }
 

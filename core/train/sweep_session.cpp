@@ -34,8 +34,9 @@ record::SweepResult SweepSession::run() {
   // Seeded and built as a training run is (its weights are then overwritten): under the generator lock, never
   // inside a training run's draws (random_stream.h).
   std::unique_ptr<tasks::LayerwiseTask> task;
-  train::RandomStream().seed_and_initialise(
-      saved.config.train.seed, [&] { task = tasks::make_task(saved.config, data::default_data_root(), device); });
+  train::RandomStream().seed_and_initialise(saved.config.train.seed, [&] {
+    task = tasks::make_task(saved.config, data::default_data_root(), device, saved.script_sources());
+  });
   train::load_saved_model(saved, *task->module(), request_.run_path, request_.checkpoint);
 
   options.noise = request_.noise;

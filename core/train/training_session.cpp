@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 
 #include "core/config/footprint.h"
 #include "core/data/catalog.h"
@@ -17,6 +18,7 @@
 #include "core/train/layerwise_trainer.h"
 #include "core/train/random_stream.h"
 #include "core/train/sparse_trainer.h"
+#include "core/train/user_files.h"
 #include "core/util/error.h"
 #include "core/util/system_memory.h"
 
@@ -25,9 +27,10 @@ namespace {
 
 // A new run file, or the resumed one cut back to the checkpoint's step once the trainer has restored it.
 // `who` follows the lock's purpose ("training, rank 0 of 2"): a window watching the file names its writer with it.
+// `new_files`: a new torchscript run's module and data file, which the run file keeps (nullptr for other runs).
 std::unique_ptr<store::RunWriter> open_run(train::Trainer& trainer, const config::ExperimentConfig& config,
                                            const SessionOptions& options, bool resuming, const torch::Device& device,
-                                           const std::string& who = "") {
+                                           const train::UserFiles* new_files, const std::string& who = "") {
   store::RunWriterOptions writer_options;
   writer_options.overwrite = options.overwrite;
   writer_options.flush_interval_seconds = options.flush_interval_seconds;
@@ -48,6 +51,7 @@ std::unique_ptr<store::RunWriter> open_run(train::Trainer& trainer, const config
   header.torch_version = info.torch_version;
   header.device = device.str();
   header.config_json = config.to_json().dump();
+  if (new_files) train::record_user_files(*new_files, header);
   return store::RunWriter::create(options.run_path, header, writer_options);
 }
 
@@ -66,15 +70,16 @@ struct Engine {
   std::string description;
 };
 
-Engine make_engine(const config::ExperimentConfig& config, const torch::Device& device) {
+Engine make_engine(const config::ExperimentConfig& config, const torch::Device& device,
+                   const tasks::ScriptSources* sources) {
   Engine engine;
   if (config.is_layerwise()) {
-    engine.layerwise_task = tasks::make_task(config, data::default_data_root(), device);
+    engine.layerwise_task = tasks::make_task(config, data::default_data_root(), device, sources);
     engine.trainer = std::make_unique<train::LayerwiseTrainer>(config, *engine.layerwise_task, device);
     engine.description = config.name + ": " + engine.layerwise_task->describe();
     return engine;
   }
-  engine.sparse_task = tasks::make_sparse_task(config, data::default_data_root(), device);
+  engine.sparse_task = tasks::make_sparse_task(config, data::default_data_root(), device, sources);
   engine.trainer = std::make_unique<train::SparseTrainer>(config, *engine.sparse_task, device);
   const std::string sparsity =
       config.sparsity.method == config::SparsityMethod::none
@@ -100,6 +105,29 @@ void check_memory(const config::ExperimentConfig& config, const torch::Device& d
   const auto available = available_memory();
   if (!available) return;
   config::require_fits(config, config::estimate_footprint(config), device.is_cpu(), *available);
+}
+
+// A user's module and data (the torchscript tasks): read and hashed when the run begins; when it resumes
+// (`from_run_file`), the module from the run's own copy and the data file checked against its recorded hash
+// (core/train/user_files.h). Nothing for the other tasks.
+struct UserSources {
+  std::optional<train::UserFiles> new_files;
+  std::optional<tasks::ScriptSources> sources;
+};
+UserSources user_sources(const config::ExperimentConfig& config, const SessionOptions& options, bool from_run_file) {
+  UserSources user;
+  if (!config::is_user_model(config.task)) return user;
+  if (from_run_file) {
+    user.sources =
+        train::saved_user_files(store::RunReader(options.run_path), config, {options.model_file, options.data_file});
+    return user;
+  }
+  config::ExperimentConfig where = config;
+  if (!options.model_file.empty()) where.model.file = options.model_file;
+  if (!options.data_file.empty()) where.data.file = options.data_file;
+  user.new_files = train::read_user_files(where);
+  user.sources = user.new_files->sources;
+  return user;
 }
 
 // ---- data parallel: what rank 0 knows, every rank learns
@@ -186,14 +214,15 @@ std::unique_ptr<dist::Group> connect(const DataParallelOptions& options) {
 std::unique_ptr<store::RunWriter> open_run_data_parallel(train::Trainer& trainer, dist::Group& group,
                                                          const config::ExperimentConfig& config,
                                                          const SessionOptions& options, bool resuming,
-                                                         const torch::Device& device) {
+                                                         const torch::Device& device,
+                                                         const train::UserFiles* new_files) {
   trainer.set_data_parallel(&group);
   std::unique_ptr<store::RunWriter> writer;
   record::CheckpointData state;
   const std::string who = ", rank 0 of " + std::to_string(group.size()) + " data-parallel processes";
   on_rank_zero(group, resuming ? "resumed the run file" : "created the run file", [&] {
     if (!resuming) {
-      writer = open_run(trainer, config, options, false, device, who);
+      writer = open_run(trainer, config, options, false, device, new_files, who);
       return;
     }
     store::RunWriterOptions writer_options;
@@ -238,11 +267,14 @@ TrainingSession::TrainingSession(config::ExperimentConfig config, SessionOptions
     : config_(std::move(config)), options_(std::move(options)), resuming_(resuming) {}
 
 std::unique_ptr<TrainingSession> TrainingSession::resume(const std::string& run_path,
-                                                         const DataParallelOptions& data_parallel) {
+                                                         const DataParallelOptions& data_parallel,
+                                                         const ResumeFiles& files) {
   if (data_parallel.world_size > 1 && data_parallel.rank > 0) {
     // This rank learns the configuration and the checkpoint from rank 0 in run().
     SessionOptions options;
     options.run_path = run_path;
+    options.model_file = files.model;
+    options.data_file = files.data;
     auto session =
         std::unique_ptr<TrainingSession>(new TrainingSession(config::ExperimentConfig{}, std::move(options), true));
     session->config_from_rank_zero_ = true;
@@ -264,6 +296,8 @@ std::unique_ptr<TrainingSession> TrainingSession::resume(const std::string& run_
   }
   SessionOptions options;
   options.run_path = run_path;
+  options.model_file = files.model;
+  options.data_file = files.data;
   auto session = std::unique_ptr<TrainingSession>(new TrainingSession(std::move(config), std::move(options), true));
   session->data_parallel_ = data_parallel;
   return session;
@@ -310,12 +344,15 @@ TrainingResult TrainingSession::train_into_run_file() {
   const train::CurrentRandomStream current_stream(&random_stream);
   verify_training_data(config_);
   check_memory(config_, device);
+  const UserSources user = user_sources(config_, options_, resuming_ && !config_from_rank_zero_);
+  const tasks::ScriptSources* given_sources = user.sources ? &*user.sources : nullptr;
+  const train::UserFiles* files_to_keep = resuming_ || !user.new_files ? nullptr : &*user.new_files;
   Engine engine;
-  random_stream.seed_and_initialise(config_.train.seed, [&] { engine = make_engine(config_, device); });
+  random_stream.seed_and_initialise(config_.train.seed, [&] { engine = make_engine(config_, device, given_sources); });
   train::Trainer& trainer = *engine.trainer;
   std::unique_ptr<store::RunWriter> writer =
-      group ? open_run_data_parallel(trainer, *group, config_, options_, resuming_, device)
-            : open_run(trainer, config_, options_, resuming_, device);
+      group ? open_run_data_parallel(trainer, *group, config_, options_, resuming_, device, files_to_keep)
+            : open_run(trainer, config_, options_, resuming_, device, files_to_keep);
   if (writer) {
     trainer.add_sink(writer.get());
     for (auto* sink : extra_sinks_) trainer.add_sink(sink);

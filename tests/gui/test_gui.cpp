@@ -1196,7 +1196,8 @@ void shrinkForTest(config::ExperimentConfig& config) {
       config.sparsity.frontier_interval = 2;
       config.sparsity.frontier_samples = 8;
       break;
-    case config::Task::torchscript:  // a user's module and data: their size is theirs
+    case config::Task::torchscript:
+    case config::Task::torchscript_layerwise:  // a user's module and data: their size is theirs
       break;
   }
 }

@@ -78,6 +78,33 @@ class Raising(torch.nn.Module):
         return self.layer(x)
 
 
+class WantsCuda(torch.nn.Module):
+    """Written for a GPU: it moves its input to CUDA whatever device it runs on."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.layer(x.to(torch.device("cuda"))).cpu()
+
+
+def saved_on_cuda(source_path, target_path):
+    """The module at source_path as a GPU machine saves it: every tensor's storage located on cuda:0 (TorchScript's
+    pickler writes the location as a BINUNICODE string)."""
+    cpu = b"X\x03\x00\x00\x00cpu"
+    cuda = b"X\x06\x00\x00\x00cuda:0"
+    moved = 0
+    with zipfile.ZipFile(source_path) as source, zipfile.ZipFile(target_path, "w", zipfile.ZIP_STORED) as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename.endswith(".pkl"):
+                moved += data.count(cpu)
+                data = data.replace(cpu, cuda)
+            target.writestr(item, data)
+    assert moved > 0, "no tensor location found to move"
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(7)
@@ -95,6 +122,9 @@ def main(out):
     torch.jit.script(Plain()).save(os.path.join(out, "plain.pt"))
     torch.jit.script(Raising()).save(os.path.join(out, "raising.pt"))
     torch.jit.script(NotFinite()).save(os.path.join(out, "not_finite.pt"))
+    torch.jit.script(Plain().double()).save(os.path.join(out, "double.pt"))  # float64 weights
+    torch.jit.script(WantsCuda()).save(os.path.join(out, "wants_cuda.pt"))
+    saved_on_cuda(os.path.join(out, "blocks.pt"), os.path.join(out, "blocks_cuda.pt"))
     write_data(os.path.join(out, "three.h5"), 3)
     write_data(os.path.join(out, "five.h5"), 5)
     torch.save(Plain().state_dict(), os.path.join(out, "state_dict.pt"))
