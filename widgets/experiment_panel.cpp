@@ -4,13 +4,17 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSignalBlocker>
 #include <QStandardItemModel>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace descentlab::widgets {
@@ -20,11 +24,9 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 6);
   auto* top = new QFormLayout();
+  makeModelSource();
   preset_ = new QComboBox(this);
-  for (const auto& name : backend_.presetNames()) {
-    preset_->addItem(name);
-    preset_->setItemData(preset_->count() - 1, backend_.presetDescription(name), Qt::ToolTipRole);
-  }
+  showModelSource(false);
   preset_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   preset_->setMinimumContentsLength(16);
   presetAbout_ = new QLabel(this);
@@ -44,6 +46,7 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
   }
   device_->setToolTip(noCuda.isEmpty() ? QStringLiteral("auto: CUDA when LibTorch sees a GPU, the CPU otherwise")
                                        : QStringLiteral("auto: the CPU here, since ") + noCuda);
+  top->addRow(QStringLiteral("Model"), modelSource_);
   top->addRow(QStringLiteral("Preset"), preset_);
   top->addRow(presetAbout_);
   top->addRow(QStringLiteral("Size"), size_);
@@ -103,6 +106,10 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
   layout->addLayout(buttons);
   setRunControls(QString(), false, false, false);
 
+  connect(modelSource_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    showModelSource(index == 1);
+    rebuildForm();
+  });
   connect(preset_, &QComboBox::currentTextChanged, this, [this] { rebuildForm(); });
   connect(size_, &QComboBox::currentTextChanged, this, [this] { rebuildForm(); });
   connect(start_, &QPushButton::clicked, this, &ExperimentPanel::start);
@@ -114,8 +121,60 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
 
 void ExperimentPanel::setPreset(const QString& preset, const QString& size) {
   size_->setCurrentText(size);
+  const bool ownFile = backend_.userModelPresets().contains(preset);
+  if ((modelSource_->currentIndex() == 1) != ownFile) {
+    const QSignalBlocker quiet(modelSource_);
+    modelSource_->setCurrentIndex(ownFile ? 1 : 0);
+    showModelSource(ownFile);
+  }
   preset_->setCurrentText(preset);
   rebuildForm();
+}
+
+void ExperimentPanel::makeModelSource() {
+  modelSource_ = new QComboBox(this);
+  modelSource_->setObjectName(QStringLiteral("model-source"));
+  modelSource_->addItem(QStringLiteral("built-in preset"));
+  if (!backend_.userModelPresets().isEmpty()) modelSource_->addItem(QStringLiteral("your own file…"));
+  modelSource_->setToolTip(
+      QStringLiteral("built-in preset: the lab's own models and data; your own file: a TorchScript module (.pt) on "
+                     "an HDF5 data file (.h5), trained like the presets (docs/your-model.md)"));
+}
+
+void ExperimentPanel::showModelSource(bool ownFile) {
+  const QSignalBlocker quiet(preset_);
+  preset_->clear();
+  for (const auto& name : ownFile ? backend_.userModelPresets() : backend_.presetNames()) {
+    preset_->addItem(name);
+    preset_->setItemData(preset_->count() - 1, backend_.presetDescription(name), Qt::ToolTipRole);
+  }
+  if (size_) size_->setEnabled(!ownFile);  // a user's module has one size: its own
+}
+
+QWidget* ExperimentPanel::withBrowseButton(QLineEdit* line, const QString& key) {
+  const bool model = key.startsWith(QStringLiteral("model."));
+  line->setPlaceholderText(model ? QStringLiteral("a TorchScript module, e.g. cnn.pt")
+                                 : QStringLiteral("an HDF5 data file, e.g. fashion-mnist.h5"));
+  // A path wants room: in a narrow dock the field goes below its label rather than show a few letters.
+  line->setMinimumWidth(220);
+  auto* host = new QWidget(formHost_);
+  auto* row = new QHBoxLayout(host);
+  row->setContentsMargins(0, 0, 0, 0);
+  row->addWidget(line, 1);
+  auto* browse = new QToolButton(host);
+  browse->setText(QStringLiteral("…"));
+  browse->setObjectName(key + QStringLiteral(".browse"));
+  browse->setToolTip(model ? QStringLiteral("Choose the module file") : QStringLiteral("Choose the data file"));
+  connect(browse, &QToolButton::clicked, this, [this, line, model] {
+    const QString chosen = QFileDialog::getOpenFileName(
+        this, model ? QStringLiteral("Your model: a TorchScript module") : QStringLiteral("Your data: an HDF5 file"),
+        QFileInfo(line->text()).absolutePath(),
+        model ? QStringLiteral("TorchScript modules (*.pt *.pth);;All files (*)")
+              : QStringLiteral("HDF5 files (*.h5 *.hdf5);;All files (*)"));
+    if (!chosen.isEmpty()) line->setText(chosen);
+  });
+  row->addWidget(browse);
+  return host;
 }
 
 QVector<int> parseSeeds(const QString& text, QString* error) {
@@ -215,7 +274,9 @@ void ExperimentPanel::rebuildForm() {
         new QLabel(field.key.section(QLatin1Char('.'), 1).replace(QLatin1Char('_'), QLatin1Char(' ')), formHost_);
     label->setToolTip(editor->toolTip());
     label->setBuddy(editor);
-    form_->addRow(label, editor);
+    auto* line = qobject_cast<QLineEdit*>(editor);
+    form_->addRow(label,
+                  line && field.key.endsWith(QStringLiteral(".file")) ? withBrowseButton(line, field.key) : editor);
   }
   validateNow();
 }

@@ -35,6 +35,9 @@ class ExperimentBackend {
  public:
   virtual ~ExperimentBackend() = default;
   virtual QStringList presetNames() const = 0;
+  // The experiments of a user's own model (a TorchScript module on an HDF5 data file; docs/your-model.md), one per
+  // engine, which the panel lists when "Model" is "your own file…": their fields hold model.file and data.file.
+  virtual QStringList userModelPresets() const { return {}; }
   // One line saying what a preset trains and shows ("" when unknown), stating the values of `fields` where given (the
   // form's: a tour's α 5 is not described as the preset's 50), else the preset's own.
   virtual QString presetDescription(const QString& preset, const QList<ConfigField>& fields = {}) const {
@@ -112,6 +115,13 @@ class ExperimentPanel : public QWidget {
   void showMissingDataset();
 
   const ExperimentBackend& backend_;
+  // Which presets the Preset list holds: the built-in ones, or those of a user's own model file.
+  void makeModelSource();
+  void showModelSource(bool ownFile);
+  // A "…" beside a file field (model.file, data.file) that picks the file.
+  QWidget* withBrowseButton(QLineEdit* line, const QString& key);
+
+  QComboBox* modelSource_ = nullptr;
   QComboBox* preset_ = nullptr;
   QLabel* presetAbout_ = nullptr;
   QComboBox* size_ = nullptr;

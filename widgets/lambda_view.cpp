@@ -26,6 +26,11 @@ QString noMultipliersReason(const RunData* selected, const QString& name) {
   } else if (selected && selected->constrained) {
     reason =
         QStringLiteral("Not recorded yet: %1\n(λ and the slack come with each metric interval)").arg(selected->name);
+  } else if (selected && selected->config.value(QStringLiteral("task")) == QLatin1String("torchscript")) {
+    reason = QStringLiteral(
+                 "%1 is your module trained by the sparse engine: it has no layers' constraints.\nλ needs "
+                 "constrained layerwise descent of a module with layer_outputs(x) (your-model-layerwise)")
+                 .arg(selected->name);
   } else if (selected && selected->kind == RunKind::Layerwise) {
     reason = QStringLiteral(
                  "%1 trains without constraints (ERM): it has no multipliers.\nSelect a constrained "

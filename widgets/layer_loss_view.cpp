@@ -264,12 +264,18 @@ void LayerLossView::rebuild() {
   }
   if (layerwise.isEmpty()) {
     // The real reason: no layerwise run open, or one that has not reached its first test evaluation.
-    QStringList waiting;
+    QStringList waiting, ownSparse;
     for (auto* run : model()->runs()) {
       if (run->kind == RunKind::Layerwise) waiting << run->name;
+      if (run->config.value(QStringLiteral("task")) == QLatin1String("torchscript")) ownSparse << run->name;
     }
     placeholder(plot(), plot()->axisRect(0),
-                waiting.isEmpty()
+                waiting.isEmpty() && !ownSparse.isEmpty()
+                    ? QStringLiteral("%1: your module trained by the sparse engine, which reads no layers.\n"
+                                     "Per-layer losses need layerwise descent of a module with layer_outputs(x)\n"
+                                     "(Model: your own file…, preset your-model-layerwise; docs/your-model.md)")
+                          .arg(ownSparse.join(QStringLiteral(", ")))
+                : waiting.isEmpty()
                     ? QStringLiteral("No layerwise-descent run open\n(presets text-* and video-*)")
                     : QStringLiteral("Not evaluated yet: %1 run%2\n(test losses come at each epoch's end)")
                           .arg(waiting.size())

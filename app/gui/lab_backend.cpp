@@ -3,10 +3,15 @@
 #include "core/config/experiment_config.h"
 #include "core/config/json_reader.h"
 #include "core/data/catalog.h"
+#include "core/data/data_file.h"
 #include "core/runtime.h"
 
+#include <QFileInfo>
+
+#include <algorithm>
 #include <exception>
 #include <map>
+#include <vector>
 
 namespace descentlab::gui {
 namespace {
@@ -75,7 +80,71 @@ void collect(const nlohmann::json& node, const std::string& prefix, const nlohma
   }
 }
 
+// The experiments of a user's own module and data (docs/your-model.md), by engine.
+const QString kYourModel = QStringLiteral("your-model");
+const QString kYourModelLayerwise = QStringLiteral("your-model-layerwise");
+
+bool is_user_preset(const QString& preset) {
+  return preset == kYourModel || preset == kYourModelLayerwise;
+}
+
+// A user's experiment before its files are chosen: every key at its default (not validated: the files are empty).
+nlohmann::json user_document(const QString& preset) {
+  config::ExperimentConfig config;
+  config.name = preset.toStdString();
+  config.task = preset == kYourModelLayerwise ? config::Task::torchscript_layerwise : config::Task::torchscript;
+  return config.to_json();
+}
+
+// The fields' values written into `document`, each parsed as the key's type in `full` (the complete config).
+void apply_fields(nlohmann::json& document, const nlohmann::json& full, const QList<widgets::ConfigField>& fields) {
+  const std::string source = "experiment panel";
+  for (const auto& field : fields) {
+    const auto pointer = pointer_of(field.key);
+    const nlohmann::json& original = full.contains(pointer) ? full[pointer] : nlohmann::json();
+    nlohmann::json value;
+    switch (field.value.typeId()) {
+      case QMetaType::Bool: value = field.value.toBool(); break;
+      case QMetaType::LongLong:
+      case QMetaType::Int: value = static_cast<int64_t>(field.value.toLongLong()); break;
+      case QMetaType::Double: value = field.value.toDouble(); break;
+      default: {
+        const std::string text = field.value.toString().toStdString();
+        if (original.is_array() || original.is_object()) {
+          value = nlohmann::json::parse(text, nullptr, false);
+          if (value.is_discarded())
+            throw config::ConfigError(source, field.key.toStdString(), "\"" + text + "\" is not valid JSON");
+        } else {
+          value = text;
+        }
+      }
+    }
+    document[pointer] = value;
+  }
+}
+
+// A user's experiment as the CLI makes it (train --model --data): the files' absolute paths, the run named after
+// the module, and data.target read from the data file (when it can be read; else the run says why).
+void complete_user_document(nlohmann::json& document) {
+  for (const char* section : {"model", "data"}) {
+    const QString file = QString::fromStdString(document[section]["file"].get<std::string>());
+    if (!file.isEmpty()) document[section]["file"] = QFileInfo(file).absoluteFilePath().toStdString();
+  }
+  const std::string model = document["model"]["file"].get<std::string>();
+  if (!model.empty()) document["name"] = QFileInfo(QString::fromStdString(model)).completeBaseName().toStdString();
+  try {
+    const std::string data = document["data"]["file"].get<std::string>();
+    if (!data.empty()) document["data"]["target"] = data::data_task_word(data::read_data_task(data));
+  } catch (const std::exception&) {
+    // validate() and the run name the file and what is wrong with it
+  }
+}
+
 }  // namespace
+
+QStringList LabBackend::userModelPresets() const {
+  return {kYourModel, kYourModelLayerwise};
+}
 
 QString LabBackend::cudaUnavailableReason() const {
   static const RuntimeInfo info = runtime_info();
@@ -95,6 +164,17 @@ QStringList LabBackend::presetNames() const {
 }
 
 QString LabBackend::presetDescription(const QString& preset, const QList<widgets::ConfigField>& fields) const {
+  if (preset == kYourModel) {
+    return QStringLiteral(
+        "Your own TorchScript module on your own HDF5 data, trained like the vit and gpt presets: AdamW, HAM or "
+        "HORST, dense or AC/DC, with the weight views and the sparsity frontier (docs/your-model.md; "
+        "examples/cnn_fashion_mnist.py writes one)");
+  }
+  if (preset == kYourModelLayerwise) {
+    return QStringLiteral(
+        "Your own module by layerwise descent, ERM or constrained (constraints.enabled): its layer_outputs(x) "
+        "gives the per-layer loss, λ, the certificate, the sweeps and the layer probe (docs/your-model.md)");
+  }
   if (fields.isEmpty()) return QString::fromStdString(config::preset_description(preset.toStdString()));
   const std::string text = config::fill_description(
       config::preset_description_template(preset.toStdString()), [&](const std::string& key) -> std::string {
@@ -111,6 +191,19 @@ QString LabBackend::presetDescription(const QString& preset, const QList<widgets
 
 QList<widgets::ConfigField> LabBackend::presetFields(const QString& preset, const QString& size) const {
   QList<widgets::ConfigField> fields;
+  if (is_user_preset(preset)) {
+    // The two files first, then what trains them: the engine's own section and the training keys.
+    const nlohmann::json full = user_document(preset);
+    nlohmann::json shown = {{"model", {{"file", ""}}}, {"data", {{"file", ""}}}, {"train", full["train"]}};
+    for (const char* section : preset == kYourModelLayerwise ? std::vector<const char*>{"constraints"}
+                                                             : std::vector<const char*>{"optimizer", "sparsity"}) {
+      shown[section] = full[section];
+    }
+    collect(full, "", shown, fields);
+    std::stable_partition(fields.begin(), fields.end(),
+                          [](const widgets::ConfigField& field) { return field.key.endsWith(".file"); });
+    return fields;
+  }
   nlohmann::json document;
   try {
     document = config::preset_document(preset.toStdString(), size.toStdString());
@@ -137,31 +230,15 @@ QList<widgets::ConfigField> LabBackend::presetFields(const QString& preset, cons
 
 nlohmann::json LabBackend::document(const QString& preset, const QString& size,
                                     const QList<widgets::ConfigField>& fields) const {
+  if (is_user_preset(preset)) {
+    nlohmann::json document = user_document(preset);
+    apply_fields(document, user_document(preset), fields);
+    complete_user_document(document);
+    return document;
+  }
   nlohmann::json document = config::preset_document(preset.toStdString(), size.toStdString());
   const nlohmann::json full = config::ExperimentConfig::from_json(document, "preset " + preset.toStdString()).to_json();
-  const std::string source = "experiment panel";
-  for (const auto& field : fields) {
-    const auto pointer = pointer_of(field.key);
-    const nlohmann::json& original = full.contains(pointer) ? full[pointer] : nlohmann::json();
-    nlohmann::json value;
-    switch (field.value.typeId()) {
-      case QMetaType::Bool: value = field.value.toBool(); break;
-      case QMetaType::LongLong:
-      case QMetaType::Int: value = static_cast<int64_t>(field.value.toLongLong()); break;
-      case QMetaType::Double: value = field.value.toDouble(); break;
-      default: {
-        const std::string text = field.value.toString().toStdString();
-        if (original.is_array() || original.is_object()) {
-          value = nlohmann::json::parse(text, nullptr, false);
-          if (value.is_discarded())
-            throw config::ConfigError(source, field.key.toStdString(), "\"" + text + "\" is not valid JSON");
-        } else {
-          value = text;
-        }
-      }
-    }
-    document[pointer] = value;
-  }
+  apply_fields(document, full, fields);
   return document;
 }
 

@@ -10,6 +10,8 @@ namespace descentlab::gui {
 class LabBackend : public widgets::ExperimentBackend {
  public:
   QStringList presetNames() const override;
+  // "your-model" (the sparse engine: AdamW, HAM, HORST) and "your-model-layerwise" (layerwise descent).
+  QStringList userModelPresets() const override;
   QString presetDescription(const QString& preset, const QList<widgets::ConfigField>& fields = {}) const override;
   QList<widgets::ConfigField> presetFields(const QString& preset, const QString& size) const override;
   QString validate(const QString& preset, const QString& size,

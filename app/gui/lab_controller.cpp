@@ -1,11 +1,16 @@
 #include "app/gui/lab_controller.h"
 
+#include <QEventLoop>
+#include <QFileInfo>
+#include <QProcess>
+
 #include <nlohmann/json.hpp>
 
 #include <exception>
 #include <utility>
 #include <vector>
 
+#include "core/util/user_folders.h"
 #include "widgets/lab_model.h"
 #include "widgets/views.h"
 
@@ -106,7 +111,9 @@ QStringList LabController::startTour(const QString& name,
   try {
     tour = config::find_tour(name.toStdString());
     for (const auto& run : tour.runs) {
-      configs.push_back(config::load_experiment(run.preset, run.size, "", run.overrides));
+      const QString folder = run.example.empty() ? QString() : exampleFiles(run.example);
+      if (!run.example.empty() && folder.isEmpty()) return {};  // why is shown
+      configs.push_back(config::tour_run_config(run, folder.toStdString()));
       configs.back().name = tour.name + " " + run.label;
       if (adjust) adjust(configs.back());
     }
@@ -154,11 +161,54 @@ QStringList LabController::startTour(const QString& name,
   return ids;
 }
 
+QString LabController::exampleFiles(const std::string& example) {
+  const config::TourExample* files = config::find_tour_example(example);
+  const FolderContext context = process_folder_context();
+  const QString folder = QString::fromStdString(example_files_folder(context, example));
+  if (!files) return {};
+  if (QFileInfo::exists(folder + "/" + files->module) && QFileInfo::exists(folder + "/" + files->data)) return folder;
+  const QString script = QString::fromStdString(example_scripts_folder(context)) + "/" + files->script;
+  if (!QFileInfo::exists(script)) {
+    window_.showError(QStringLiteral("the example script %1 is not there (set DESCENTLAB_EXAMPLES to the folder of "
+                                     "DescentLab's examples/)")
+                          .arg(script));
+    return {};
+  }
+  window_.showInfo(QStringLiteral("Writing the example's module and data into %1 (python3 %2, once)…")
+                       .arg(folder, QFileInfo(script).fileName()));
+  QProcess python;
+  python.setProcessChannelMode(QProcess::MergedChannels);
+  QEventLoop waiting;
+  connect(&python, &QProcess::finished, &waiting, &QEventLoop::quit);
+  connect(&python, &QProcess::errorOccurred, &waiting, &QEventLoop::quit);
+  python.start(QStringLiteral("/usr/bin/python3"), QStringList{script, QStringLiteral("--out-dir"), folder} +
+                                                       QString::fromLatin1(files->arguments).split(QLatin1Char(' ')));
+  if (python.state() != QProcess::NotRunning) waiting.exec();
+  const QString said = QString::fromUtf8(python.readAll()).trimmed();
+  if (python.exitStatus() != QProcess::NormalExit || python.exitCode() != 0) {
+    window_.showError(QStringLiteral("%1 could not write the example: %2")
+                          .arg(QFileInfo(script).fileName(), said.isEmpty() ? python.errorString() : said));
+    return {};
+  }
+  window_.showInfo(QStringLiteral("Wrote %1 and %2 into %3 (%4); the tour trains them")
+                       .arg(QString::fromLatin1(files->module), QString::fromLatin1(files->data), folder,
+                            QFileInfo(script).fileName()));
+  return folder;
+}
+
 void LabController::showInExperimentPanel(const config::TourRun& run) {
   // The panel showed its own preset (video-constrained, α 0.05) beside a tour's text runs (α 0.02): it now shows the
   // run the views follow, so what a user reads there is what trains, and Start trains a variant of it.
   widgets::ExperimentPanel* panel = window_.experimentPanel();
-  panel->setPreset(QString::fromStdString(run.preset), QString::fromStdString(run.size));
+  if (!run.example.empty()) {  // a user's model: the example's files in the panel's file fields
+    const config::TourExample* files = config::find_tour_example(run.example);
+    const QString folder = QString::fromStdString(example_files_folder(process_folder_context(), run.example));
+    panel->setPreset(backend_.userModelPresets().value(0));
+    panel->setFieldText(QStringLiteral("model.file"), folder + "/" + files->module);
+    panel->setFieldText(QStringLiteral("data.file"), folder + "/" + files->data);
+  } else {
+    panel->setPreset(QString::fromStdString(run.preset), QString::fromStdString(run.size));
+  }
   for (const std::string& assignment : run.overrides) {
     const size_t equals = assignment.find('=');
     if (equals == std::string::npos) continue;

@@ -80,6 +80,9 @@ class LabController : public QObject {
   QStringList startSeeds(const config::ExperimentConfig& config, const QVector<int>& seeds);
   // The experiment panel shows a tour's run: its preset, size and overrides.
   void showInExperimentPanel(const config::TourRun& run);
+  // The folder of an example's files for a tour's run (docs/your-model.md), written by its script with Debian's
+  // python3-torch the first time (the window stays responsive meanwhile); "" with the error shown when that failed.
+  QString exampleFiles(const std::string& example);
 
   widgets::MainWindow& window_;
   const LabBackend& backend_;

@@ -121,20 +121,49 @@ std::vector<TourRun> read_runs(const nlohmann::json& document, const std::string
     if (!entry.is_object()) throw ConfigError(source, where, "expected an object");
     TourRun run;
     run.label = text_of(entry, "label", source + " " + where, true);
-    run.preset = text_of(entry, "preset", source + " " + where, true);
+    run.example = text_of(entry, "example", source + " " + where, false);
+    run.preset = text_of(entry, "preset", source + " " + where, run.example.empty());
+    if (!run.example.empty() && !find_tour_example(run.example)) {
+      throw ConfigError(source, where + ".example",
+                        "unknown example \"" + run.example + "\" (known: cnn_fashion_mnist)");
+    }
     const std::string size = text_of(entry, "size", source + " " + where, false);
     if (!size.empty()) run.size = size;
     const nlohmann::json set = entry.value("set", nlohmann::json::object());
     if (!set.is_object()) throw ConfigError(source, where + ".set", "expected an object of key: value");
     for (const auto& [key, value] : set.items()) run.overrides.push_back(key + "=" + value.dump());
-    // The run's config must load exactly as the window and the CLI would load it.
-    load_experiment(run.preset, run.size, "", run.overrides);
+    // The run's config must load exactly as the window and the CLI would load it (an example's in any folder).
+    tour_run_config(run, "/examples/" + run.example);
     read.push_back(std::move(run));
   }
   return read;
 }
 
 }  // namespace
+
+const TourExample* find_tour_example(const std::string& name) {
+  // Few enough rows that a tour writes them in seconds and trains an epoch in under a minute on two cores.
+  static const TourExample examples[] = {
+      {"cnn_fashion_mnist", "cnn_fashion_mnist.py", "cnn.pt", "fashion-mnist.h5", "classification",
+       "--train-rows 4096 --test-rows 1024"},
+  };
+  for (const auto& example : examples) {
+    if (name == example.name) return &example;
+  }
+  return nullptr;
+}
+
+ExperimentConfig tour_run_config(const TourRun& run, const std::string& example_folder) {
+  if (run.example.empty()) return load_experiment(run.preset, run.size, "", run.overrides);
+  const TourExample* example = find_tour_example(run.example);
+  if (!example) throw ConfigError("tour run " + run.label, "example", "unknown example \"" + run.example + "\"");
+  nlohmann::json document = {{"name", run.example},
+                             {"task", "torchscript"},
+                             {"model", {{"file", example_folder + "/" + example->module}}},
+                             {"data", {{"file", example_folder + "/" + example->data}, {"target", example->target}}}};
+  for (const auto& assignment : run.overrides) apply_assignment(document, assignment);
+  return ExperimentConfig::from_json(document, "tour run " + run.label);
+}
 
 Tour parse_tour(const std::string& json_text, const std::string& source) {
   const nlohmann::json document = tour_document(json_text, source);

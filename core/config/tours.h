@@ -20,11 +20,16 @@
 #include <string>
 #include <vector>
 
+#include "core/config/experiment_config.h"
+
 namespace descentlab::config {
 
 struct TourRun {
-  std::string label;                   // what the window calls the run ("ERM", "constrained")
-  std::string preset;                  // a built-in preset
+  std::string label;   // what the window calls the run ("ERM", "constrained")
+  std::string preset;  // a built-in preset, or "" for an example's run
+  // An example of examples/ ("cnn_fashion_mnist", a user's model and data; docs/your-model.md): the run trains the
+  // module and data file its script writes, as the "your-model" experiment of the window does (task torchscript).
+  std::string example;
   std::string size = "quick";          // quick | full
   std::vector<std::string> overrides;  // "key=value" as --set takes them (values as JSON text)
 };
@@ -46,6 +51,21 @@ struct Tour {
   std::vector<std::string> views;  // training_curves, test_metric, layer_loss, lambda, weight_geometry, robustness,
                                    // frontier, playground
 };
+
+// An example script of examples/ that a tour trains: what it writes, and the arguments it is run with for a tour.
+struct TourExample {
+  const char* name;       // "cnn_fashion_mnist"
+  const char* script;     // "cnn_fashion_mnist.py"
+  const char* module;     // "cnn.pt"
+  const char* data;       // "fashion-mnist.h5"
+  const char* target;     // the data file's task
+  const char* arguments;  // "--train-rows 4096 --test-rows 1024"
+};
+// The example called `name`; nullptr when there is none.
+const TourExample* find_tour_example(const std::string& name);
+// The config of a tour's run: its preset with the overrides, or for an example's run its files in `example_folder`
+// (where the example's script wrote them) with the overrides. Throws ConfigError naming the key.
+ExperimentConfig tour_run_config(const TourRun& run, const std::string& example_folder);
 
 // The view ids a tour may name.
 const std::vector<std::string>& tour_view_ids();

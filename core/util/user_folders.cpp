@@ -70,6 +70,20 @@ std::string dataset_folder(const FolderContext& context) {
   return (fs::path(user_data_folder(context)) / "datasets").string();
 }
 
+std::string example_scripts_folder(const FolderContext& context) {
+  const std::string given = environment("DESCENTLAB_EXAMPLES");
+  if (!given.empty()) return given;
+  if (running_from_build_tree(context)) {
+    // The source tree's datasets/cache is <source>/datasets/cache.
+    return (fs::path(context.source_data_root).parent_path().parent_path() / "examples").string();
+  }
+  return (fs::path(context.executable).parent_path().parent_path() / "share" / "descentlab" / "examples").string();
+}
+
+std::string example_files_folder(const FolderContext& context, const std::string& example) {
+  return (fs::path(dataset_folder(context)) / "examples" / example).string();
+}
+
 std::string runs_folder(const FolderContext& context) {
   if (running_from_build_tree(context)) return "runs";
   return (fs::path(user_data_folder(context)) / "runs").string();

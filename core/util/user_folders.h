@@ -30,5 +30,10 @@ std::string dataset_folder(const FolderContext& context);
 // Where the window writes new runs: "runs" (relative to the working folder) from a build tree, else
 // user_data_folder()/runs.
 std::string runs_folder(const FolderContext& context);
+// The example scripts (examples/*.py: a user's model and data, docs/your-model.md): $DESCENTLAB_EXAMPLES, else the
+// source tree's examples/ from a build tree, else <prefix>/share/descentlab/examples beside the installed program.
+std::string example_scripts_folder(const FolderContext& context);
+// Where the files an example script writes for a tour are kept: <datasets>/examples/<example>.
+std::string example_files_folder(const FolderContext& context, const std::string& example);
 
 }  // namespace descentlab

@@ -1029,7 +1029,8 @@ TEST_F(LabTest, ATourBringsItsViewsForwardAndTheOthersGiveWay) {
       QApplication::processEvents();
       for (const config::TourRun& run : tour.runs) {
         auto data = std::make_unique<RunData>();
-        const bool sparse = run.preset.rfind("vit-", 0) == 0 || run.preset.rfind("gpt-", 0) == 0;
+        const bool sparse =
+            run.preset.rfind("vit-", 0) == 0 || run.preset.rfind("gpt-", 0) == 0 || !run.example.empty();
         data->kind = sparse ? widgets::RunKind::Sparse : widgets::RunKind::Layerwise;
         data->name = QString::fromStdString(tour.name + " " + run.label);
         window_->model()->addRun(std::move(data));
@@ -1197,7 +1198,10 @@ void shrinkForTest(config::ExperimentConfig& config) {
       config.sparsity.frontier_samples = 8;
       break;
     case config::Task::torchscript:
-    case config::Task::torchscript_layerwise:  // a user's module and data: their size is theirs
+    case config::Task::torchscript_layerwise:  // a user's module and data: their size is theirs, the batches ours
+      config.train.batch_size = 256;
+      config.sparsity.frontier_interval = 8;
+      config.sparsity.frontier_samples = 32;
       break;
   }
 }
@@ -1242,6 +1246,9 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TourTest);
 TEST_P(TourTest, StartsItsRunsShowsItsCaptionAndFillsItsViews) {
   const config::Tour tour = config::find_tour(GetParam());
   const QStringList ids = controller_->startTour(QString::fromStdString(tour.name), shrinkForTest);
+  if (ids.isEmpty() && window_->lastMessage().contains(QStringLiteral("data fetch"))) {
+    GTEST_SKIP() << "the example needs a dataset that is not fetched: " << window_->lastMessage().toStdString();
+  }
   ASSERT_EQ(ids.size(), static_cast<int>(tour.runs.size())) << window_->lastMessage().toStdString();
   EXPECT_TRUE(window_->tours()->tourCaption().contains(QString::fromStdString(tour.title).toHtmlEscaped()))
       << window_->tours()->tourCaption().toStdString();
@@ -1257,7 +1264,8 @@ TEST_P(TourTest, StartsItsRunsShowsItsCaptionAndFillsItsViews) {
   // The experiment panel shows the run the views follow (the tour's last), every override included.
   const config::TourRun& last = tour.runs.back();
   widgets::ExperimentPanel* panel = window_->experimentPanel();
-  EXPECT_EQ(panel->preset().toStdString(), last.preset);
+  // A tour of your own model (an example's files) shows the "your-model" experiment with its files.
+  EXPECT_EQ(panel->preset().toStdString(), last.example.empty() ? last.preset : "your-model");
   const QList<widgets::ConfigField> fields = panel->fields();
   for (const std::string& assignment : last.overrides) {
     const std::string key = assignment.substr(0, assignment.find('='));
