@@ -129,12 +129,15 @@ void LayerProbeView::drawText() {
   QStringList words = first->words.mid(0, 40);
   QString text = words.join(QLatin1Char(' '));
   if (first->words.size() > 40) text += QStringLiteral(" …");
-  review_->setFullText(QStringLiteral("Review %1 of %2, label %3 (%4 noise at γ %5): %6")
+  // A review of IMDb, or a test sample of a user's classification (its words: none).
+  const bool text_task = first->task == QLatin1String("text");
+  review_->setFullText(QStringLiteral("%1 %2 of %3, label %4 (%5 noise at γ %6)%7")
+                           .arg(text_task ? QStringLiteral("Review") : QStringLiteral("Test sample"))
                            .arg(first->sample)
                            .arg(first->testSize)
                            .arg(className(first->label), noise_->currentText())
                            .arg(gamma(), 0, 'f', 2)
-                           .arg(text));
+                           .arg(text.isEmpty() ? QString() : QStringLiteral(": ") + text));
   plot_->clearPlottables();
   plot_->clearItems();
   auto* group = new QCPBarsGroup(plot_);
