@@ -409,7 +409,7 @@ PY
       [ "$got" = "$want" ] || { cat "$scratch/out" >&2; fail "expected exit $want from: $*; got $got"; }
       if grep -q "17976931348623157" "$scratch/out"; then cat "$scratch/out" >&2; fail "a range up to 1.8e308 in: $*"; fi
     }
-    for value in abc 0 -5 1.5 1e300 nan; do
+    for value in abc -1 -5 1.5 1e300 nan; do  # 0 is a run's initial state (cli.max_steps)
       expect_status 2 "$cli" train --preset video-erm --out "$scratch/x.h5" --max-steps "$value"
       expect_in "--max-steps" "$scratch/out"
     done
@@ -424,7 +424,7 @@ PY
     # Issue 52 item 8: a parse error names its command and what it takes (they said "A subcommand is required",
     # "out is required").
     expect_status 2 "$cli" data frob
-    expect_in "data: its commands are info, fetch; 'frob' is not one of them" "$scratch/out"
+    expect_in "data: its commands are info, fetch, check, export; 'frob' is not one of them" "$scratch/out"
     expect_status 2 "$cli" pack "$scratch/none.h5"
     expect_in "pack: out is required (usage: descentlab-cli pack run out [OPTIONS]" "$scratch/out"
     # Issue 38 item 5: what was given is named, with the valid commands; an empty path is not "no --resume".
@@ -537,6 +537,61 @@ PY
       { cat "$scratch/err" >&2; fail "resume to the end failed"; }
     expect_in '"stopped": false' "$scratch/c.json"
     "$python" "$compare" "$scratch/straight.h5" "$scratch/three.h5" || fail "the resumed run differs from the uninterrupted one"
+    # --max-steps 0 keeps a new run's initial state as "latest" (step 0) without a step; resumed, it is the same run.
+    "$cli" train "${tiny[@]}" --out "$scratch/zero.h5" --max-steps 0 >/dev/null 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "--max-steps 0 failed"; }
+    expect_in "stopped at step 0;" "$scratch/err"
+    "$cli" inspect "$scratch/zero.h5" --json | tr -d ' \n' >"$scratch/inspect"
+    expect_in '"label":"latest","step":0}' "$scratch/inspect"
+    "$cli" train --resume "$scratch/zero.h5" >/dev/null 2>"$scratch/err" || { cat "$scratch/err" >&2; fail "resume from 0 failed"; }
+    "$python" "$compare" "$scratch/straight.h5" "$scratch/zero.h5" || fail "the run resumed from step 0 differs"
+    ;;
+  data_file)
+    # bash cli_checks.sh data_file CLI PYTHON. Issue 53 item 3: `data export` writes a built-in dataset as a data file
+    # of your own that `data check` passes, and keeps an existing file without --overwrite; `data check` names a
+    # breach of the contract (exit 2); a dataset that is not fetched gives the fetch command (exit 2).
+    python=$3
+    real=$("$cli" data info --no-verify --dataset moby-dick --json 2>/dev/null | tr -d ' \n')
+    case "$real" in *'"present":true'*) ;; *) echo "moby-dick not fetched: skipped"; exit 77 ;; esac
+    small=(--size quick --set data.train_limit=64 --set data.test_limit=16 --set data.context=32)
+    "$cli" data export moby-dick "$scratch/md.h5" "${small[@]}" >"$scratch/out" 2>"$scratch/err" ||
+      { cat "$scratch/err" >&2; fail "data export moby-dick exited $?"; }
+    expect_in "as gpt-adamw-quick trains on it" "$scratch/out"
+    expect_in "next-token, vocabulary " "$scratch/out"
+    expect_in "train/x  int64    [64, 32]" "$scratch/out"
+    "$cli" data check "$scratch/md.h5" >"$scratch/check" 2>&1 || { cat "$scratch/check" >&2; fail "data check exited $?"; }
+    expect_in "test/y   int64    [16, 32]" "$scratch/check"
+    [ "$(tail -1 "$scratch/check")" = ok ] || { cat "$scratch/check" >&2; fail "data check did not end with ok"; }
+    "$cli" data check "$scratch/md.h5" --json | tr -d ' \n' >"$scratch/json"
+    expect_in '"ok":true' "$scratch/json"
+    expect_in '"chunked_by_rows":true' "$scratch/json"
+    before=$(sha256sum <"$scratch/md.h5")
+    "$cli" data export moby-dick "$scratch/md.h5" >"$scratch/out" 2>&1
+    status=$?
+    [ "$status" = 2 ] || { cat "$scratch/out" >&2; fail "an existing file: expected exit 2, got $status"; }
+    expect_in "$scratch/md.h5: a file already exists here; choose another name or give --overwrite" "$scratch/out"
+    [ "$(sha256sum <"$scratch/md.h5")" = "$before" ] || fail "a refused export changed the existing file"
+    "$cli" data export moby-dick "$scratch/md.h5" "${small[@]}" --set data.context=16 --overwrite >/dev/null 2>&1 ||
+      fail "data export --overwrite exited $?"
+    "$cli" data check "$scratch/md.h5" --json | tr -d ' \n' | grep -qF '"shape":[64,16]' || fail "not overwritten"
+    # A token out of the vocabulary, written with h5py as a user would: named with its dataset and row.
+    "$python" - "$scratch/md.h5" <<'PY'
+import sys
+import h5py
+with h5py.File(sys.argv[1], "r+") as f:
+    f["train/y"][3, 0] = int(f.attrs["vocabulary"])
+PY
+    "$cli" data check "$scratch/md.h5" >"$scratch/out" 2>&1
+    status=$?
+    [ "$status" = 2 ] || { cat "$scratch/out" >&2; fail "a token out of range: expected exit 2, got $status"; }
+    expect_in "$scratch/md.h5: /train/y: row 3 holds the token" "$scratch/out"
+    "$cli" data check "$scratch/none.h5" >"$scratch/out" 2>&1 && fail "a missing file was checked"
+    expect_in "$scratch/none.h5: no such file" "$scratch/out"
+    DESCENTLAB_DATA="$scratch/empty" "$cli" data export fashion-mnist "$scratch/fm.h5" >"$scratch/out" 2>&1
+    status=$?
+    [ "$status" = 2 ] || { cat "$scratch/out" >&2; fail "a dataset not fetched: expected exit 2, got $status"; }
+    expect_in "fetch" "$scratch/out"
+    [ ! -e "$scratch/fm.h5" ] || fail "an export of a missing dataset wrote a file"
     ;;
   damaged_runs)
     # bash cli_checks.sh damaged_runs CLI PYTHON. Issue 16 points 7-9, on run files changed with h5py as a user

@@ -26,7 +26,7 @@ newest=$(grep -o '<release version="[^"]*"' "$desktop/io.github.descentlab.Desce
 [ "$newest" = "$version" ] || fail "the metainfo's newest release is $newest, the project is $version (add a <release>)"
 
 page=$(zcat "$manual/descentlab-cli.1.gz")
-for command in "data info" "data fetch" inspect pack train sweep compare prune probe; do
+for command in "data info" "data fetch" "data check" "data export" inspect pack train sweep compare prune probe; do
   grep -q "descentlab\\\\-cli ${command//-/\\\\-}\"" <<<"$page" || fail "descentlab-cli.1 has no section for '$command'"
 done
 grep -q '^\.SH EXIT STATUS' <<<"$page" || fail "descentlab-cli.1 has no EXIT STATUS"
@@ -38,7 +38,8 @@ complete_line() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _desc
 [ "$(complete_line descentlab-cli tr)" = train ] || fail "'descentlab-cli tr' does not complete to train"
 [ "$(complete_line descentlab-cli train --pre)" = --preset ] || fail "'train --pre' does not complete to --preset"
 [ "$(complete_line descentlab-cli train --preset video-c)" = video-constrained ] || fail "--preset values"
-[ "$(complete_line descentlab-cli --threads 2 data "")" = "info fetch" ] || fail "'data' does not offer info and fetch"
+[ "$(complete_line descentlab-cli --threads 2 data "")" = "info fetch check export" ] ||
+  fail "'data' does not offer info, fetch, check and export"
 [ "$(complete_line descentlab-cli data fetch m)" = "mnist moby-dick" ] || fail "'data fetch' does not offer the datasets"
 [ "$(complete_line descentlab-cli sweep run.h5 --noise uni)" = uniform ] || fail "--noise values"
 

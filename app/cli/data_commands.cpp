@@ -1,15 +1,20 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "app/cli/commands.h"
 #include "core/data/catalog.h"
+#include "core/data/data_file.h"
 #include "core/data/fetch.h"
+#include "core/session/data_export.h"
 
 namespace descentlab::cli {
 namespace {
@@ -154,10 +159,138 @@ int run_data_fetch(const DataFetchOptions& options) {
   return kOk;
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+// Whether a dataset is chunked as docs/your-model.md asks: along the first dimension only, whole rows per chunk.
+bool chunked_by_rows(const data::DataArray& array) {
+  if (array.chunk.size() != array.shape.size()) return false;
+  return std::equal(array.chunk.begin() + 1, array.chunk.end(), array.shape.begin() + 1);
+}
+
+nlohmann::json data_file_json(const data::DataFileInfo& info) {
+  nlohmann::json arrays = nlohmann::json::array();
+  for (const data::DataArray* array : {&info.train_x, &info.train_y, &info.test_x, &info.test_y}) {
+    arrays.push_back({{"name", array->name},
+                      {"type", array->stored_type},
+                      {"shape", array->shape},
+                      {"chunk", array->chunk},
+                      {"chunked_by_rows", chunked_by_rows(*array)}});
+  }
+  nlohmann::json document = {{"path", info.path},
+                             {"name", info.name},
+                             {"task", data::data_task_word(info.task)},
+                             {"datasets", arrays},
+                             {"float_inputs", !info.train_x.integer},
+                             {"ok", true}};
+  if (info.task == data::DataTask::classification) document["classes"] = info.classes;
+  if (info.task == data::DataTask::next_token) document["vocabulary"] = info.vocabulary;
+  if (!info.train_x.integer) {
+    document["input_mean"] = info.input_mean;
+    document["input_std"] = info.input_std;
+  }
+  return document;
+}
+
+// What `data check` found, as a table: the task, each dataset's stored type, shape and chunks, the inputs'
+// statistics, and a note for a dataset chunked across its rows or not chunked.
+void print_data_file(const data::DataFileInfo& info) {
+  std::printf("%s: %s", info.path.c_str(), data::data_task_word(info.task));
+  if (info.task == data::DataTask::classification) std::printf(", %lld classes", static_cast<long long>(info.classes));
+  if (info.task == data::DataTask::next_token) {
+    std::printf(", vocabulary %lld", static_cast<long long>(info.vocabulary));
+  }
+  std::printf(", name \"%s\"\n", info.name.c_str());
+  std::printf("  %-8s %-8s %-22s %s\n", "dataset", "type", "shape", "chunks");
+  std::vector<std::string> notes;
+  for (const data::DataArray* array : {&info.train_x, &info.train_y, &info.test_x, &info.test_y}) {
+    const std::string chunks = array->chunk.empty() ? "none (contiguous)" : shape_text(array->chunk);
+    std::printf("  %-8s %-8s %-22s %s\n", array->name.c_str(), array->stored_type.c_str(),
+                shape_text(array->shape).c_str(), chunks.c_str());
+    if (!chunked_by_rows(*array)) notes.push_back(array->name);
+  }
+  if (info.train_x.integer) {
+    std::printf("  inputs: integer tokens\n");
+  } else {
+    std::printf("  inputs (train/x): mean %.6g, std %.6g\n", info.input_mean, info.input_std);
+  }
+  for (const auto& name : notes) {
+    std::printf(
+        "  note: %s is not chunked by whole rows; the lab reads rows a chunk at a time, so h5py's "
+        "chunks=(rows,) + shape[1:] reads fastest (docs/your-model.md)\n",
+        name.c_str());
+  }
+}
+
+struct DataCheckOptions {
+  std::string path;
+  bool json = false;
+};
+
+// Reads and checks the file whole (core/data/data_file.h); a breach of the contract is a DataError, exit code 2.
+int run_data_check(const DataCheckOptions& options) {
+  const data::DataFileInfo info = data::read_data_file(options.path);
+  if (options.json) {
+    std::cout << data_file_json(info).dump(2) << "\n";
+  } else {
+    print_data_file(info);
+    std::printf("ok\n");
+  }
+  return kOk;
+}
+
+int run_data_export(const session::DataExportRequest& request) {
+  std::fprintf(stderr, "data export: %s from %s ...\n", request.dataset.c_str(),
+               request.data_root.empty() ? data::default_data_root().c_str() : request.data_root.c_str());
+  const session::DataExportOutcome outcome = session::export_dataset(request);
+  std::printf("wrote %s: %s, as %s trains on it\n", request.out.c_str(), outcome.description.c_str(),
+              outcome.experiment.c_str());
+  print_data_file(data::read_data_file(request.out));  // the file as a user's run reads it, checked whole
+  std::printf("ok\n");
+  return kOk;
+}
+
+// data check FILE, data export NAME OUT.
+void add_data_file_commands(CLI::App* data_command, int& exit_code) {
+  auto check_options = std::make_shared<DataCheckOptions>();
+  CLI::App* check = data_command->add_subcommand(
+      "check",
+      "Check a data file of your own against docs/your-model.md (task, datasets, shapes, types, labels or tokens in "
+      "range, finite values) and show what it holds; exit code 2 naming the dataset at fault");
+  check->add_option("file", check_options->path, "The HDF5 data file")->required();
+  check->add_flag("--json", check_options->json, "Print JSON instead of a table");
+  check->callback([check_options, &exit_code]() { exit_code = run_data_check(*check_options); });
+
+  auto request = std::make_shared<session::DataExportRequest>();
+  CLI::App* exporter = data_command->add_subcommand(
+      "export",
+      "Write a built-in dataset as a data file of your own (docs/your-model.md): exactly the tensors a preset's task "
+      "feeds its model (its subsample, split and normalisation). By default the whole dataset as its preset "
+      "(fashion-mnist, mnist: vit-adamw; moby-dick: gpt-adamw; imdb: text-erm) sees it at --size full");
+  exporter->add_option("dataset", request->dataset, "The dataset")
+      ->required()
+      ->check(CLI::IsMember(session::exportable_datasets()));
+  exporter->add_option("out", request->out, "The data file to write (.h5)")->required();
+  exporter->add_option("--preset", request->preset, "Export what this preset trains and evaluates on");
+  exporter->add_option("--config", request->config_file, "Export what this experiment config trains on (JSON)");
+  exporter->add_option("--size", request->size, "The preset's size: quick, full (the default) or large");
+  exporter->add_option("--set", request->overrides, "Override a config key, e.g. --set data.train_limit=1000");
+  exporter->add_flag("--overwrite", request->overwrite, "Replace an existing file");
+  exporter->add_option("--data-dir", request->data_root,
+                       "Data folder (default: $DESCENTLAB_DATA, else ~/.local/share/descentlab/datasets, or "
+                       "datasets/cache from a build tree)");
+  exporter->callback([request, &exit_code]() { exit_code = run_data_export(*request); });
+}
+
 }  // namespace
 
 void add_data_commands(CLI::App& app, int& exit_code) {
-  CLI::App* data_command = app.add_subcommand("data", "Datasets: what is fetched, intact and how large");
+  CLI::App* data_command = app.add_subcommand(
+      "data",
+      "Datasets: what is fetched, intact and how large; data files of your own checked, the built-in ones exported");
   data_command->require_subcommand(1);
   auto options = std::make_shared<DataInfoOptions>();
   CLI::App* info = data_command->add_subcommand(
@@ -185,6 +318,7 @@ void add_data_commands(CLI::App& app, int& exit_code) {
                     "Data folder (default: $DESCENTLAB_DATA, else ~/.local/share/descentlab/datasets, or "
                     "datasets/cache from a build tree)");
   fetch->callback([fetch_options, &exit_code]() { exit_code = run_data_fetch(*fetch_options); });
+  add_data_file_commands(data_command, exit_code);
 }
 
 }  // namespace descentlab::cli

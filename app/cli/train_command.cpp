@@ -396,8 +396,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
   train
       ->add_option("--max-steps", options->max_steps,
                    "Stop once the run has done exactly this many steps in all (the state at that step is kept as "
-                   "\"latest\"; --resume continues)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1000000000}));
+                   "\"latest\"; --resume continues). 0 keeps a new run's initial state, its seeded initial weights, "
+                   "as \"latest\" without training a step (examples/export_builtin_vit.py reads them)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000000}));
   train->add_flag("--count-host-syncs", options->count_host_syncs,
                   "Count the operations that make the host wait for the device (scalar reads, device-to-host and "
                   "blocking host-to-device copies) over the whole run, and report them (slows the run a little)");

@@ -20,7 +20,7 @@ void check_resume_options(const TrainOptions& options, bool read_run) {
         "--preset/--size/--config/--layerwise/--optimizer/--set/--out/--overwrite (--model and --data say "
         "where a run's own module and data file are now)");
   }
-  if (options.max_steps <= 0 || !read_run) return;
+  if (options.max_steps < 0 || !read_run) return;
   const store::RunReader reader(options.resume);
   for (const auto& checkpoint : reader.checkpoints()) {
     if (checkpoint.label == record::checkpoint_label::kLatest && options.max_steps < checkpoint.step) {

@@ -23,7 +23,7 @@ struct TrainOptions {
   std::string out;
   std::string resume;
   std::string device;
-  int64_t max_steps = 0;
+  int64_t max_steps = -1;  // --max-steps; -1: none (0 keeps a new run's initial state without a step)
   bool json = false;
   bool overwrite = false;
   bool count_host_syncs = false;

@@ -1,6 +1,7 @@
 #include "core/models/script_model.h"
 
 #include <caffe2/serialize/versions.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/version.h>
 
 #include <filesystem>
@@ -228,6 +229,12 @@ void ScriptModelImpl::adopt(const std::string& name, const torch::Tensor& tensor
 }
 
 torch::jit::IValue ScriptModelImpl::call(const std::string& method, const torch::Tensor& x) {
+  // The module's ops run one by one, as the built-in models' do, not through the graph executor's optimised plan:
+  // with it, LibTorch 2.6 never finished the first training step of a module whose first call was the contract's
+  // evaluation under no_grad (Debian 13, the ViT of examples/export_builtin_vit.py: over 40 s at 100 % CPU, against
+  // 0.04 s a step without the optimisation; LibTorch 1.13 trains either way). The setting is the calling thread's
+  // (thread_local in LibTorch), so it is made here, on the thread that trains or evaluates.
+  const torch::jit::GraphOptimizerEnabledGuard ops_one_by_one(false);
   try {
     return module_.get_method(method)({x});
   } catch (const std::exception& error) {

@@ -95,8 +95,9 @@ class TrainingSession {
   void set_device(const std::string& name) {
     config_.train.device = config::require_choice<config::Device>(name, "device");
   }
-  // Stops the run once it has done `step` steps in all (0: no limit), exactly there, whatever the metric interval
-  // and the epochs; the state at that step is kept as "latest", so --resume continues exactly. Before run().
+  // Stops the run once it has done `step` steps in all (negative: no limit), exactly there, whatever the metric
+  // interval and the epochs; the state at that step is kept as "latest", so --resume continues exactly. 0 sets a new
+  // run up and keeps its initial state (the seeded initial weights) as "latest" without a step. Before run().
   void set_step_limit(int64_t step) { step_limit_ = step; }
   // The device the run uses ("cpu", "cuda:0"), known once run() has started; empty before.
   std::string device_name() const;
@@ -132,7 +133,7 @@ class TrainingSession {
   bool resuming_ = false;
   std::vector<record::MetricSink*> extra_sinks_;
   std::function<void(const SessionStart&)> on_start_;
-  int64_t step_limit_ = 0;
+  int64_t step_limit_ = -1;
   DataParallelOptions data_parallel_;
   bool config_from_rank_zero_ = false;  // a resuming rank > 0: rank 0 sends the configuration
   double communication_seconds_ = 0.0;

@@ -360,7 +360,7 @@ TrainingResult TrainingSession::train_into_run_file() {
   }
   trainer.set_control(&control_);
   // --max-steps: exactly the batches left to that step, however the metric interval and the epochs fall.
-  if (step_limit_ > 0) control_.limit_batches(std::max<int64_t>(0, step_limit_ - trainer.step()));
+  if (step_limit_ >= 0) control_.limit_batches(std::max<int64_t>(0, step_limit_ - trainer.step()));
   if (on_start_ && (!group || group->rank() == 0)) {
     on_start_({trainer.total_steps(), trainer.step(), engine.description, device.str(), trainer.metric_name()});
   }
