@@ -286,7 +286,7 @@ void LayerProbeView::updateRunChoices() {
 void LayerProbeView::updateNoiseChoices() {
   const RunData* run = runOf(0) ? runOf(0) : runOf(1);
   const bool video = taskOf(run) == QLatin1String("video");
-  const QStringList noises = noiseKinds(video);
+  const QStringList noises = run && !run->noiseKinds.isEmpty() ? run->noiseKinds : noiseKinds(video);
   QStringList current;
   for (int i = 0; i < noise_->count(); ++i) current << noise_->itemText(i);
   if (current == noises) return;

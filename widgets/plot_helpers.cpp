@@ -265,4 +265,9 @@ QStringList noiseKinds(bool video) {
   return kinds;
 }
 
+QStringList noiseKindsOf(const RunData* run) {
+  if (run && !run->noiseKinds.isEmpty()) return run->noiseKinds;
+  return noiseKinds(run && run->config.value(QStringLiteral("task")) == QLatin1String("video"));
+}
+
 }  // namespace descentlab::widgets

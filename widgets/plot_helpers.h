@@ -88,5 +88,8 @@ QComboBox* keepChoice(QComboBox* box, const QStringList& items, const QString& f
 
 // The noise kinds a text (video = false) or video model takes (core/record/noise.h), for the noise menus.
 QStringList noiseKinds(bool video);
+class RunData;
+// The kinds `run` takes: its own list (a user's model), else a video or text model's.
+QStringList noiseKindsOf(const RunData* run);
 
 }  // namespace descentlab::widgets

@@ -84,8 +84,7 @@ void RobustnessView::setSweepChoice(const SweepChoice& choice) {
 void RobustnessView::updateNoiseChoices() {
   // The noises the selected run can take: a video run only video noise, a text run the other three.
   const RunData* focus = model()->focusRun();
-  const bool video = focus && focus->config.value(QStringLiteral("task")) == QStringLiteral("video");
-  const QStringList kinds = noiseKinds(video);
+  const QStringList kinds = noiseKindsOf(focus);
   keepChoice(sweepNoise_, kinds, kinds.front());
   // A watched run is another process's to write: a sweep (which writes the file) waits until that process lets go.
   const bool sweepable =

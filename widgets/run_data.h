@@ -80,7 +80,10 @@ class RunData {
   QColor colour;
   bool visible = true;            // the user can hide a run from every multi-run view (legend click, runs table)
   QMap<QString, QString> config;  // flattened config keys ("train.lr") to their JSON text
-  QString metric;                 // "accuracy", "rmse" or "perplexity" (empty until known)
+  // The noise kinds a sweep or the probe can draw on this run's inputs, set by the app for a user's model (by its
+  // data file: gaussian and uniform on floats, discrete on tokens); empty: the task's (text or video) kinds.
+  QStringList noiseKinds;
+  QString metric;  // "accuracy", "rmse" or "perplexity" (empty until known)
   RunKind kind = RunKind::Unknown;
   bool constrained = false;  // a layerwise run with constraints on (it has λ)
   QString description;

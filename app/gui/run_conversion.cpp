@@ -4,8 +4,10 @@
 #include <cmath>
 
 #include "core/config/experiment_config.h"
+#include "core/data/data_file.h"
 #include "core/record/checkpoint.h"
 #include "core/record/metrics.h"
+#include "core/record/noise.h"
 #include "core/store/run_reader.h"
 #include "core/study/study.h"
 
@@ -63,6 +65,18 @@ void describe_config(widgets::RunData& run, const config::ExperimentConfig& conf
   run.config = flatten_config(config.to_json());
   run.kind = config::is_layerwise(config.task) ? widgets::RunKind::Layerwise : widgets::RunKind::Sparse;
   run.constrained = config::is_layerwise(config.task) && config.constraints.enabled;
+  run.noiseKinds.clear();
+  if (config.task == config::Task::torchscript_layerwise) {
+    // What the module's inputs take (core/tasks/script_layerwise_task.h), read from the data file's description.
+    try {
+      run.noiseKinds = data::has_integer_inputs(config.data.file)
+                           ? QStringList{QString::fromLatin1(record::noise::kDiscrete)}
+                           : QStringList{QString::fromLatin1(record::noise::kGaussian),
+                                         QString::fromLatin1(record::noise::kUniform)};
+    } catch (const std::exception&) {
+      // a data file that moved: the sweep or the probe names it
+    }
+  }
 }
 
 void apply_logged(widgets::RunData& run, const store::RunBatch& batch) {

@@ -164,6 +164,26 @@ TEST(LayerProbeView, TheDefaultPairIsOfOneTask) {
   EXPECT_EQ(second.runChoice(1)->currentText(), QStringLiteral("video-b"));
 }
 
+// A user's model (issue 53): the noise menu lists the kinds its inputs take (the app reads them from the data file
+// into RunData::noiseKinds), not the text model's three.
+TEST(LayerProbeView, AUsersModelOffersTheNoiseItsInputsTake) {
+  LabModel model;
+  LayerProbeView view(&model);
+  auto run = std::make_unique<RunData>();
+  run->name = QStringLiteral("cnn-tc");
+  run->kind = RunKind::Layerwise;
+  run->constrained = true;
+  run->config.insert(QStringLiteral("task"), QStringLiteral("torchscript-layerwise"));
+  run->noiseKinds = {QStringLiteral("gaussian"), QStringLiteral("uniform")};
+  run->hasLatestCheckpoint = true;
+  run->addVector(QStringLiteral("test_layer_loss"), 40, {0.7, 0.6, 0.5});
+  model.addRun(std::move(run));
+  view.refresh();
+  QStringList offered;
+  for (int i = 0; i < view.noiseChoice()->count(); ++i) offered << view.noiseChoice()->itemText(i);
+  EXPECT_EQ(offered, (QStringList{QStringLiteral("gaussian"), QStringLiteral("uniform")}));
+}
+
 // Draw groups adds 300 runs in batches: the view's run lists, rebuilt from every run, follow once per batch at the
 // next turn of the event loop, not once per run added (quadratic in the runs opened).
 TEST(LayerProbeView, RunsAddedTogetherAreListedAtTheNextTurn) {
