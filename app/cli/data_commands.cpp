@@ -19,6 +19,13 @@
 namespace descentlab::cli {
 namespace {
 
+// Every data command's --data-dir, with one explanation of where the data lives by default.
+void add_data_dir_option(CLI::App* command, std::string& folder) {
+  command->add_option("--data-dir", folder,
+                      "Data folder (default: $DESCENTLAB_DATA, else ~/.local/share/descentlab/datasets, or "
+                      "datasets/cache from a build tree)");
+}
+
 struct DataInfoOptions {
   bool json = false;
   bool skip_checksums = false;
@@ -279,9 +286,7 @@ void add_data_file_commands(CLI::App* data_command, int& exit_code) {
   exporter->add_option("--size", request->size, "The preset's size: quick, full (the default) or large");
   exporter->add_option("--set", request->overrides, "Override a config key, e.g. --set data.train_limit=1000");
   exporter->add_flag("--overwrite", request->overwrite, "Replace an existing file");
-  exporter->add_option("--data-dir", request->data_root,
-                       "Data folder (default: $DESCENTLAB_DATA, else ~/.local/share/descentlab/datasets, or "
-                       "datasets/cache from a build tree)");
+  add_data_dir_option(exporter, request->data_root);
   exporter->callback([request, &exit_code]() { exit_code = run_data_export(*request); });
 }
 
@@ -299,9 +304,7 @@ void add_data_commands(CLI::App& app, int& exit_code) {
       "missing or corrupt)");
   info->add_flag("--json", options->json, "Print JSON instead of a table");
   info->add_flag("--no-verify", options->skip_checksums, "Skip the SHA-256 verification (faster)");
-  info->add_option("--data-dir", options->data_dir,
-                   "Data folder (default: $DESCENTLAB_DATA, else ~/.local/share/descentlab/datasets, or datasets/cache "
-                   "from a build tree)");
+  add_data_dir_option(info, options->data_dir);
   info->add_option("--dataset", options->datasets, "Only these datasets")
       ->check(CLI::IsMember({"imdb", "mnist", "fashion-mnist", "moby-dick"}));
   info->callback([options, &exit_code]() { exit_code = run_data_info(*options); });
@@ -314,9 +317,7 @@ void add_data_commands(CLI::App& app, int& exit_code) {
       "need none.");
   fetch->add_option("datasets", fetch_options->datasets, "Datasets to fetch (default: all)")
       ->check(CLI::IsMember({"imdb", "mnist", "fashion-mnist", "moby-dick"}));
-  fetch->add_option("--data-dir", fetch_options->data_dir,
-                    "Data folder (default: $DESCENTLAB_DATA, else ~/.local/share/descentlab/datasets, or "
-                    "datasets/cache from a build tree)");
+  add_data_dir_option(fetch, fetch_options->data_dir);
   fetch->callback([fetch_options, &exit_code]() { exit_code = run_data_fetch(*fetch_options); });
   add_data_file_commands(data_command, exit_code);
 }

@@ -232,7 +232,7 @@ nlohmann::json LabBackend::document(const QString& preset, const QString& size,
                                     const QList<widgets::ConfigField>& fields) const {
   if (is_user_preset(preset)) {
     nlohmann::json document = user_document(preset);
-    apply_fields(document, user_document(preset), fields);
+    apply_fields(document, nlohmann::json(document), fields);
     complete_user_document(document);
     return document;
   }

@@ -239,28 +239,30 @@ std::vector<int64_t> read_integer_rows(const std::string& path, const DataArray&
   return read_rows<int64_t>(path, array, first, count, H5::PredType::NATIVE_INT64);
 }
 
-DataTask read_data_task(const std::string& path) {
+namespace {
+
+// `read` of the file `path` opened read-only, after checking that it exists and is HDF5; HDF5's errors named.
+template <typename Read>
+auto read_description(const std::string& path, Read read) -> decltype(read(std::declval<const H5::H5File&>())) {
   std::error_code status;
   if (!std::filesystem::exists(path, status)) throw DataError(path, "no such file");
   H5::Exception::dontPrint();
   if (H5::H5File::isHdf5(path.c_str()) <= 0) refuse(path, "", "not an HDF5 file");
   try {
-    return task_of(H5::H5File(path, H5F_ACC_RDONLY), path);
+    return read(H5::H5File(path, H5F_ACC_RDONLY));
   } catch (const H5::Exception& error) {
     refuse(path, "", "cannot be read as HDF5: " + error.getDetailMsg());
   }
 }
 
+}  // namespace
+
+DataTask read_data_task(const std::string& path) {
+  return read_description(path, [&](const H5::H5File& file) { return task_of(file, path); });
+}
+
 bool has_integer_inputs(const std::string& path) {
-  std::error_code status;
-  if (!std::filesystem::exists(path, status)) throw DataError(path, "no such file");
-  H5::Exception::dontPrint();
-  if (H5::H5File::isHdf5(path.c_str()) <= 0) refuse(path, "", "not an HDF5 file");
-  try {
-    return describe(H5::H5File(path, H5F_ACC_RDONLY), "train/x", path).integer;
-  } catch (const H5::Exception& error) {
-    refuse(path, "", "cannot be read as HDF5: " + error.getDetailMsg());
-  }
+  return read_description(path, [&](const H5::H5File& file) { return describe(file, "train/x", path).integer; });
 }
 
 DataFileInfo read_data_file(const std::string& path) {

@@ -51,12 +51,6 @@ RunInputFile read_input(const H5::Group& group, const std::string& path, const s
   return file;
 }
 
-std::string sha256_of(const std::string& bytes) {
-  Sha256 sum;
-  sum.add(bytes.data(), bytes.size());
-  return sum.hex();
-}
-
 // The module copy's dataset and what /inputs/model says of it.
 struct ModuleCopy {
   H5::DataSet dataset;
@@ -124,7 +118,7 @@ std::string read_module_copy(const H5::H5File& file, const std::string& path, Ch
     bytes.resize(static_cast<size_t>(copy.recorded.bytes));
     if (!bytes.empty()) copy.dataset.read(bytes.data(), H5::PredType::NATIVE_UINT8);
   }
-  const std::string sum = sha256_of(bytes);
+  const std::string sum = sha256_of_bytes(bytes);
   if (sum != copy.recorded.sha256) {
     throw RunFileError(
         RunFileError::Kind::Corrupt, path, object,

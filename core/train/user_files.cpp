@@ -11,12 +11,6 @@ namespace descentlab::train {
 namespace fs = std::filesystem;
 namespace {
 
-std::string sha256_of(const std::string& bytes) {
-  Sha256 sum;
-  sum.add(bytes.data(), bytes.size());
-  return sum.hex();
-}
-
 store::RunInputFile input_of_file(const std::string& path) {
   std::error_code status;
   if (!fs::is_regular_file(path, status)) throw DataError(path, "no such file");
@@ -48,7 +42,7 @@ void check_same_file(const std::string& path, const store::RunInputFile& recorde
 UserFiles read_user_files(const config::ExperimentConfig& config) {
   UserFiles files;
   files.sources.model = models::read_module_file(config.model.file);
-  files.model = {config.model.file, files.sources.model.bytes->size(), sha256_of(*files.sources.model.bytes)};
+  files.model = {config.model.file, files.sources.model.bytes->size(), sha256_of_bytes(*files.sources.model.bytes)};
   files.sources.data_path = config.data.file;
   files.data = input_of_file(config.data.file);
   return files;

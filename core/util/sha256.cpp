@@ -60,6 +60,12 @@ std::string Sha256::hex() {
   return to_hex(digest.data(), digest_length);
 }
 
+std::string sha256_of_bytes(const std::string& bytes) {
+  Sha256 sum;
+  sum.add(bytes.data(), bytes.size());
+  return sum.hex();
+}
+
 std::string sha256_of_file(const std::string& path) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!file) throw DataError(path, std::string("cannot open: ") + std::strerror(errno));

@@ -8,6 +8,8 @@ namespace descentlab {
 
 // Lower-case hex SHA-256 of a file's bytes (OpenSSL). Throws DataError when the file cannot be read.
 std::string sha256_of_file(const std::string& path);
+// Lower-case hex SHA-256 of bytes in memory.
+std::string sha256_of_bytes(const std::string& bytes);
 
 // An incremental SHA-256 over bytes in memory (OpenSSL), for checksums of data that is not a file.
 class Sha256 {
