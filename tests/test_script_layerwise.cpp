@@ -112,5 +112,40 @@ TEST_F(ScriptModelTest, SweepsAndTheProbeTakeTheNoiseAUsersInputsTake) {
   EXPECT_TRUE(probe.token_ids.empty());
 }
 
+// Item 4 for the sparse engine: a torchscript run (AdamW or HORST, no layerwise descent) is swept for robustness too,
+// through its module's layer_outputs when it has them, else through its prediction alone.
+TEST_F(ScriptModelTest, ARunOfTheSparseEngineIsSweptThroughItsReadoutsOrItsPredictionAlone) {
+  for (const auto& [module, readouts] : {std::pair<std::string, int64_t>{"plain.pt", 1}, {"blocks.pt", 3}}) {
+    const std::string run = (folder_->path() / ("sparse-swept-" + module + ".h5")).string();
+    const nlohmann::json document = {
+        {"name", "sparse"},
+        {"task", "torchscript"},
+        {"model", {{"file", fixture(module)}}},
+        {"data", {{"file", fixture("three.h5")}, {"target", "classification"}}},
+        {"train", {{"epochs", 10}, {"batch_size", 16}, {"metric_interval", 8}, {"device", "cpu"}, {"lr", 0.03}}}};
+    session::SessionOptions options;
+    options.run_path = run;
+    options.overwrite = true;
+    session::TrainingSession(config::ExperimentConfig::from_json(document, "test"), options).run();
+
+    session::SweepRequest request;
+    request.run_path = run;
+    request.noise = "gaussian";
+    request.gamma = "0,4";
+    request.seeds = 2;
+    const record::SweepResult sweep = session::SweepSession(request).run();
+    EXPECT_EQ(sweep.layers, readouts) << module;
+    EXPECT_EQ(sweep.metric_name, "accuracy");
+    ASSERT_EQ(sweep.metric.size(), 4u);
+    // γ = 0 is the clean test set, the same for both seeds; γ = 4 (noise four times the inputs' spread) costs accuracy.
+    EXPECT_EQ(sweep.metric[0], sweep.metric[1]);
+    EXPECT_LT(sweep.metric[2] + sweep.metric[3], sweep.metric[0] + sweep.metric[1]) << module;
+    EXPECT_EQ(store::RunReader(run).sweep_names().size(), 1u);
+    request.noise = "discrete";
+    const std::string refused = descentlab::testing::message_of<Error>([&] { session::SweepSession(request).run(); });
+    EXPECT_NE(refused.find("does not apply to a float-input model"), std::string::npos) << refused;
+  }
+}
+
 }  // namespace
 }  // namespace descentlab::models

@@ -13,6 +13,7 @@
 #include <QTimer>
 
 #include "widgets/lab_model.h"
+#include "widgets/plot_helpers.h"
 
 namespace descentlab::widgets {
 
@@ -121,19 +122,24 @@ void DockLayout::sizeDocks(bool wide, bool tall) {
 }
 
 void DockLayout::showRelevantDocks() {
-  // 1: a layerwise run is open, 2: a sparse one; 0: none (every view shows its hint).
+  // 1: a layerwise run is open, 2: a sparse one, 4: a sparse run of a user's model (which sweeps apply to); 0: none
+  // (every view shows its hint).
   int kinds = 0;
   for (const auto* run : model_.runs()) {
     kinds |= run->kind == RunKind::Layerwise ? 1 : run->kind == RunKind::Sparse ? 2 : 0;
+    if (run->kind == RunKind::Sparse && sweepable(run)) kinds |= 4;
   }
   if (kinds == runKinds_) return;  // only on a change, so a view the user shows again stays shown
   runKinds_ = kinds;
   // Per-layer loss, λ and robustness sweeps belong to layerwise descent, the sparsity frontier to sparse training:
   // with only one kind of run open, the other kind's views give their space to those that have something to show.
-  const bool sparseOnly = kinds == 2;
+  // A sparse run of a user's model keeps the robustness view: it can be swept.
+  const bool sparseOnly = (kinds & 3) == 2;
   const bool layerwiseOnly = kinds == 1;
   for (auto* view : {dock(LayerLoss), dock(Lambda), dock(Robustness), dock(Frontier), dock(Probe)}) {
-    const bool irrelevant = view == dock(Frontier) ? layerwiseOnly : sparseOnly;
+    const bool irrelevant = view == dock(Frontier)     ? layerwiseOnly
+                            : view == dock(Robustness) ? sparseOnly && !(kinds & 4)
+                                                       : sparseOnly;
     if (irrelevant && view->isVisible()) {
       view->hide();
       autoHidden_.insert(view);

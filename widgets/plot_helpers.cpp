@@ -265,6 +265,11 @@ QStringList noiseKinds(bool video) {
   return kinds;
 }
 
+bool sweepable(const RunData* run) {
+  return run &&
+         (run->kind == RunKind::Layerwise || run->config.value(QStringLiteral("task")) == QLatin1String("torchscript"));
+}
+
 QStringList noiseKindsOf(const RunData* run) {
   if (run && !run->noiseKinds.isEmpty()) return run->noiseKinds;
   return noiseKinds(run && run->config.value(QStringLiteral("task")) == QLatin1String("video"));

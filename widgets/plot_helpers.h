@@ -91,5 +91,8 @@ QStringList noiseKinds(bool video);
 class RunData;
 // The kinds `run` takes: its own list (a user's model), else a video or text model's.
 QStringList noiseKindsOf(const RunData* run);
+// Whether a robustness sweep applies to `run`: a layerwise-descent run, or a run of a user's own model by the sparse
+// engine (the torchscript task; swept through its readouts, or its prediction alone).
+bool sweepable(const RunData* run);
 
 }  // namespace descentlab::widgets

@@ -87,15 +87,15 @@ void RobustnessView::updateNoiseChoices() {
   const QStringList kinds = noiseKindsOf(focus);
   keepChoice(sweepNoise_, kinds, kinds.front());
   // A watched run is another process's to write: a sweep (which writes the file) waits until that process lets go.
-  const bool sweepable =
-      focus && focus->kind == RunKind::Layerwise && !focus->isActive() && focus->state != RunState::Watching;
-  if (!cancel_->isVisible()) run_->setEnabled(sweepable);
-  run_->setToolTip(sweepable ? QStringLiteral("Evaluate %1's latest checkpoint under input noise of each strength γ, "
-                                              "in the background; progress shows in the runs table, and the result "
-                                              "is stored in its run file")
-                                   .arg(focus->name)
-                   : !focus || focus->kind != RunKind::Layerwise
-                       ? QStringLiteral("Select a layerwise-descent run (text-* or video-*) to sweep")
+  const bool canSweep = focus && sweepable(focus) && !focus->isActive() && focus->state != RunState::Watching;
+  if (!cancel_->isVisible()) run_->setEnabled(canSweep);
+  run_->setToolTip(canSweep ? QStringLiteral("Evaluate %1's latest checkpoint under input noise of each strength γ, "
+                                             "in the background; progress shows in the runs table, and the result "
+                                             "is stored in its run file")
+                                  .arg(focus->name)
+                   : !sweepable(focus)
+                       ? QStringLiteral("Select a layerwise-descent run (text-*, video-*) or a run of your own model "
+                                        "to sweep")
                        : QStringLiteral("%1 is still training%2: sweep it once it has finished or stopped")
                              .arg(focus->name, focus->state == RunState::Watching
                                                    ? QStringLiteral(" in another process")
@@ -172,9 +172,9 @@ void RobustnessView::rebuild() {
   }
   plot()->yAxis->setLabel(metric.isEmpty() ? QStringLiteral("test metric") : QStringLiteral("test ") + metric);
   if (drawn == 0) {
-    placeholder(
-        plot(), plot()->axisRect(),
-        QStringLiteral("No robustness sweep yet\n(select a finished layerwise run, press \"Sweep selected run\")"));
+    placeholder(plot(), plot()->axisRect(),
+                QStringLiteral("No robustness sweep yet\n(select a finished layerwise run or a run of your own model,\n"
+                               "press \"Sweep selected run\")"));
   }
 }
 

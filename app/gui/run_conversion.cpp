@@ -66,7 +66,7 @@ void describe_config(widgets::RunData& run, const config::ExperimentConfig& conf
   run.kind = config::is_layerwise(config.task) ? widgets::RunKind::Layerwise : widgets::RunKind::Sparse;
   run.constrained = config::is_layerwise(config.task) && config.constraints.enabled;
   run.noiseKinds.clear();
-  if (config.task == config::Task::torchscript_layerwise) {
+  if (config::is_user_model(config.task)) {
     // What the module's inputs take (core/tasks/script_layerwise_task.h), read from the data file's description.
     try {
       run.noiseKinds = data::has_integer_inputs(config.data.file)

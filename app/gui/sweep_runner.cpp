@@ -3,6 +3,7 @@
 #include "app/gui/run_conversion.h"
 
 #include "widgets/lab_model.h"
+#include "widgets/plot_helpers.h"
 #include "widgets/views.h"
 
 namespace descentlab::gui {
@@ -36,8 +37,9 @@ void SweepRunner::sweep(const QString& runId, const widgets::SweepChoice& choice
             .arg(run->name));
     return;
   }
-  if (run->kind != widgets::RunKind::Layerwise) {
-    window_.showInfo(QStringLiteral("Robustness sweeps are for layerwise-descent runs (text-* and video-*)."));
+  if (!widgets::sweepable(run)) {
+    window_.showInfo(QStringLiteral(
+        "Robustness sweeps are for layerwise-descent runs (text-*, video-*) and runs of your own model."));
     return;
   }
   session::SweepRequest request;

@@ -49,6 +49,10 @@ void fields(Data& d, Visitor& v, DataConfig*) {
   v.field("file", "The HDF5 data file of the torchscript task (docs/your-model.md)", d.file);
   v.field("target", "What the torchscript task's data file trains (its attribute task; checked against the file)",
           d.target);
+  v.field("memory_mb",
+          "Memory the torchscript task's training rows may take (MiB); a larger data file is read chunk by chunk, its "
+          "chunks in a seeded order and the rows of each memory-full of chunks shuffled together (docs/your-model.md)",
+          d.memory_mb, 1, kBig);
 }
 
 template <typename Model, typename Visitor>

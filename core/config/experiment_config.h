@@ -44,6 +44,8 @@ struct DataConfig {
   // torchscript: the user's HDF5 data file, and what it trains (its root attribute "task", checked when it is read)
   std::string file;
   DataTarget target = DataTarget::classification;
+  // torchscript: the memory its training rows may take (MiB); a larger file is read and shuffled chunk by chunk
+  int64_t memory_mb = 4096;
   int64_t validation_size = 5000;
 };
 

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/util/error.h"
@@ -113,7 +114,11 @@ double data_bytes(const config::ExperimentConfig& c) {
     case config::Task::vit: return 3.0 * kImageSamples * kImageSide * kImageSide * kFloat;
     case config::Task::gpt: return 2.0 * kMobyDickCharacters * kIndex;
     case config::Task::torchscript:
-    case config::Task::torchscript_layerwise: return 2.0 * file_bytes(d.file);  // as stored, and a staging copy
+    case config::Task::torchscript_layerwise: {
+      // As stored, and a staging copy; a file larger than data.memory_mb is read a window at a time (twice that:
+      // the training rows' window and the test rows').
+      return std::min(2.0 * file_bytes(d.file), 2.0 * as_double(d.memory_mb) * 1048576.0);
+    }
   }
   return 0.0;
 }
@@ -188,7 +193,8 @@ void require_fits(const config::ExperimentConfig& config, const Footprint& footp
                       footprint.describe(config.train.batch_size) + ", estimated from the module file " +
                       config.model.file + " and the data file " + config.data.file + ") but " +
                       byte_text(available.bytes) + " is available (" + available.source +
-                      "): train a smaller module or less data, or on a machine with more memory");
+                      "): train a smaller module, or set data.memory_mb lower to read the data file chunk by chunk, "
+                      "or use a machine with more memory");
   }
   throw MemoryError("the run \"" + config.name + "\" needs about " + byte_text(needed) + " of host memory (" +
                     footprint.describe(config.train.batch_size) + ") but " + byte_text(available.bytes) +

@@ -163,16 +163,15 @@ uint64_t data_bytes_in_memory(const DataFileInfo& info) {
 
 namespace {
 
-template <typename T>
-std::vector<T> read_rows(const std::string& path, const DataArray& array, int64_t first, int64_t count,
-                         const H5::PredType& memory_type) {
+// Rows [first, first + count) of `array` into `out`, converted by HDF5 to `memory_type`.
+void read_rows_to(const std::string& path, const DataArray& array, int64_t first, int64_t count,
+                  const H5::PredType& memory_type, void* out) {
   if (first < 0 || count < 0 || first + count > array.rows()) {
     refuse(path, "/" + array.name,
            "rows " + std::to_string(first) + " to " + std::to_string(first + count) + " asked of " +
                std::to_string(array.rows()));
   }
-  std::vector<T> values(static_cast<size_t>(count * array.row_elements()));
-  if (values.empty()) return values;
+  if (count == 0 || array.row_elements() == 0) return;
   try {
     H5::Exception::dontPrint();
     const H5::H5File file(path, H5F_ACC_RDONLY);
@@ -183,10 +182,17 @@ std::vector<T> read_rows(const std::string& path, const DataArray& array, int64_
     extent[0] = static_cast<hsize_t>(count);
     space.selectHyperslab(H5S_SELECT_SET, extent.data(), start.data());
     const H5::DataSpace memory(static_cast<int>(extent.size()), extent.data());
-    dataset.read(values.data(), memory_type, memory, space);
+    dataset.read(out, memory_type, memory, space);
   } catch (const H5::Exception& error) {
     refuse(path, "/" + array.name, "cannot be read: " + error.getDetailMsg());
   }
+}
+
+template <typename T>
+std::vector<T> read_rows(const std::string& path, const DataArray& array, int64_t first, int64_t count,
+                         const H5::PredType& memory_type) {
+  std::vector<T> values(static_cast<size_t>(std::max<int64_t>(0, count) * array.row_elements()));
+  read_rows_to(path, array, first, count, memory_type, values.data());
   return values;
 }
 
@@ -203,6 +209,24 @@ void check_range(const std::string& path, const DataArray& y, int64_t limit, con
                  std::to_string(limit - 1));
     }
   }
+}
+
+// The largest token of an integer input array, refusing a negative one.
+int64_t largest_token(const std::string& path, const DataArray& x) {
+  int64_t largest = -1;
+  for (int64_t first = 0; first < x.rows(); first += block_rows(x)) {
+    const int64_t count = std::min(block_rows(x), x.rows() - first);
+    const std::vector<int64_t> values = read_integer_rows(path, x, first, count);
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (values[i] < 0) {
+        refuse(path, "/" + x.name,
+               "row " + std::to_string(first + static_cast<int64_t>(i) / std::max<int64_t>(1, x.row_elements())) +
+                   " holds " + std::to_string(values[i]) + "; integer inputs are tokens, 0 or more");
+      }
+      largest = std::max(largest, values[i]);
+    }
+  }
+  return largest;
 }
 
 // Every value of a float array finite; for train/x also its mean and standard deviation.
@@ -237,6 +261,10 @@ std::vector<float> read_float_rows(const std::string& path, const DataArray& arr
 
 std::vector<int64_t> read_integer_rows(const std::string& path, const DataArray& array, int64_t first, int64_t count) {
   return read_rows<int64_t>(path, array, first, count, H5::PredType::NATIVE_INT64);
+}
+
+void read_rows_into(const std::string& path, const DataArray& array, int64_t first, int64_t count, void* out) {
+  read_rows_to(path, array, first, count, array.integer ? H5::PredType::NATIVE_INT64 : H5::PredType::NATIVE_FLOAT, out);
 }
 
 namespace {
@@ -302,6 +330,11 @@ DataFileInfo read_data_file(const std::string& path) {
   }
   if (info.task == DataTask::next_token) {
     for (const DataArray* x : {&info.train_x, &info.test_x}) check_range(path, *x, limit, "the token");
+  }
+  if (info.train_x.integer) {
+    info.input_max = info.task == DataTask::next_token
+                         ? info.vocabulary - 1
+                         : std::max(largest_token(path, info.train_x), largest_token(path, info.test_x));
   }
   for (const DataArray* array : {&info.train_x, &info.test_x, &info.train_y, &info.test_y}) {
     if (array->integer) continue;

@@ -38,6 +38,9 @@ struct DataFileInfo {
   // element, which the robustness sweep scales its noise by. Filled by read_data_file's statistics pass.
   double input_mean = 0.0;
   double input_std = 0.0;
+  // Integer inputs (tokens): the largest token of train/x and test/x (every token is checked to be at least 0);
+  // -1 for float inputs.
+  int64_t input_max = -1;
 };
 
 // Reads the description of `path` and checks everything the contract says that the data alone decides: the task
@@ -58,6 +61,8 @@ bool has_integer_inputs(const std::string& path);
 // integer one): row-major, count * row_elements() values. Throws DataError naming the file and dataset.
 std::vector<float> read_float_rows(const std::string& path, const DataArray& array, int64_t first, int64_t count);
 std::vector<int64_t> read_integer_rows(const std::string& path, const DataArray& array, int64_t first, int64_t count);
+// The same rows written to `out` (count * row_elements() values; float32 or int64 as the array is float or integer).
+void read_rows_into(const std::string& path, const DataArray& array, int64_t first, int64_t count, void* out);
 
 // How many rows a block of reading holds: the dataset's chunk rows (at least 1), or 1024 for a contiguous one.
 int64_t block_rows(const DataArray& array);

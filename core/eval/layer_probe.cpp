@@ -114,7 +114,7 @@ record::LayerProbe LayerProber::probe(const record::ProbeSettings& settings) {
   }
   if (settings.seed < 0) throw Error("seed " + std::to_string(settings.seed) + " is negative");
   if (std::find(kinds.begin(), kinds.end(), probe.noise) == kinds.end()) {
-    tasks::refuse_noise(probe.noise, probe.task, kinds);
+    tasks::refuse_noise(probe.noise, task.noise_subject(), kinds);
   }
 
   torch::NoGradGuard no_grad;

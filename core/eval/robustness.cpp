@@ -67,7 +67,7 @@ record::SweepResult run_sweep(tasks::LayerwiseTask& task, const SweepOptions& op
   module.eval();
   const std::vector<std::string> kinds = task.noise_kinds();
   if (std::find(kinds.begin(), kinds.end(), options.noise) == kinds.end()) {
-    tasks::refuse_noise(options.noise, config::word(task.kind()), kinds);
+    tasks::refuse_noise(options.noise, task.noise_subject(), kinds);
   }
   const int64_t total = options.limit > 0 ? std::min(options.limit, task.test_size()) : task.test_size();
   const int64_t layers = task.layers() + 1;

@@ -202,10 +202,14 @@ std::string VideoTask::describe() const {
 
 std::unique_ptr<LayerwiseTask> make_task(const config::ExperimentConfig& config, const std::string& data_root,
                                          torch::Device device, const ScriptSources* sources) {
-  if (config.task == config::Task::torchscript_layerwise) {
-    auto task = sources ? std::make_unique<ScriptLayerwiseTask>(sources->model, sources->data_path, device)
-                        : std::make_unique<ScriptLayerwiseTask>(models::read_module_file(config.model.file),
-                                                                config.data.file, device);
+  if (config::is_user_model(config.task)) {
+    // A torchscript run (the sparse engine) is swept through its layer_outputs when it has them, else its prediction.
+    const int64_t memory = config.data.memory_mb;
+    const auto outputs = config.task == config::Task::torchscript ? LayerOutputs::when_present : LayerOutputs::required;
+    auto task = sources
+                    ? std::make_unique<ScriptLayerwiseTask>(sources->model, sources->data_path, device, memory, outputs)
+                    : std::make_unique<ScriptLayerwiseTask>(models::read_module_file(config.model.file),
+                                                            config.data.file, device, memory, outputs);
     check_data_target(config, task->data());
     return task;
   }

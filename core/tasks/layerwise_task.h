@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/config/experiment_config.h"
+#include "core/data/data_order.h"
 #include "core/data/reviews.h"
 #include "core/models/unrolled_transformer.h"
 #include "core/tasks/batch.h"
@@ -33,6 +34,9 @@ class LayerwiseTask {
   virtual int64_t test_size() const = 0;
   virtual Batch train_batch(const std::vector<int64_t>& indices) = 0;
   virtual Batch test_batch(int64_t start, int64_t count) = 0;
+  // How much of the training set one shuffle mixes: all of it, unless the task reads its rows from a file chunk by
+  // chunk (ScriptTask on a data file larger than data.memory_mb).
+  virtual data::ShuffleWindow shuffle_window() const { return {}; }
   virtual torch::Tensor per_sample_loss(const torch::Tensor& prediction, const Batch& batch) = 0;  // [B]
   virtual std::string metric_name() const = 0;  // "accuracy" or "rmse"
   // Per-sample terms whose mean gives the metric: correct (0/1), or the squared error per sample.
@@ -41,6 +45,8 @@ class LayerwiseTask {
   virtual std::string describe() const = 0;
   // Which paper-1 task this is (text or video): what the layer probe reads out of a prediction.
   virtual config::Task kind() const = 0;
+  // What a refused noise is said not to apply to: "a text model", "a float-input model" (tasks::refuse_noise).
+  virtual std::string noise_subject() const { return config::word(kind()); }
 
   // Robustness sweeps and the layer probe (core/tasks/perturbation.h). The noise kinds this task's inputs take, in
   // the noise vocabulary's order (its first is the default).
@@ -130,7 +136,9 @@ class VideoTask : public LayerwiseTask {
 struct ScriptSources;  // core/tasks/script_task.h
 
 // The task a config asks for, loading its data (IMDb from the data cache for text). A torchscript-layerwise task is
-// made from `sources`, or when nullptr from the files config.model.file and config.data.file.
+// made from `sources`, or when nullptr from the files config.model.file and config.data.file. A torchscript task
+// (the sparse engine's) is made too, for its robustness sweeps: read out through the module's layer_outputs when it
+// has them, else through its prediction alone (one readout).
 std::unique_ptr<LayerwiseTask> make_task(const config::ExperimentConfig& config, const std::string& data_root,
                                          torch::Device device, const ScriptSources* sources = nullptr);
 

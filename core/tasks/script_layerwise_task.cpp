@@ -13,15 +13,20 @@
 namespace descentlab::tasks {
 
 ScriptLayerwiseTask::ScriptLayerwiseTask(const models::ModuleSource& model, const std::string& data_path,
-                                         torch::Device device)
-    : inner_(model, data_path, device) {
+                                         torch::Device device, int64_t memory_mb, LayerOutputs layer_outputs)
+    : inner_(model, data_path, device, memory_mb) {
+  if (layer_outputs == LayerOutputs::when_present) kind_ = config::Task::torchscript;
   if (!inner_.model().has_layer_outputs()) {
+    if (layer_outputs == LayerOutputs::when_present) {
+      forward_only_ = true;  // layers_ = 0: the prediction is the one readout
+      return;
+    }
     throw DataError(model.path,
                     "has no layer_outputs(x) method, which layerwise descent needs (the prediction read out after "
                     "each layer 0..L; docs/your-model.md); train it with the torchscript task instead (HORST, AdamW)");
   }
   layers_ = inner_.layer_output_count() - 1;
-  if (layers_ < 1) {
+  if (layers_ < 1 && layer_outputs == LayerOutputs::required) {
     throw DataError(model.path, "layer_outputs(x) returned " + std::to_string(inner_.layer_output_count()) +
                                     " output; layerwise descent needs at least 2 (layer 0, the input's readout, "
                                     "and one per layer after it)");
@@ -29,6 +34,7 @@ ScriptLayerwiseTask::ScriptLayerwiseTask(const models::ModuleSource& model, cons
 }
 
 std::vector<torch::Tensor> ScriptLayerwiseTask::layer_predictions(const torch::Tensor& input) {
+  if (forward_only_) return {inner_.forward(input)};
   std::vector<torch::Tensor> outputs = inner_.model().layer_outputs(input);
   if (static_cast<int64_t>(outputs.size()) != layers_ + 1) {
     throw DataError(inner_.model().path(), "layer_outputs(x) returned " + std::to_string(outputs.size()) +
@@ -77,7 +83,7 @@ PerturbedBatch ScriptLayerwiseTask::perturbed_test_batch(int64_t start, int64_t 
                                                          double gamma, NoiseStream& stream) {
   const std::vector<std::string> kinds = noise_kinds();
   if (std::find(kinds.begin(), kinds.end(), noise) == kinds.end()) {
-    refuse_noise(noise, data().train_x.integer ? "token-input" : "float-input", kinds);
+    refuse_noise(noise, noise_subject(), kinds);
   }
   // Each batch from its own seed (as video's): any batch is drawn without the ones before it.
   at::Generator generator = at::detail::createCPUGenerator(stream.batch_seed(start));

@@ -17,10 +17,17 @@
 
 namespace descentlab::tasks {
 
+// What a module's layer_outputs is to the task: required (layerwise descent), or read when the module has it and
+// else the prediction alone (L = 0), for a robustness sweep of a run of the sparse engine (the torchscript task).
+enum class LayerOutputs { required, when_present };
+
 class ScriptLayerwiseTask : public LayerwiseTask {
  public:
-  // Loads and checks as ScriptTask does, and refuses a module without layer_outputs (DataError naming the file).
-  ScriptLayerwiseTask(const models::ModuleSource& model, const std::string& data_path, torch::Device device);
+  // Loads and checks as ScriptTask does; `required`: refuses a module without layer_outputs (DataError naming the
+  // file).
+  ScriptLayerwiseTask(const models::ModuleSource& model, const std::string& data_path, torch::Device device,
+                      int64_t memory_mb = config::DataConfig{}.memory_mb,
+                      LayerOutputs layer_outputs = LayerOutputs::required);
 
   std::shared_ptr<torch::nn::Module> module() override { return inner_.module(); }
   int64_t layers() override { return layers_; }
@@ -30,13 +37,15 @@ class ScriptLayerwiseTask : public LayerwiseTask {
   int64_t test_size() const override { return inner_.test_size(); }
   Batch train_batch(const std::vector<int64_t>& indices) override { return inner_.train_batch(indices); }
   Batch test_batch(int64_t start, int64_t count) override { return inner_.test_batch(start, count); }
+  data::ShuffleWindow shuffle_window() const override { return inner_.shuffle_window(); }
   torch::Tensor per_sample_loss(const torch::Tensor& prediction, const Batch& batch) override;
   std::string metric_name() const override { return inner_.metric_name(); }
   torch::Tensor metric_terms(const torch::Tensor& prediction, const Batch& batch) override;
   double finish_metric(double mean_term) const override { return inner_.finish_metric(mean_term); }
   std::string describe() const override { return inner_.describe(); }
-  config::Task kind() const override { return config::Task::torchscript_layerwise; }
+  config::Task kind() const override { return kind_; }
   std::vector<std::string> noise_kinds() const override;
+  std::string noise_subject() const override { return data().train_x.integer ? "token-input" : "float-input"; }
   PerturbedBatch perturbed_test_batch(int64_t start, int64_t count, const std::string& noise, double gamma,
                                       NoiseStream& stream) override;
 
@@ -45,6 +54,8 @@ class ScriptLayerwiseTask : public LayerwiseTask {
  private:
   ScriptTask inner_;
   int64_t layers_ = 0;
+  bool forward_only_ = false;  // a module without layer_outputs swept as its prediction alone
+  config::Task kind_ = config::Task::torchscript_layerwise;
 };
 
 }  // namespace descentlab::tasks

@@ -4,7 +4,6 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 
 #include "core/config/json_reader.h"
@@ -19,26 +18,6 @@ std::string shape_text(torch::IntArrayRef shape) {
   return text + "]";
 }
 
-// The whole of `array` as a CPU tensor (float32 or int64), read a block of rows at a time.
-torch::Tensor read_all(const data::DataFileInfo& info, const data::DataArray& array) {
-  std::vector<int64_t> shape(array.shape.begin(), array.shape.end());
-  const auto dtype = array.integer ? torch::kInt64 : torch::kFloat32;
-  torch::Tensor all = torch::empty(shape, torch::TensorOptions().dtype(dtype));
-  const int64_t block = data::block_rows(array);
-  for (int64_t first = 0; first < array.rows(); first += block) {
-    const int64_t count = std::min(block, array.rows() - first);
-    torch::Tensor rows = all.narrow(0, first, count);
-    if (array.integer) {
-      const std::vector<int64_t> values = data::read_integer_rows(info.path, array, first, count);
-      std::memcpy(rows.data_ptr<int64_t>(), values.data(), values.size() * sizeof(int64_t));
-    } else {
-      const std::vector<float> values = data::read_float_rows(info.path, array, first, count);
-      std::memcpy(rows.data_ptr<float>(), values.data(), values.size() * sizeof(float));
-    }
-  }
-  return all;
-}
-
 }  // namespace
 
 void check_data_target(const config::ExperimentConfig& config, const data::DataFileInfo& data) {
@@ -51,27 +30,25 @@ void check_data_target(const config::ExperimentConfig& config, const data::DataF
   }
 }
 
-ScriptTask::ScriptTask(const models::ModuleSource& model, const std::string& data_path, torch::Device device)
-    : device_(device), info_(data::read_data_file(data_path)) {
+ScriptTask::ScriptTask(const models::ModuleSource& model, const std::string& data_path, torch::Device device,
+                       int64_t memory_mb)
+    : device_(device),
+      info_(data::read_data_file(data_path)),
+      train_(info_.path, info_.train_x, info_.train_y, memory_mb << 20),
+      test_(info_.path, info_.test_x, info_.test_y, memory_mb << 20) {
   model_ = std::make_shared<models::ScriptModelImpl>(model, device);
-  train_x_ = read_all(info_, info_.train_x);
-  train_y_ = read_all(info_, info_.train_y);
-  test_x_ = read_all(info_, info_.test_x);
-  test_y_ = read_all(info_, info_.test_y);
-  if (info_.train_x.integer) {
-    input_vocabulary_ =
-        info_.vocabulary > 0 ? info_.vocabulary : (train_x_.numel() > 0 ? train_x_.max().item<int64_t>() + 1 : 0);
-  }
+  input_vocabulary_ = info_.input_max + 1;
   check_contract();
 }
 
 Batch ScriptTask::train_batch(const std::vector<int64_t>& indices) {
-  const torch::Tensor rows = torch::tensor(indices, torch::kInt64);
-  return {train_x_.index_select(0, rows).to(device_), train_y_.index_select(0, rows).to(device_)};
+  const Batch rows = train_.gather(indices);
+  return {rows.input.to(device_), rows.target.to(device_)};
 }
 
 Batch ScriptTask::test_batch(int64_t start, int64_t count) {
-  return {test_x_.narrow(0, start, count).to(device_), test_y_.narrow(0, start, count).to(device_)};
+  const Batch rows = test_.range(start, count);
+  return {rows.input.to(device_), rows.target.to(device_)};
 }
 
 torch::Tensor ScriptTask::loss(const torch::Tensor& prediction, const Batch& batch) {

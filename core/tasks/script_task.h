@@ -15,6 +15,7 @@
 #include "core/config/experiment_config.h"
 #include "core/data/data_file.h"
 #include "core/models/script_model.h"
+#include "core/tasks/file_rows.h"
 #include "core/tasks/sparse_task.h"
 
 namespace descentlab::tasks {
@@ -31,14 +32,18 @@ void check_data_target(const config::ExperimentConfig& config, const data::DataF
 
 class ScriptTask : public SparseTask {
  public:
-  ScriptTask(const models::ModuleSource& model, const std::string& data_path, torch::Device device);
+  // `memory_mb` (data.memory_mb): the memory the training rows may take, and the test rows apart; a split larger
+  // than that is read from the file chunk by chunk (core/tasks/file_rows.h).
+  ScriptTask(const models::ModuleSource& model, const std::string& data_path, torch::Device device,
+             int64_t memory_mb = config::DataConfig{}.memory_mb);
 
   std::shared_ptr<torch::nn::Module> module() override { return model_; }
   torch::Tensor forward(const torch::Tensor& input) override { return model_->forward(input); }
-  int64_t train_size() const override { return train_x_.size(0); }
-  int64_t test_size() const override { return test_x_.size(0); }
+  int64_t train_size() const override { return train_.size(); }
+  int64_t test_size() const override { return test_.size(); }
   Batch train_batch(const std::vector<int64_t>& indices) override;
   Batch test_batch(int64_t start, int64_t count) override;
+  data::ShuffleWindow shuffle_window() const override { return train_.window(); }
   torch::Tensor loss(const torch::Tensor& prediction, const Batch& batch) override;
   std::string metric_name() const override;
   std::pair<torch::Tensor, int64_t> metric_terms(const torch::Tensor& prediction, const Batch& batch) override;
@@ -48,6 +53,8 @@ class ScriptTask : public SparseTask {
   std::string describe() const override;
 
   const data::DataFileInfo& data() const { return info_; }
+  const SplitRows& train_rows() const { return train_; }
+  const SplitRows& test_rows() const { return test_; }
   models::ScriptModelImpl& model() { return *model_; }
   // How many tensors layer_outputs(x) returned for the contract's batch (0 for a module without it).
   int64_t layer_output_count() const { return layer_output_count_; }
@@ -65,7 +72,7 @@ class ScriptTask : public SparseTask {
   torch::Device device_;
   data::DataFileInfo info_;
   std::shared_ptr<models::ScriptModelImpl> model_;
-  torch::Tensor train_x_, train_y_, test_x_, test_y_;  // on the CPU; a batch goes to the device
+  SplitRows train_, test_;  // on the CPU; a batch goes to the device
   int64_t layer_output_count_ = 0;
   int64_t input_vocabulary_ = 0;
 };

@@ -188,9 +188,10 @@ std::unique_ptr<SparseTask> make_sparse_task(const config::ExperimentConfig& con
                                      "Moby Dick (characters)");
   }
   if (config.task == config::Task::torchscript) {
-    auto task =
-        sources ? std::make_unique<ScriptTask>(sources->model, sources->data_path, device)
-                : std::make_unique<ScriptTask>(models::read_module_file(config.model.file), config.data.file, device);
+    const int64_t memory = config.data.memory_mb;
+    auto task = sources ? std::make_unique<ScriptTask>(sources->model, sources->data_path, device, memory)
+                        : std::make_unique<ScriptTask>(models::read_module_file(config.model.file), config.data.file,
+                                                       device, memory);
     check_data_target(config, task->data());
     return task;
   }

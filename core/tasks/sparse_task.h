@@ -24,6 +24,9 @@ class SparseTask {
   virtual int64_t test_size() const = 0;
   virtual Batch train_batch(const std::vector<int64_t>& indices) = 0;
   virtual Batch test_batch(int64_t start, int64_t count) = 0;
+  // How much of the training set one shuffle mixes: all of it, unless the task reads its rows from a file chunk by
+  // chunk (ScriptTask on a data file larger than data.memory_mb).
+  virtual data::ShuffleWindow shuffle_window() const { return {}; }
   // Mean cross-entropy of a batch (over images, or over every predicted character).
   virtual torch::Tensor loss(const torch::Tensor& logits, const Batch& batch) = 0;
   virtual std::string metric_name() const = 0;  // "accuracy" or "perplexity"

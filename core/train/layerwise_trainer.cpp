@@ -54,7 +54,7 @@ int64_t trainable_count(const config::ExperimentConfig& config, const tasks::Lay
 }  // namespace
 
 LayerwiseTrainer::LayerwiseTrainer(config::ExperimentConfig config, tasks::LayerwiseTask& task, torch::Device device)
-    : Trainer(config, device, trainable_count(config, task)), task_(task) {
+    : Trainer(config, device, trainable_count(config, task), task.shuffle_window()), task_(task) {
   const int64_t samples = task_.train_size();
   const int64_t trainable = order().dataset_size();  // the data order walks the trainable samples only
   state_ = std::make_unique<State>(task_.module()->parameters(), config_);

@@ -90,7 +90,7 @@ int64_t training_samples(const tasks::SparseTask& task) {
 }  // namespace
 
 SparseTrainer::SparseTrainer(config::ExperimentConfig config, tasks::SparseTask& task, torch::Device device)
-    : Trainer(std::move(config), device, training_samples(task)), task_(task) {
+    : Trainer(std::move(config), device, training_samples(task), task.shuffle_window()), task_(task) {
   state_ = std::make_unique<State>(task_.module()->parameters(), config_);
   optim::PruneSelection selection;
   if (config_.sparsity.exclude_embeddings_and_readout)

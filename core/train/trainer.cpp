@@ -38,10 +38,10 @@ struct Trainer::Interval {
   int64_t samples = 0;
 };
 
-Trainer::Trainer(config::ExperimentConfig config, torch::Device device, int64_t samples)
+Trainer::Trainer(config::ExperimentConfig config, torch::Device device, int64_t samples, data::ShuffleWindow window)
     : config_(std::move(config)),
       device_(device),
-      order_(config_.train.seed, samples),
+      order_(config_.train.seed, samples, window),
       histogram_edges_(eval::log_spaced_edges()) {
   // The schedule over this run's steps: a warm-up in steps can only be checked against the run's length here.
   const auto& t = config_.train;

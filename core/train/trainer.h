@@ -85,8 +85,9 @@ class Trainer {
   virtual bool higher_is_better() const;
 
  protected:
-  // `samples`: the training samples the data order walks through.
-  Trainer(config::ExperimentConfig config, torch::Device device, int64_t samples);
+  // `samples`: the training samples the data order walks through; `window`: how much of them one shuffle mixes (a
+  // data file read chunk by chunk; the default shuffles them all).
+  Trainer(config::ExperimentConfig config, torch::Device device, int64_t samples, data::ShuffleWindow window = {});
 
   // ---- the hooks an engine supplies
   virtual torch::nn::Module& module() = 0;

@@ -7,8 +7,11 @@
 
 #include <memory>
 
+#include <QPushButton>
+
 #include "widgets/frontier_view.h"
 #include "widgets/lab_model.h"
+#include "widgets/robustness_view.h"
 
 namespace descentlab {
 namespace {
@@ -172,6 +175,36 @@ TEST(FrontierView, SaysWhyItIsEmpty) {
   });
   EXPECT_TRUE(placeholderText().contains(QStringLiteral("off: vit-horst-quick")));
   EXPECT_FALSE(view.hasData());
+}
+
+// Issue 53 item 4: a finished run of a user's own model by the sparse engine (the torchscript task) can be swept for
+// robustness, with the noise its inputs take; a built-in sparse run (vit, gpt) cannot, and the button says why.
+TEST(RobustnessViewTest, ASparseRunOfAUsersModelCanBeSweptAndABuiltInOneSaysWhyNot) {
+  LabModel model;
+  widgets::RobustnessView view(&model);
+  const auto add = [&](const QString& name, const QString& task) {
+    auto run = std::make_unique<RunData>();
+    run->name = name;
+    run->kind = RunKind::Sparse;
+    run->state = widgets::RunState::Finished;
+    run->config.insert(QStringLiteral("task"), task);
+    if (task == QLatin1String("torchscript")) run->noiseKinds = {QStringLiteral("gaussian"), QStringLiteral("uniform")};
+    return model.addRun(std::move(run));
+  };
+  const RunData* own = add(QStringLiteral("cnn-horst"), QStringLiteral("torchscript"));
+  const RunData* builtIn = add(QStringLiteral("vit-horst"), QStringLiteral("vit"));
+  QPushButton* sweep = nullptr;
+  for (auto* button : view.findChildren<QPushButton*>()) {
+    if (button->text() == QLatin1String("Sweep selected run")) sweep = button;
+  }
+  ASSERT_NE(sweep, nullptr);
+  model.setFocusRun(own->id);
+  view.refresh();
+  EXPECT_TRUE(sweep->isEnabled()) << sweep->toolTip().toStdString();
+  model.setFocusRun(builtIn->id);
+  view.refresh();
+  EXPECT_FALSE(sweep->isEnabled());
+  EXPECT_TRUE(sweep->toolTip().contains(QStringLiteral("a run of your own model"))) << sweep->toolTip().toStdString();
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ class NotFinite(torch.nn.Module):
         return self.layer(x) * float("nan")
 
 
-def write_data(path, classes, rows=64, test_rows=32):
+def write_data(path, classes, rows=64, test_rows=32, chunk_rows=16):
     """Four features; the label is which of `classes` bins the first feature falls in (learnable)."""
     generator = torch.Generator().manual_seed(11)
     with h5py.File(path, "w") as f:
@@ -63,8 +63,8 @@ def write_data(path, classes, rows=64, test_rows=32):
         for split, n in (("train", rows), ("test", test_rows)):
             x = torch.randn(n, 4, generator=generator)
             y = torch.bucketize(x[:, 0].contiguous(), torch.linspace(-1, 1, classes - 1)).clamp(max=classes - 1)
-            f.create_dataset(split + "/x", data=x.numpy(), chunks=(16, 4))
-            f.create_dataset(split + "/y", data=y.numpy(), chunks=(16,))
+            f.create_dataset(split + "/x", data=x.numpy(), chunks=(min(n, chunk_rows), 4))
+            f.create_dataset(split + "/y", data=y.numpy(), chunks=(min(n, chunk_rows),))
 
 
 class Raising(torch.nn.Module):
@@ -127,6 +127,8 @@ def main(out):
     saved_on_cuda(os.path.join(out, "blocks.pt"), os.path.join(out, "blocks_cuda.pt"))
     write_data(os.path.join(out, "three.h5"), 3)
     write_data(os.path.join(out, "five.h5"), 5)
+    # 60,000 training rows (1.4 MiB as the lab holds them): more than data.memory_mb = 1 lets it hold at once.
+    write_data(os.path.join(out, "big.h5"), 3, rows=60000, test_rows=2000, chunk_rows=1000)
     torch.save(Plain().state_dict(), os.path.join(out, "state_dict.pt"))
     with open(os.path.join(out, "text.pt"), "w") as f:
         f.write("not a model\n")
