@@ -58,6 +58,8 @@ path, tour, seed = sys.argv[1:]
 spec = json.load(open(path))
 prune = "1" if "frontier" in spec.get("views", []) else "0"
 for run in spec["runs"]:
+    if "example" in run:  # a run of an example's module (horst-your-cnn): not run here, measured by hand
+        continue
     slug = re.sub(r"[^a-z0-9]+", "-", run["label"].lower()).strip("-")
     sets = " ".join("--set %s=%s" % (k, json.dumps(v, separators=(",", ":")) if isinstance(v, (list, bool)) else v)
                     for k, v in run.get("set", {}).items())
@@ -67,8 +69,10 @@ EOF
 
 run_tour() {  # TOUR: each seed's runs two at a time; the group's wall time goes to seedS.wall when all ran fresh
   local tour=$1 seed fresh start end
-  if [ -z "$(jobs_for "$tour" 0)" ]; then  # a tour without training runs (the playground's): measured elsewhere
-    echo "no training runs in tour $tour: skipped"
+  if [ -z "$(jobs_for "$tour" 0)" ]; then
+    # A tour without preset runs: the playground's (measured elsewhere), or an example's (horst-your-cnn: the
+    # commands and numbers are in results/tours/TOUR.md, which the summary appends as it is).
+    echo "no preset runs in tour $tour (see results/tours/$tour.md): skipped"
     return 0
   fi
   mkdir -p "$out/$tour"
