@@ -28,8 +28,8 @@ QString noMultipliersReason(const RunData* selected, const QString& name) {
         QStringLiteral("Not recorded yet: %1\n(λ and the slack come with each metric interval)").arg(selected->name);
   } else if (selected && selected->config.value(QStringLiteral("task")) == QLatin1String("torchscript")) {
     reason = QStringLiteral(
-                 "%1 is your module trained by the sparse engine: it has no layers' constraints.\nλ needs "
-                 "constrained layerwise descent of a module with layer_outputs(x) (your-model-layerwise)")
+                 "%1: sparse training has no layer constraints.\nλ needs constrained layerwise descent:\n"
+                 "your-model-layerwise")
                  .arg(selected->name);
   } else if (selected && selected->kind == RunKind::Layerwise) {
     reason = QStringLiteral(

@@ -271,9 +271,8 @@ void LayerLossView::rebuild() {
     }
     placeholder(plot(), plot()->axisRect(0),
                 waiting.isEmpty() && !ownSparse.isEmpty()
-                    ? QStringLiteral("%1: your module trained by the sparse engine, which reads no layers.\n"
-                                     "Per-layer losses need layerwise descent of a module with layer_outputs(x)\n"
-                                     "(Model: your own file…, preset your-model-layerwise; docs/your-model.md)")
+                    ? QStringLiteral("%1: sparse training reads no layers.\n"
+                                     "Per-layer losses need layerwise descent:\nyour-model-layerwise")
                           .arg(ownSparse.join(QStringLiteral(", ")))
                 : waiting.isEmpty()
                     ? QStringLiteral("No layerwise-descent run open\n(presets text-* and video-*)")

@@ -372,9 +372,7 @@ QString LayerProbeView::placeholder() const {
   bool layerwise = false;
   for (auto* run : model_->runs()) layerwise |= run->kind == RunKind::Layerwise;
   if (!layerwise) {
-    return QStringLiteral(
-        "Open or start a layerwise-descent run (text or video) to probe one test sample layer by "
-        "layer.");
+    return QStringLiteral("Probing needs a layerwise run: text-*, video-* or your-model-layerwise");
   }
   for (int side = 0; side < 2; ++side) {
     if (shown_[side].error.isEmpty() && !shown_[side].loss.isEmpty()) return QString();

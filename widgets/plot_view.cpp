@@ -137,6 +137,11 @@ bool PlotView::fitLowerRow() {
   return changed;
 }
 
+void PlotView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (drawnRevision_ != model_->revision()) refresh();
+}
+
 void PlotView::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
   // Legend entries are fitted (columns, shortened names) to the width: a new width redraws them from the model; a

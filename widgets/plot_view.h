@@ -64,6 +64,8 @@ class PlotView : public QWidget {
   // Rescales every axis to the data (double click, and after a rebuild while not zoomed).
   virtual void resetRanges();
   void resizeEvent(QResizeEvent* event) override;
+  // A hidden view is not redrawn as runs change (MainWindow::refreshViews): shown again, it catches up.
+  void showEvent(QShowEvent* event) override;
   // Text for the readout at plot coordinates (x, y) in axis rect `rect`.
   virtual QString readout(QCPAxisRect* rect, double x, double y) const;
   // A table of every visible run's values at the step nearest x, shown beside the cursor (TensorBoard's hover);

@@ -164,7 +164,10 @@ void RobustnessView::rebuild() {
     auto* line = plot()->addGraph();
     line->setData(it->gamma, mean, true);
     line->setPen(QPen(run->colour, 2));
-    line->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run->colour, Qt::white, 6));
+    // A marker at each γ while they stand apart; a fine grid (a hundred γ) is drawn as a line.
+    if (it->gamma.size() <= 40) {
+      line->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, run->colour, Qt::white, 6));
+    }
     line->setName(QStringLiteral("%1 (%2 seeds)").arg(run->name).arg(it->seeds));
     bindToRun(plot(), line, *run);
     for (auto* part : {lower, upper}) part->setVisible(run->visible);

@@ -97,7 +97,7 @@ TEST(LayerProbeView, ShowsAAndBsPerLayerBarsAndFollowsGamma) {
   LayerProbeView view(&model);
   view.resize(700, 450);
   view.show();
-  EXPECT_TRUE(view.placeholder().contains(QStringLiteral("Open or start a layerwise-descent run")));
+  EXPECT_TRUE(view.placeholder().contains(QStringLiteral("Probing needs a layerwise run")));
   addLayerwiseRun(model, QStringLiteral("text-constrained"), QStringLiteral("text"), true);
   addLayerwiseRun(model, QStringLiteral("text-erm"), QStringLiteral("text"), false);
   view.refresh();  // what the view's own timer does at the next turn of the event loop: once for runs added together

@@ -311,6 +311,31 @@ TEST(LayerLossViewTest, TrainingPerLayerLossesShowUntilTheFirstTestEvaluation) {
   EXPECT_EQ(view.plot()->axisRect(0)->axis(QCPAxis::atLeft)->label(), QStringLiteral("test loss fₗ"));
 }
 
+// A hidden view is not redrawn as runs open (MainWindow::refreshViews draws the visible ones): shown again, it catches
+// up, rather than keep the hint of the moment it was hidden (a sparse run of a user's model read "No layerwise-descent
+// run open (presets text-* and video-*)" until another run changed).
+TEST(LayerLossViewTest, AViewShownAgainCatchesUpWithTheRunsOpenedWhileHidden) {
+  LabModel model;
+  widgets::LayerLossView view(&model);
+  view.resize(700, 500);
+  view.show();
+  view.refresh(true);
+  view.hide();
+  auto run = std::make_unique<RunData>();
+  run->name = QStringLiteral("cnn-horst");
+  run->kind = widgets::RunKind::Sparse;
+  run->config.insert(QStringLiteral("task"), QStringLiteral("torchscript"));
+  model.addRun(std::move(run));
+  view.show();
+  QStringList hints;
+  for (int i = 0; i < view.plot()->itemCount(); ++i) {
+    if (auto* text = qobject_cast<QCPItemText*>(view.plot()->item(i))) hints << text->text();
+  }
+  const QString shown = hints.join(QStringLiteral(" "));
+  EXPECT_TRUE(shown.contains(QStringLiteral("cnn-horst"))) << shown.toStdString();
+  EXPECT_TRUE(shown.contains(QStringLiteral("your-model-layerwise"))) << shown.toStdString();
+}
+
 // In a short dock (a tour's per-layer view at 1024x700) the losses and the descending shares were two plots of about
 // 30 px each: below 200 px of plot the shares give their room to the losses, and come back when the view grows.
 TEST(LayerLossViewTest, TheDescendingSharesGiveWayInAShortView) {
