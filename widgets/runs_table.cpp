@@ -4,6 +4,7 @@
 
 #include <QClipboard>
 #include <QColorDialog>
+#include <QFontMetrics>
 #include <QGuiApplication>
 #include <QHeaderView>
 #include <QMenu>
@@ -167,11 +168,19 @@ void RunsTable::fillProgressCell(int row, const RunData& run) {
   const SweepActivity& sweep = run.sweep;
   if (sweep.running) {  // a robustness sweep: γ i of n and the seed, instead of the training steps
     bar->setValue(sweep.cells > 0 ? sweep.done * 1000 / sweep.cells : 0);
-    bar->setFormat(QStringLiteral("%1: γ %2/%3, seed %4")
-                       .arg(sweep.noise)
-                       .arg(sweep.gammaIndex + 1)
-                       .arg(sweep.gammas)
-                       .arg(sweep.seed + 1));
+    // The longest of these that fits the column: a centred text wider than the bar lost both its ends ("ussian: γ
+    // 62/201, seed") in a 130 px column.
+    const QString position = QStringLiteral("γ %1/%2").arg(sweep.gammaIndex + 1).arg(sweep.gammas);
+    const QString seed = QStringLiteral("%1, seed %2").arg(position).arg(sweep.seed + 1);
+    const QFontMetrics metrics(bar->font());
+    QString text = position;
+    for (const QString& candidate : {QStringLiteral("%1: %2").arg(sweep.noise, seed), seed}) {
+      if (metrics.horizontalAdvance(candidate) + 10 <= columnWidth(2)) {
+        text = candidate;
+        break;
+      }
+    }
+    bar->setFormat(text);
   } else {
     bar->setValue(static_cast<int>(run.progress() * 1000));
     bar->setFormat(run.totalSteps > 0 ? QStringLiteral("%1 / %2").arg(run.currentStep).arg(run.totalSteps)
