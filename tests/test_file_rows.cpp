@@ -84,7 +84,9 @@ TEST_F(ScriptModelTest, ADataFileLargerThanItsMemoryIsReadAChunkAtATimeAndGivesT
     }
     // Each chunk is read at most once an epoch (the first epoch: exactly once; a chunk still held from the end of
     // one epoch may serve the next), and never more rows are held than the memory allows.
-    if (epoch == 0) EXPECT_EQ(streamed.chunk_reads(), chunk_count);
+    if (epoch == 0) {
+      EXPECT_EQ(streamed.chunk_reads(), chunk_count);
+    }
     EXPECT_LE(streamed.chunk_reads(), (epoch + 1) * chunk_count);
     EXPECT_LE(streamed.peak_bytes(), budget);
   }
