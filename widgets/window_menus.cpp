@@ -146,8 +146,10 @@ void WindowMenus::addDockToggle(QDockWidget* dock) {
 void WindowMenus::updateRunControls() {
   const RunData* run = model_.focusRun();
   const RunActions actions = run ? availableActions(*run) : RunActions{};
-  experiment_.setRunControls(run ? QStringLiteral("%1 (%2)").arg(run->name, runStateName(run->state)) : QString(),
-                             actions.pause, actions.resume, actions.stop);
+  // As the runs table says it: a finished run being swept reads "sweeping", not "finished".
+  const QString state = run && run->sweep.running ? QStringLiteral("sweeping") : run ? runStateName(run->state) : "";
+  experiment_.setRunControls(run ? QStringLiteral("%1 (%2)").arg(run->name, state) : QString(), actions.pause,
+                             actions.resume, actions.stop);
   pauseAction_->setEnabled(actions.pause);
   resumeAction_->setEnabled(actions.resume);
   stopAction_->setEnabled(actions.stop);

@@ -65,6 +65,7 @@
 #include "gui_test_support.h"
 #include "layout_check.h"
 #include "widgets/dock_layout.h"
+#include "widgets/elided_label.h"
 #include "widgets/lab_model.h"
 #include "widgets/main_window.h"
 #include "widgets/runs_table.h"
@@ -798,6 +799,9 @@ TEST_F(LabTest, ASweepShowsItsProgressCanBeCancelledAndIsStoredWhenWhole) {
   auto* table = window_->findChild<QTableWidget*>(QStringLiteral("runs-table"));
   window_->refreshViews();
   EXPECT_EQ(table->item(0, 1)->text(), QStringLiteral("sweeping"));
+  auto* selected = window_->findChild<widgets::ElidedLabel*>(QStringLiteral("run-controls-target"));
+  ASSERT_NE(selected, nullptr);
+  EXPECT_TRUE(selected->fullText().endsWith(QStringLiteral("(sweeping)"))) << selected->fullText().toStdString();
   auto* bar = qobject_cast<QProgressBar*>(table->cellWidget(0, 2));
   ASSERT_NE(bar, nullptr);
   EXPECT_TRUE(bar->format().contains(QStringLiteral("γ "))) << bar->format().toStdString();
