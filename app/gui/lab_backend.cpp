@@ -194,7 +194,10 @@ QList<widgets::ConfigField> LabBackend::presetFields(const QString& preset, cons
   if (is_user_preset(preset)) {
     // The two files first, then what trains them: the engine's own section and the training keys.
     const nlohmann::json full = user_document(preset);
-    nlohmann::json shown = {{"model", {{"file", ""}}}, {"data", {{"file", ""}}}, {"train", full["train"]}};
+    // data.memory_mb: a data file larger than it trains chunk by chunk (docs/your-model.md), and the memory check's
+    // refusal names it, so it is one the form must offer.
+    nlohmann::json shown = {
+        {"model", {{"file", ""}}}, {"data", {{"file", ""}, {"memory_mb", 0}}}, {"train", full["train"]}};
     for (const char* section : preset == kYourModelLayerwise ? std::vector<const char*>{"constraints"}
                                                              : std::vector<const char*>{"optimizer", "sparsity"}) {
       shown[section] = full[section];

@@ -1271,6 +1271,11 @@ TEST_P(TourTest, StartsItsRunsShowsItsCaptionAndFillsItsViews) {
   // A tour of your own model (an example's files) shows the "your-model" experiment with its files.
   EXPECT_EQ(panel->preset().toStdString(), last.example.empty() ? last.preset : "your-model");
   const QList<widgets::ConfigField> fields = panel->fields();
+  if (!last.example.empty()) {
+    // The memory its data may take, which the memory check's refusal names, is the form's to change.
+    EXPECT_TRUE(std::any_of(fields.begin(), fields.end(),
+                            [](const widgets::ConfigField& f) { return f.key == QLatin1String("data.memory_mb"); }));
+  }
   for (const std::string& assignment : last.overrides) {
     const std::string key = assignment.substr(0, assignment.find('='));
     const auto field = std::find_if(fields.begin(), fields.end(),
