@@ -156,7 +156,7 @@ uint64_t data_bytes_in_memory(const DataFileInfo& info) {
   uint64_t bytes = 0;
   for (const DataArray* array : {&info.train_x, &info.train_y, &info.test_x, &info.test_y}) {
     bytes += static_cast<uint64_t>(array->rows()) * static_cast<uint64_t>(array->row_elements()) *
-             (array->integer ? 8u : 4u);
+             static_cast<uint64_t>(array->element_bytes());
   }
   return bytes;
 }
@@ -294,34 +294,28 @@ bool has_integer_inputs(const std::string& path) {
 }
 
 DataFileInfo read_data_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code status;
-  if (!fs::exists(path, status)) throw DataError(path, "no such file");
-  H5::Exception::dontPrint();
-  if (H5::H5File::isHdf5(path.c_str()) <= 0) refuse(path, "", "not an HDF5 file");
-  DataFileInfo info;
-  info.path = path;
-  try {
-    const H5::H5File file(path, H5F_ACC_RDONLY);
-    info.task = task_of(file, path);
+  DataFileInfo info = read_description(path, [&](const H5::H5File& file) {
+    DataFileInfo described;
+    described.path = path;
+    described.task = task_of(file, path);
     const H5::Group root = file.openGroup("/");
-    info.name = has_attribute(root, "name") ? string_attribute(root, "name", path) : fs::path(path).stem().string();
-    info.train_x = describe(file, "train/x", path);
-    info.train_y = describe(file, "train/y", path);
-    info.test_x = describe(file, "test/x", path);
-    info.test_y = describe(file, "test/y", path);
-    const char* needed = info.task == DataTask::classification ? "classes"
-                         : info.task == DataTask::next_token   ? "vocabulary"
-                                                               : nullptr;
+    described.name = has_attribute(root, "name") ? string_attribute(root, "name", path)
+                                                 : std::filesystem::path(path).stem().string();
+    described.train_x = describe(file, "train/x", path);
+    described.train_y = describe(file, "train/y", path);
+    described.test_x = describe(file, "test/x", path);
+    described.test_y = describe(file, "test/y", path);
+    const char* needed = described.task == DataTask::classification ? "classes"
+                         : described.task == DataTask::next_token   ? "vocabulary"
+                                                                    : nullptr;
     if (needed) {
       if (!has_attribute(root, needed)) refuse(path, std::string("/@") + needed, "missing; the task needs it");
       const int64_t value = int_attribute(root, needed, path);
       if (value < 2) refuse(path, std::string("/@") + needed, std::to_string(value) + "; at least 2 are needed");
-      (info.task == DataTask::classification ? info.classes : info.vocabulary) = value;
+      (described.task == DataTask::classification ? described.classes : described.vocabulary) = value;
     }
-  } catch (const H5::Exception& error) {
-    refuse(path, "", "cannot be read as HDF5: " + error.getDetailMsg());
-  }
+    return described;
+  });
   check_shapes(info);
   const int64_t limit = info.task == DataTask::classification ? info.classes : info.vocabulary;
   if (info.task != DataTask::regression) {

@@ -25,6 +25,8 @@ struct DataArray {
   int64_t rows() const { return shape.empty() ? 0 : shape[0]; }
   // Elements of one row (the product of the shape after the first dimension).
   int64_t row_elements() const;
+  // Bytes of one element as the lab holds it: int64 for integers, float32 for floats.
+  int64_t element_bytes() const { return integer ? 8 : 4; }
 };
 
 struct DataFileInfo {

@@ -13,14 +13,10 @@ namespace {
 // eighth of the window, so that one shuffle mixes several chunks.
 constexpr int64_t kChunkBytes = int64_t{1} << 20;
 
-int64_t element_bytes(const data::DataArray& array) {
-  return array.integer ? 8 : 4;
-}
-
 }  // namespace
 
 int64_t row_bytes(const data::DataArray& x, const data::DataArray& y) {
-  return x.row_elements() * element_bytes(x) + y.row_elements() * element_bytes(y);
+  return x.row_elements() * x.element_bytes() + y.row_elements() * y.element_bytes();
 }
 
 torch::Tensor read_rows(const std::string& path, const data::DataArray& array, int64_t first, int64_t count) {
@@ -63,24 +59,26 @@ const SplitRows::Chunk& SplitRows::chunk(int64_t index, const std::vector<int64_
         if (oldest == cache_.end() || it->second.last_used < oldest->second.last_used) oldest = it;
       }
       if (oldest == cache_.end()) break;  // every chunk held is still to serve this batch
+      held_bytes_ -= static_cast<int64_t>(oldest->second.x.nbytes() + oldest->second.y.nbytes());
       cache_.erase(oldest);
     }
     const int64_t first = index * window_.chunk_rows;
     const int64_t count = std::min(window_.chunk_rows, size() - first);
     Chunk read{read_rows(path_, x_, first, count), read_rows(path_, y_, first, count), 0};
     ++chunk_reads_;
+    held_bytes_ += static_cast<int64_t>(read.x.nbytes() + read.y.nbytes());
+    peak_bytes_ = std::max(peak_bytes_, held_bytes_);
     found = cache_.emplace(index, std::move(read)).first;
-    int64_t held = 0;
-    for (const auto& [unused, cached] : cache_) held += cached.x.nbytes() + cached.y.nbytes();
-    peak_bytes_ = std::max(peak_bytes_, held);
   }
   found->second.last_used = ++uses_;
   return found->second;
 }
 
 Batch SplitRows::gather(const std::vector<int64_t>& indices) {
-  const torch::Tensor rows = torch::tensor(indices, torch::kInt64);
-  if (!streamed()) return {whole_x_.index_select(0, rows), whole_y_.index_select(0, rows)};
+  if (!streamed()) {
+    const torch::Tensor rows = torch::tensor(indices, torch::kInt64);
+    return {whole_x_.index_select(0, rows), whole_y_.index_select(0, rows)};
+  }
   // The batch's rows by chunk: each chunk's local rows and where they go in the batch.
   std::map<int64_t, std::pair<std::vector<int64_t>, std::vector<int64_t>>> by_chunk;
   for (size_t i = 0; i < indices.size(); ++i) {
@@ -102,8 +100,8 @@ Batch SplitRows::gather(const std::vector<int64_t>& indices) {
   std::vector<int64_t> pending;
   for (const auto& [index, unused] : by_chunk) pending.push_back(index);
   std::stable_partition(pending.begin(), pending.end(), [&](int64_t index) { return cache_.count(index) > 0; });
-  const size_t x_row = static_cast<size_t>(x_.row_elements() * element_bytes(x_));
-  const size_t y_row = static_cast<size_t>(y_.row_elements() * element_bytes(y_));
+  const size_t x_row = static_cast<size_t>(x_.row_elements() * x_.element_bytes());
+  const size_t y_row = static_cast<size_t>(y_.row_elements() * y_.element_bytes());
   auto* x_out = static_cast<char*>(batch.input.data_ptr());
   auto* y_out = static_cast<char*>(batch.target.data_ptr());
   for (size_t i = 0; i < pending.size(); ++i) {

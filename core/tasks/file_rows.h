@@ -58,6 +58,7 @@ class SplitRows {
   data::ShuffleWindow window_;
   std::map<int64_t, Chunk> cache_;
   uint64_t uses_ = 0;
+  int64_t held_bytes_ = 0;  // of the chunks in cache_
   int64_t chunk_reads_ = 0;
   int64_t peak_bytes_ = 0;
 };
