@@ -4,7 +4,8 @@
 #   bash scripts/sanitize.sh setup   # install clang, compiler-rt (sanitizer and libFuzzer runtimes), llvm-symbolizer
 #   bash scripts/sanitize.sh asan    # build-asan/: the engine, the CLI and their tests (not the GUI, not the
 #                                    #   benchmarks), clang with -fsanitize=address,undefined -fno-sanitize-recover=all;
-#                                    #   the whole ctest suite of that build but the labels large and examples. The
+#                                    #   the unit tests in one process per job (gtest's sharding), then the rest of
+#                                    #   that build's ctest suite but the labels large and examples. The
 #                                    #   GUI's own code is left out to keep a fresh machine's CI within its hour
 #                                    #   (README); its controller, the part that runs threads, is built and tested
 #                                    #   under ThreadSanitizer below.
@@ -72,10 +73,29 @@ asan() {
   say "AddressSanitizer + UndefinedBehaviorSanitizer: building in $dir"
   configure "$dir" address,undefined -DDESCENTLAB_BUILD_GUI=OFF
   cmake --build "$dir" --parallel "$jobs" || fail "the ASan/UBSan build failed (see above)"
-  # All but the labels "large" (tests/test_large_run.cpp: one step of a 25 M-parameter model takes minutes here) and
-  # "examples" (the examples' Python scripts and CLI runs: 140 s of test time, tests/CMakeLists.txt says why).
-  say "AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite but the large-size test and the examples"
-  ctest --test-dir "$dir" --output-on-failure --parallel "$jobs" -LE "large|examples" ||
+  # The unit tests (label "unit": descentlab_tests' cases) as one process per job, each taking its share of the
+  # cases (gtest's sharding): under ASan every process start loads LibTorch for 1.9 s, and one process per case
+  # spent about 600 s of the stage's CPU on starting. Then the rest through ctest, all but the labels "large"
+  # (tests/test_large_run.cpp: one step of a 25 M-parameter model takes minutes here) and "examples" (the examples'
+  # Python scripts and CLI runs: 140 s of test time, tests/CMakeLists.txt says why).
+  say "AddressSanitizer + UndefinedBehaviorSanitizer: the unit tests in $jobs processes"
+  local shard pids=() failed=0
+  for ((shard = 0; shard < jobs; ++shard)); do
+    (cd "$dir/tests" && GTEST_TOTAL_SHARDS=$jobs GTEST_SHARD_INDEX=$shard timeout 3000 ./descentlab_tests --gtest_brief=1 \
+      >"$dir/unit-shard-$shard.log" 2>&1) &
+    pids+=($!)
+  done
+  for shard in "${!pids[@]}"; do
+    if ! wait "${pids[$shard]}"; then
+      failed=1
+      echo "---- unit tests, shard $shard of $jobs, failed under ASan/UBSan:"
+      tail -n 200 "$dir/unit-shard-$shard.log"
+    fi
+  done
+  [ "$failed" = 0 ] || fail "unit tests failed under ASan/UBSan (the report is above)"
+  grep -h "tests ran\|PASSED\|SKIPPED \]" "$dir"/unit-shard-*.log || true
+  say "AddressSanitizer + UndefinedBehaviorSanitizer: the rest of the suite but the large-size test and the examples"
+  ctest --test-dir "$dir" --output-on-failure --parallel "$jobs" -LE "large|examples|unit" ||
     fail "tests failed under ASan/UBSan (the report is above each failure)"
 }
 

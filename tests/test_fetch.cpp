@@ -328,6 +328,34 @@ TEST(DataFetch, ACancelledAptGetIsStoppedAndKeepsNothing) {
   EXPECT_FALSE(fs::exists(registry.root() / "toy"));
 }
 
+// Issue 54: with the connection refused, the fetch advised `sudo apt-get update`, which cannot help. The advice now
+// follows apt's own words.
+TEST(DataFetch, AFailedAptGetIsAdvisedByItsCause) {
+  ToyRegistry registry;
+  UnconfiguredMachine machine;
+  const fs::path apt_get = machine.home.path() / "bin" / "apt-get";
+  write(apt_get,
+        "#!/bin/sh\necho 'Err:1 http://archive.invalid bookworm/main amd64 toy-package all 1.0'\n"
+        "echo '  Could not connect to archive.invalid:80 (192.0.2.1). - connect (111: Connection refused)'\n"
+        "echo 'E: Failed to fetch http://archive.invalid/toy-package_1.0_all.deb  Connection refused'\nexit 100\n");
+  fs::permissions(apt_get, fs::perms::owner_all);
+  machine.environment.set("PATH", (machine.home.path() / "bin").string() + ":/usr/bin:/bin");
+  FetchOptions options = registry.options;
+  options.sources = parse_sources("toy deb toy-package -", "test");
+  try {
+    fetch_dataset("toy", registry.root().string(), options);
+    FAIL() << "a failed apt-get fetched";
+  } catch (const Error& failure) {
+    const std::string message = failure.what();
+    EXPECT_NE(message.find("Connection refused"), std::string::npos) << message;
+    EXPECT_NE(message.find("could not be reached"), std::string::npos) << message;
+    EXPECT_EQ(message.find("apt-get update"), std::string::npos) << message;
+  }
+  EXPECT_FALSE(registry.staging_left());
+  EXPECT_NE(apt_failure_advice("E: Unable to locate package toy-package").find("sudo apt-get update"),
+            std::string::npos);
+}
+
 TEST(DataFetch, NpmrcLinesAsNpmReadsThem) {
   ScopedEnvironment environment;
   environment.set("DESCENTLAB_TEST_REGISTRY_HOST", "h.example.invalid");

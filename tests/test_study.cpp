@@ -207,6 +207,62 @@ TEST_F(StudyTest, TwoGroupsPairSeedBySeed) {
   EXPECT_LT(by_loss.mean, 0.0);
 }
 
+TEST_F(StudyTest, RunsThatShareASeedCountOnceInAPairAndInTheGroupLabel) {
+  // Re-runs and copies: every HORST run five times and every AdamW run three times. Before, each copy made a pair
+  // ("A better in 15 of 15 seeds" for 4 seeds), and the label said "20 runs" with no seed count.
+  const auto originals = entries();
+  std::vector<study::RunEntry> runs;
+  for (const auto& run : originals) {
+    const std::string& name = run.config.at("optimizer.name");
+    const int copies = name == "horst" ? 5 : name == "adamw" ? 3 : 1;
+    for (int c = 0; c < copies; ++c) runs.push_back(run);
+  }
+  // One HORST copy of seed 0 differs: its value enters the seed's mean, not a pair of its own.
+  auto& changed = *std::find_if(runs.begin(), runs.end(), [](const study::RunEntry& run) {
+    return run.config.at("optimizer.name") == "horst" && run.config.at("train.seed") == "0";
+  });
+  changed.finals.at("test_accuracy").value += 0.5;
+  const auto groups = study::group_runs(runs, {"optimizer.name"});
+  const auto& horst = groups[study::groups_matching(groups, "optimizer.name=horst").front()];
+  const auto& adamw = groups[study::groups_matching(groups, "optimizer.name=adamw").front()];
+  EXPECT_EQ(horst.label, "name horst (20 runs, 4 seeds)");
+  EXPECT_EQ(adamw.label, "name adamw (12 runs, 4 seeds)");
+  const auto paired = study::pair_groups(runs, horst, adamw, "test_accuracy");
+  ASSERT_EQ(paired.pairs.size(), 4u);
+  EXPECT_EQ(paired.wins_text(), "3 of 4");  // as without the copies: seed 2's HORST run is still behind
+  const double h0 = study_accuracy(1, 0, study_evaluations(0)), a0 = study_accuracy(0, 0, study_evaluations(0));
+  EXPECT_NEAR(paired.pairs[0].a, h0 + 0.5 / 5, 1e-12);
+  EXPECT_NEAR(paired.pairs[0].b, a0, 1e-12);
+  EXPECT_EQ(paired.pairs[0].a_runs, 5);
+  EXPECT_EQ(paired.pairs[0].b_runs, 3);
+  EXPECT_EQ(paired.duplicates_text().rfind("seed 0: A 5 runs, B 3 runs; seed 1: A 5 runs, B 3 runs", 0), 0u)
+      << paired.duplicates_text();
+  // The spread is over 4 differences, one a seed.
+  std::vector<double> differences;
+  for (int s = 0; s < 4; ++s) {
+    differences.push_back(study_accuracy(1, s, study_evaluations(s)) + (s == 0 ? 0.1 : 0.0) -
+                          study_accuracy(0, s, study_evaluations(s)));
+  }
+  EXPECT_NEAR(paired.standard_deviation, study::statistics_of(differences).standard_deviation, 1e-12);
+  // One run a seed: no duplicates named, and the label counts seeds only.
+  const auto plain = study::group_runs(originals, {"optimizer.name"});
+  EXPECT_TRUE(study::pair_groups(originals, plain[2], plain[0], "test_accuracy").duplicates_text().empty());
+}
+
+TEST_F(StudyTest, AFilterOnAKeyNoRunHasSaysSoAndNamesTheNearestKeys) {
+  const auto runs = entries();
+  // Issue 54: "optimiser.name=horst" showed "0 shown" without a word.
+  const study::RunFilter misspelt("optimiser.name=horst");
+  EXPECT_EQ(std::count_if(runs.begin(), runs.end(), [&](const auto& run) { return misspelt.matches(run); }), 0);
+  const std::string text = misspelt.unknown_keys_text(runs);
+  EXPECT_EQ(text.rfind("no run has the key \"optimiser.name\" (nearest: optimizer.name", 0), 0u) << text;
+  // A bare last part finds its full key; a known key or a text term says nothing.
+  EXPECT_NE(study::RunFilter("lr<1").unknown_keys_text(runs).find("nearest: train.lr"), std::string::npos);
+  EXPECT_EQ(study::RunFilter("optimizer.name=horst seed").unknown_keys_text(runs), "");
+  EXPECT_EQ(study::RunFilter("test_accuracy>0.5").unknown_keys_text(runs), "");
+  EXPECT_EQ(study::nearest_keys("x", {}), std::vector<std::string>{});
+}
+
 TEST_F(StudyTest, TheFilterTakesTextKeyValuesComparisonsAndRanges) {
   const auto runs = entries();
   const auto count = [&](const std::string& text) {

@@ -177,6 +177,15 @@ void FrontierView::rebuild() {
   if (runs.isEmpty()) {
     // The real reason: no ViT or GPT run, one that has not reached its first frontier, or one with it off.
     const QString reason = noFrontierReason(*model());
+    // The axes name the metric the waiting runs will draw (perplexity for GPT runs), not always accuracy.
+    QString waitingMetric = QStringLiteral("accuracy");
+    const RunData* sparse = focus && focus->kind == RunKind::Sparse ? focus : nullptr;
+    for (auto* run : model()->runs()) {
+      if (!sparse && run->kind == RunKind::Sparse) sparse = run;
+    }
+    if (sparse && !sparse->metric.isEmpty()) waitingMetric = sparse->metric;
+    plot()->axisRect(0)->axis(QCPAxis::atLeft)->setLabel(waitingMetric);
+    overTime_->axis(QCPAxis::atLeft)->setLabel(waitingMetric);
     placeholder(plot(), plot()->axisRect(0), reason);
     keepChoice(sparsity_, {}, QString());
     return;

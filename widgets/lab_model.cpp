@@ -1,6 +1,7 @@
 #include "widgets/lab_model.h"
 
 #include <QDateTime>
+#include <QFileInfo>
 #include <QSet>
 
 #include <cmath>
@@ -30,6 +31,7 @@ QColor LabModel::nextColour() const {
 const RunData* LabModel::addRun(std::unique_ptr<RunData> run) {
   run->id = QStringLiteral("run%1").arg(nextId_++);
   if (!run->colour.isValid()) run->colour = nextColour();
+  if (run->nameFromConfig) nameByConfig(*run);
   QString base = run->name.isEmpty() ? QStringLiteral("run") : run->name;
   QSet<QString> taken;  // one pass over the runs: a study of 300 "seed0" files made this quadratic per run
   for (const auto& other : runs_) taken.insert(other->name);
@@ -42,6 +44,83 @@ const RunData* LabModel::addRun(std::unique_ptr<RunData> run) {
   emit runsChanged();
   emit changed();
   return runs_.back().get();
+}
+
+namespace {
+
+// "vit-horst-quick seed 0": the experiment's name and its seed, the start of a config-named run's name.
+QString experimentAndSeed(const RunData& run) {
+  QString name = run.config.value(QStringLiteral("name"));
+  if (name.isEmpty()) name = QFileInfo(run.path).completeBaseName();
+  const QString seed = run.config.value(QStringLiteral("train.seed"));
+  return seed.isEmpty() ? name : name + QStringLiteral(" seed ") + seed;
+}
+
+// Keys that name a run's own files or its seeds: they tell every run apart and say nothing of what it is.
+bool describesTheRun(const QString& key) {
+  static const QStringList local = {QStringLiteral("name"), QStringLiteral("train.seed"),
+                                    QStringLiteral("data.split_seed")};
+  return !local.contains(key) && !key.endsWith(QStringLiteral(".sha256")) && !key.endsWith(QStringLiteral(".path")) &&
+         !key.endsWith(QStringLiteral("_path")) && !key.endsWith(QStringLiteral(".out"));
+}
+
+}  // namespace
+
+void LabModel::nameByConfig(RunData& run) {
+  const QString base = experimentAndSeed(run);
+  QVector<RunData*> alike{&run};
+  for (const auto& other : runs_) {
+    if (other->nameFromConfig && experimentAndSeed(*other) == base) alike << other.get();
+  }
+  run.name = base;
+  if (alike.size() == 1) return;
+  // The keys whose values differ among them, in key order; each run is named by its values of the first three.
+  const QString unset = QStringLiteral("(unset)");
+  QStringList keys;
+  QSet<QString> all;
+  for (const RunData* one : alike) {
+    for (auto it = one->config.cbegin(); it != one->config.cend(); ++it) all.insert(it.key());
+  }
+  for (const QString& key : all) {
+    if (!describesTheRun(key)) continue;
+    const QString first = alike.front()->config.value(key, unset);
+    for (const RunData* one : alike) {
+      if (one->config.value(key, unset) != first) {
+        keys << key;
+        break;
+      }
+    }
+  }
+  keys.sort();
+  // A key by its last part ("alpha"; "optimizer" for "optimizer.name") unless two differing keys share it.
+  QMap<QString, int> lastParts;
+  const auto lastPart = [](const QString& key) {
+    const QString last = key.section(QLatin1Char('.'), -1);
+    return last == QStringLiteral("name") && key.contains(QLatin1Char('.')) ? key.section(QLatin1Char('.'), -2, -2)
+                                                                            : last;
+  };
+  for (const QString& key : keys) ++lastParts[lastPart(key)];
+  for (RunData* one : alike) {
+    QStringList words;
+    for (const QString& key : keys.mid(0, 3)) {
+      words << (lastParts[lastPart(key)] == 1 ? lastPart(key) : key) + QLatin1Char(' ') + one->config.value(key, unset);
+    }
+    if (!words.isEmpty()) one->name = base + QStringLiteral(", ") + words.join(QStringLiteral(", "));
+  }
+  // The others stay unique among the open runs (the new run is made unique by addRun): runs alike in every key keep
+  // their " (2)".
+  if (keys.isEmpty()) return;
+  QSet<QString> taken;
+  for (const auto& other : runs_) {
+    if (!alike.contains(other.get())) taken.insert(other->name);
+  }
+  for (RunData* one : alike) {
+    if (one == &run) continue;
+    const QString wanted = one->name;
+    for (int suffix = 2; taken.contains(one->name); ++suffix)
+      one->name = QStringLiteral("%1 (%2)").arg(wanted).arg(suffix);
+    taken.insert(one->name);
+  }
 }
 
 void LabModel::removeRun(const QString& runId) {

@@ -123,6 +123,9 @@ class LabModel : public QObject {
  private:
   QColor nextColour() const;
   RunData* find(const QString& id) const;
+  // Names the runs named by their config (RunData::nameFromConfig) that share `run`'s experiment and seed: each
+  // gets the keys in which they differ, at most three, so that no two read the same for a reason hidden in a key.
+  void nameByConfig(RunData& run);
   std::vector<std::unique_ptr<RunData>> runs_;
   QString focusId_;
   int64_t nextId_ = 1;

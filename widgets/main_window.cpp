@@ -4,6 +4,7 @@
 #include <QDesktopServices>
 #include <QFileInfo>
 #include <QGuiApplication>
+#include <QLabel>
 #include <QMap>
 #include <QScreen>
 #include <QStatusBar>
@@ -55,10 +56,15 @@ MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBacken
   tours_->setMenu(menus_->toursMenu());
   tours_->setViews(views_.loss, views_.layerLoss);
   session_ = new SessionMemory(*model_, *messages_, menus_->recentMenu(), this);
-  statusBar()->showMessage(QStringLiteral("device %1 · %2 thread(s) · LibTorch %3 · BLAS %4")
-                               .arg(summary.device)
-                               .arg(summary.threads)
-                               .arg(summary.torch_version, summary.blas));
+  // The environment line is a permanent part of the status bar: as a temporary message, the first menu hover's status
+  // tip took it away for good.
+  auto* environment = new QLabel(QStringLiteral("device %1 · %2 thread(s) · LibTorch %3 · BLAS %4")
+                                     .arg(summary.device)
+                                     .arg(summary.threads)
+                                     .arg(summary.torch_version, summary.blas),
+                                 this);
+  environment->setObjectName(QStringLiteral("environment-line"));
+  statusBar()->addPermanentWidget(environment);
   connectRequests();
   connectRedraws();
   docks_->arrange();  // for the constructor's size; the first show arranges again for the size the window then has
@@ -98,11 +104,7 @@ void MainWindow::connectRequests() {
   connect(views_.study, &StudyBrowser::openRunsRequested, this, &MainWindow::openRequested);
   connect(views_.study, &StudyBrowser::drawGroupsRequested, this,
           [this](const QStringList& paths, const QStringList& keys) {
-            QMap<QString, QString> nameOf;
-            for (const auto& row : views_.study->runs()) nameOf.insert(row.path, row.name);
-            QStringList names;
-            for (const auto& path : paths) names << nameOf.value(path);
-            emit openInBackgroundRequested(paths, names);
+            emit openInBackgroundRequested(paths);  // each run named by its config, not its file's name
             setGrouping(true, keys);
           });
 }

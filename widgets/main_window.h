@@ -61,7 +61,7 @@ class MainWindow : public QMainWindow {
   void refreshViews();
   // A message in the bar above the views (not a modal box) and, for an error of a run, in its log (message_bar.h).
   void showError(const QString& message, const QString& runId = QString()) { messages_->showError(message, runId); }
-  void showInfo(const QString& message) { messages_->showInfo(message); }
+  void showInfo(const QString& message, const QString& runId = QString()) { messages_->showInfo(message, runId); }
   void clearErrorOf(const QString& runId) { messages_->clearErrorOf(runId); }
   void clearMessage(const QString& message) { messages_->clearMessage(message); }
   bool bannerShown() const { return messages_->shown(); }
@@ -77,8 +77,7 @@ class MainWindow : public QMainWindow {
   void stopRequested(const QString& runId);
   void openRequested(const QStringList& paths);
   // Many run files at once (a study's Draw groups): opened without holding up the window.
-  // `names` name the runs in the views (a study's runs by their path below its folder: "vit-horst/seed0").
-  void openInBackgroundRequested(const QStringList& paths, const QStringList& names);
+  void openInBackgroundRequested(const QStringList& paths);
   // A folder to open as a study (File > Open folder as a study, a dropped folder).
   void openFolderRequested(const QString& folder);
   void saveRequested(const QString& runId, const QString& path);

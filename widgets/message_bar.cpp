@@ -13,6 +13,8 @@ MessageBar::MessageBar(QMainWindow& window, LabModel& model, QWidget* parent)
     : QObject(parent), window_(window), model_(model) {
   box_ = makeDismissableBar(parent, text_, QStringLiteral("Hide this message"));
   text_->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
+  // Every message is set as escaped HTML: read as plain text, a notice's quotes showed as "&quot;".
+  text_->setTextFormat(Qt::RichText);
   connect(text_, &QLabel::linkActivated, this, &MessageBar::linkActivated);
 }
 
@@ -26,9 +28,9 @@ void MessageBar::showError(const QString& message, const QString& runId) {
   window_.statusBar()->showMessage(QStringLiteral("Error: ") + message, 15000);
 }
 
-void MessageBar::showInfo(const QString& message) {
+void MessageBar::showInfo(const QString& message, const QString& runId) {
   lastMessage_ = message;
-  runId_.clear();
+  runId_ = runId;
   text_->setText(message.toHtmlEscaped());
   box_->setStyleSheet(QStringLiteral("background: #e3f1fd; color: #0b3d66;"));
   box_->show();

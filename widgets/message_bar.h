@@ -22,10 +22,12 @@ class MessageBar : public QObject {
   QWidget* widget() const { return box_; }
 
   void showError(const QString& message, const QString& runId = QString());
-  void showInfo(const QString& message);
+  // A notice; with `runId`, one about that run, which clearErrorOf(runId) takes away (an interrupted run's, once it
+  // resumes).
+  void showInfo(const QString& message, const QString& runId = QString());
   // A notice followed by `linkHtml` (a link the bar's linkActivated reports, e.g. the last session's "Reopen them").
   void showInfoWithLink(const QString& message, const QString& linkHtml);
-  // Hides the bar if it still shows an error of `runId` (the run has since started or resumed successfully).
+  // Hides the bar if it still shows an error or a notice of `runId` (the run has since started or resumed).
   void clearErrorOf(const QString& runId);
   // Hides the bar if it still shows `message` (a notice that no longer holds, e.g. a cancelled sweep's).
   void clearMessage(const QString& message);
@@ -42,7 +44,7 @@ class MessageBar : public QObject {
   QWidget* box_ = nullptr;
   QLabel* text_ = nullptr;
   QString lastMessage_;
-  QString runId_;  // the run whose error the bar shows, empty for other messages
+  QString runId_;  // the run whose error or notice the bar shows, empty for other messages
 };
 
 }  // namespace descentlab::widgets

@@ -117,6 +117,11 @@ double RunData::progress() const {
   return std::min(1.0, static_cast<double>(currentStep) / static_cast<double>(totalSteps));
 }
 
+QString lossUnit(const RunData& run) {
+  if (run.metric.isEmpty()) return QString();
+  return run.metric == QStringLiteral("rmse") ? QStringLiteral("squared error") : QStringLiteral("cross-entropy, nats");
+}
+
 RunActions availableActions(const RunData& run) {
   RunActions actions;
   actions.pause = run.state == RunState::Running;

@@ -76,6 +76,10 @@ class RunData {
  public:
   QString id;    // stable for the life of the app
   QString name;  // shown in legends: the experiment name, made unique
+  // A run read from its file is named by its config (LabModel::addRun): its experiment and seed, then, where other
+  // runs of that experiment are open, the keys in which they differ ("vit-quick seed 0, optimizer horst"). False for
+  // a run the lab started or a tour named, whose name is kept as given.
+  bool nameFromConfig = false;
   QString path;  // its run file
   QColor colour;
   bool visible = true;            // the user can hide a run from every multi-run view (legend click, runs table)
@@ -155,6 +159,10 @@ struct RunActions {
   bool close = false;  // not while it trains: its thread writes the run file
 };
 RunActions availableActions(const RunData& run);
+
+// What the run's training loss is measured in: "squared error" for a regression run (its metric RMSE: the video
+// tasks, a user's regression), "cross-entropy, nats" for a classification or next-token run, "" while unknown.
+QString lossUnit(const RunData& run);
 
 // The descent certificate of a layerwise run's newest evaluation (core/record/descent_certificate.h), computed once
 // per evaluation (the views and the runs table ask at every refresh); invalid when the run has none (a sparse run, no

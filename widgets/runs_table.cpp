@@ -250,16 +250,29 @@ QTableWidgetItem* RunsTable::setCell(int row, int column, const QString& text, Q
   return cell;
 }
 
+const RunGroup* RunsTable::groupHolding(const RunData& run) const {
+  if (!model_.grouped()) return nullptr;
+  for (const RunGroup& group : model_.groups()) {
+    if (group.members.contains(&run) || group.hiddenMembers.contains(&run)) return &group;
+  }
+  return nullptr;
+}
+
 void RunsTable::fillRow(int row, const RunData& run, const QStringList& keys, int firstKey, bool anyLayerwise,
                         QSet<int>& changedColumns) {
   const auto cell = [&](int column, const QString& text) { return setCell(row, column, text, changedColumns); };
   QTableWidgetItem* name = cell(0, run.name);
-  if (name->data(Qt::UserRole + 1).value<QColor>() != run.colour) {  // a new swatch only for a new colour
-    name->setIcon(swatch(run.colour));
-    name->setData(Qt::UserRole + 1, run.colour);
+  // The colour the views draw the run in: its group's while runs are drawn as groups (a swatch per run contradicted
+  // the views' one colour per group).
+  const RunGroup* group = groupHolding(run);
+  const QColor colour = group ? group->colour : run.colour;
+  if (name->data(Qt::UserRole + 1).value<QColor>() != colour) {  // a new swatch only for a new colour
+    name->setIcon(swatch(colour));
+    name->setData(Qt::UserRole + 1, colour);
   }
   name->setData(Qt::UserRole, run.id);
   name->setToolTip(run.path + (run.description.isEmpty() ? QString() : QStringLiteral("\n") + run.description) +
+                   (group ? QStringLiteral("\ndrawn in the colour of its group, %1").arg(group->label) : QString()) +
                    (run.visible ? QString() : QStringLiteral("\n(hidden from the plots)")));
   name->setData(Qt::ForegroundRole, run.visible ? QVariant() : QVariant(QColor(140, 140, 140)));
   QTableWidgetItem* state = cell(1, run.sweep.running ? QStringLiteral("sweeping") : runStateName(run.state));

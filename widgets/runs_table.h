@@ -13,6 +13,7 @@ namespace descentlab::widgets {
 
 class LabModel;
 class RunData;
+struct RunGroup;
 
 class RunsTable : public QTableWidget {
   Q_OBJECT
@@ -53,6 +54,8 @@ class RunsTable : public QTableWidget {
                QSet<int>& changedColumns);
   // The progress column: training steps, or a robustness sweep's γ and seed while one runs.
   void fillProgressCell(int row, const RunData& run);
+  // The group the run is drawn in while runs are drawn as groups (hidden or not); nullptr otherwise.
+  const RunGroup* groupHolding(const RunData& run) const;
   // Writes a cell's text where it changed, noting its column to be fitted again.
   QTableWidgetItem* setCell(int row, int column, const QString& text, QSet<int>& changedColumns);
 

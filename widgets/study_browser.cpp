@@ -439,7 +439,16 @@ void StudyBrowser::setPair(int a, int b) {
   pairTable_->setRowCount(pairing_.rows.size());
   for (int r = 0; r < pairing_.rows.size(); ++r) {
     const auto& row = pairing_.rows[r];
-    pairTable_->setItem(r, 0, cell(row.seed));
+    auto* seed = cell(row.aRuns == 1 && row.bRuns == 1
+                          ? row.seed
+                          : QStringLiteral("%1 (A ×%2, B ×%3)").arg(row.seed).arg(row.aRuns).arg(row.bRuns));
+    if (row.aRuns != 1 || row.bRuns != 1) {
+      seed->setToolTip(QStringLiteral("%1 runs in A and %2 in B share this seed: each side is their mean, and the "
+                                      "seed counts once")
+                           .arg(row.aRuns)
+                           .arg(row.bRuns));
+    }
+    pairTable_->setItem(r, 0, seed);
     pairTable_->setItem(r, 1, cell(QString::number(row.a, 'f', 4)));
     pairTable_->setItem(r, 2, cell(QString::number(row.b, 'f', 4)));
     auto* difference =
@@ -458,7 +467,8 @@ void StudyBrowser::setPair(int a, int b) {
           .arg(QString::asprintf("%+.4f", pairing_.mean))
           .arg(pairing_.standardDeviation, 0, 'f', 4)
           .arg(pairing_.wins)
-          .arg(pairing_.rows.size()));
+          .arg(pairing_.rows.size()) +
+      (pairing_.duplicates.isEmpty() ? QString() : QStringLiteral("\nRuns sharing a seed: ") + pairing_.duplicates));
 }
 
 void StudyBrowser::showPairing() {

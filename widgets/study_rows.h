@@ -29,8 +29,9 @@ struct StudyGroupRow {
 
 struct StudyPairRow {
   QString seed;
-  double a = 0.0, b = 0.0, difference = 0.0;
+  double a = 0.0, b = 0.0, difference = 0.0;  // a and b: the mean over the runs of this seed in each group
   bool aWins = false;
+  int aRuns = 1, bRuns = 1;  // runs of this seed in A and B (re-runs and copies are averaged, the seed counted once)
 };
 
 struct StudyPairing {
@@ -39,6 +40,7 @@ struct StudyPairing {
   QVector<StudyPairRow> rows;
   double mean = 0.0, standardDeviation = 0.0;
   int wins = 0;
+  QString duplicates;  // "" or which seeds have several runs ("seed 0: A 20 runs, B 20 runs; ... (averaged, ...)")
 };
 
 // What the app gives the browser: core/study's grouping, filter and pairing over the rows.
@@ -49,7 +51,8 @@ class StudyBackend {
   virtual QStringList varyingKeys(const QVector<StudyRunRow>& runs) const = 0;
   // Every config key whose value differs, but the seeds.
   virtual QStringList defaultGroupKeys(const QVector<StudyRunRow>& runs) const = 0;
-  // Which runs the filter text keeps; `*error` names the term it cannot read (then every run is kept).
+  // Which runs the filter text keeps; `*error` names the term it cannot read (then every run is kept), or the keys no
+  // run has with the nearest ones they do (then the runs matched, none where such a key must match, are kept).
   virtual QVector<bool> filter(const QVector<StudyRunRow>& runs, const QString& text, QString* error) const = 0;
   // The kept runs grouped by `keys`, each group's `metric` over its members.
   virtual QVector<StudyGroupRow> group(const QVector<StudyRunRow>& runs, const QVector<bool>& kept,

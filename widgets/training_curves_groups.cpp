@@ -15,7 +15,7 @@ namespace descentlab::widgets {
 
 QVector<GroupBand> TrainingCurvesView::groupBands() const {
   QVector<GroupBand> result;
-  const QString onlySeries = wanted_ == QStringLiteral("@test") ? shownTestSeries() : QString();
+  const QString shownUnit = shownAxisUnit();
   for (const auto& group : model()->groups()) {
     QVector<const ScalarTrack*> tracks;
     QString series;
@@ -23,7 +23,7 @@ QVector<GroupBand> TrainingCurvesView::groupBands() const {
       const QString name = scalarFor(*run);
       const auto track = run->scalars.constFind(name);
       if (name.isEmpty() || track == run->scalars.cend()) continue;
-      if (!onlySeries.isEmpty() && name != onlySeries) continue;  // another unit: not on this axis
+      if (axisUnitOf(*run) != shownUnit) continue;  // another unit: not on this axis
       tracks.push_back(&*track);
       series = name;
     }
@@ -58,7 +58,7 @@ int TrainingCurvesView::drawGroups(QStringList& notes, bool& anySmoothable) {
     if (band.shortened) shortened << QStringLiteral("%1: %2").arg(band.group->label, bandNote(band));
   }
   notes << QStringLiteral("groups: mean with a %1 band").arg(bandKindName(model()->bandKind()));
-  if (xAxis() != XAxis::Step) notes << QStringLiteral("groups are drawn by step");
+  if (xAxis() != XAxis::Step && xAxis() != XAxis::LogStep) notes << QStringLiteral("groups are drawn by step");
   if (!shortened.isEmpty()) {
     cornerNote(plot(), plot()->axisRect(), 0.99, 0.02, Qt::AlignRight | Qt::AlignTop,
                shortened.join(QLatin1Char('\n')));

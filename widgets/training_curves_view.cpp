@@ -60,9 +60,12 @@ TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, co
   xAxis_->addItem(QStringLiteral("by step"), static_cast<int>(XAxis::Step));
   xAxis_->addItem(QStringLiteral("by wall time"), static_cast<int>(XAxis::WallTime));
   xAxis_->addItem(QStringLiteral("by time since start"), static_cast<int>(XAxis::RelativeTime));
+  xAxis_->addItem(QStringLiteral("by epoch"), static_cast<int>(XAxis::Epoch));
+  xAxis_->addItem(QStringLiteral("by step, log scale"), static_cast<int>(XAxis::LogStep));
   xAxis_->setToolTip(
-      QStringLiteral("The x axis: the training step, the wall-clock time of each row, or the time since "
-                     "each run's first row (runs started at different times side by side)"));
+      QStringLiteral("The x axis: the training step, the wall-clock time of each row, the time since each run's "
+                     "first row (runs started at different times side by side), the epoch (runs of different "
+                     "batch or dataset sizes side by side), or the step on a log scale (the early steps spread out)"));
   xAxis_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   tools()->addWidget(metric_);
   tools()->addWidget(xAxis_);
@@ -82,6 +85,7 @@ TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, co
   connect(xAxis_, &QComboBox::currentIndexChanged, this, [this] {
     const XAxis axis = xAxis();
     QCPAxis* x = plot()->xAxis;
+    x->setScaleType(axis == XAxis::LogStep ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
     if (axis == XAxis::WallTime) {
       QSharedPointer<QCPAxisTickerDateTime> ticker(new QCPAxisTickerDateTime);
       ticker->setDateTimeFormat(QStringLiteral("HH:mm:ss"));
@@ -92,11 +96,18 @@ TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, co
       ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));
       x->setTicker(ticker);
       x->setLabel(QStringLiteral("time since the run's start (h:mm:ss)"));
+    } else if (axis == XAxis::Epoch) {
+      x->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+      x->setLabel(QStringLiteral("epoch"));
+    } else if (axis == XAxis::LogStep) {
+      x->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
+      x->setLabel(QStringLiteral("step (log scale)"));
     } else {
       x->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
       x->setLabel(QStringLiteral("step"));
     }
     resetZoom();
+    resetRanges();  // a linear range may start at or below 0, which a log axis cannot show
     refresh(true);
   });
   connect(smoothing_, &QSlider::valueChanged, this, [this](int value) {
@@ -162,27 +173,61 @@ void TrainingCurvesView::updateMetricChoices() {
   selectData(metric_, wanted_);
 }
 
-QString TrainingCurvesView::shownTestSeries() const {
-  // The selected run's test metric, else the first run's that has one: one unit on the axis.
+QVector<double> epochsAt(const RunData& run, const QVector<double>& steps) {
+  // The run's "epoch" series (epochs done, with the current one's share) between its rows, linearly; past its last
+  // row at the pace of its last two.
+  const auto found = run.scalars.constFind(QLatin1String(record::metric::kEpoch));
+  if (found == run.scalars.cend() || found->steps.isEmpty()) return {};
+  const QVector<double>& at = found->steps;
+  const QVector<double>& epoch = found->values;
+  QVector<double> x;
+  x.reserve(steps.size());
+  for (double step : steps) {
+    if (at.size() == 1) {  // one row: the pace from step 0
+      x.push_back(at.front() > 0 ? epoch.front() * step / at.front() : epoch.front());
+      continue;
+    }
+    // The rows around the step (the first or last two outside them).
+    const qsizetype hi =
+        std::clamp<qsizetype>(std::upper_bound(at.begin(), at.end(), step) - at.begin(), 1, at.size() - 1);
+    const qsizetype lo = hi - 1;
+    const double span = at[hi] - at[lo];
+    x.push_back(span > 0 ? epoch[lo] + (epoch[hi] - epoch[lo]) * (step - at[lo]) / span : epoch[hi]);
+  }
+  return x;
+}
+
+QString TrainingCurvesView::axisUnitOf(const RunData& run) const {
+  const QString series = scalarFor(run);
+  if (wanted_ == QStringLiteral("@test")) return series;
+  static const QStringList losses = {QLatin1String(record::metric::kLoss), QLatin1String(record::metric::kTestLoss),
+                                     QLatin1String(record::metric::kLagrangian)};
+  if (!losses.contains(series)) return QString();
+  return lossUnit(run);
+}
+
+QString TrainingCurvesView::shownAxisUnit() const {
   QString first;
+  bool any = false;
   for (auto* run : model()->runs()) {
     const QString series = scalarFor(*run);
     if (series.isEmpty() || !run->scalars.contains(series)) continue;
-    if (run == model()->focusRun()) return series;
-    if (first.isEmpty()) first = series;
+    if (run == model()->focusRun()) return axisUnitOf(*run);
+    if (!any) first = axisUnitOf(*run);
+    any = true;
   }
   return first;
 }
 
 QVector<DrawnCurve> TrainingCurvesView::curves() const {
   QVector<DrawnCurve> result;
-  const QString onlySeries = wanted_ == QStringLiteral("@test") ? shownTestSeries() : QString();
+  const QString shownUnit = shownAxisUnit();
   const double weight = smoothing_->value() / 100.0;
   const bool logY = logY_->isChecked();
   for (auto* run : model()->runs()) {
     const QString name = scalarFor(*run);
     if (name.isEmpty() || !run->scalars.contains(name)) continue;
-    if (!onlySeries.isEmpty() && name != onlySeries) continue;  // another unit: not on this axis
+    if (axisUnitOf(*run) != shownUnit) continue;  // another unit: not on this axis, named beside it
     const auto& track = run->scalars[name];
     DrawnCurve curve;
     curve.run = run;
@@ -190,7 +235,15 @@ QVector<DrawnCurve> TrainingCurvesView::curves() const {
     curve.steps = track.steps;
     curve.raw = track.values;
     const XAxis axis = xAxis();
-    if (axis == XAxis::Step || track.wallTimes.size() != track.steps.size()) {
+    if (axis == XAxis::Epoch) {
+      curve.x = epochsAt(*run, track.steps);
+      if (curve.x.isEmpty()) continue;  // a run with no epoch series: named beside the plot
+    } else if (axis == XAxis::LogStep) {
+      curve.x = track.steps;
+      for (auto& step : curve.x) {
+        if (step <= 0) step = qQNaN();  // step 0 has no place on a log axis
+      }
+    } else if (axis == XAxis::Step || track.wallTimes.size() != track.steps.size()) {
       curve.x = track.steps;
     } else {
       // The run's start: its first training-loss row (every run has one), else this series' first row.
@@ -237,6 +290,42 @@ QString TrainingCurvesView::logYNote() const {
   return logYNote_->fullText();  // empty unless log y hides points
 }
 
+QStringList TrainingCurvesView::axisNotes(const QString& shownUnit) const {
+  // Runs of different tasks: curves() keeps one unit (the "test metric" of one task, a loss in one unit); the others
+  // are said beside.
+  QStringList notes;
+  QMap<QString, int> others;
+  for (auto* run : model()->runs()) {
+    const QString series = scalarFor(*run);
+    if (series.isEmpty() || !run->scalars.contains(series)) continue;
+    const QString unit = axisUnitOf(*run);
+    if (unit != shownUnit) ++others[unit];
+  }
+  QStringList parts;
+  for (auto it = others.cbegin(); it != others.cend(); ++it) {
+    const QString what = wanted_ == QStringLiteral("@test") ? metricLabel(it.key()) : it.key();
+    parts << QStringLiteral("%1 (%2 run%3)").arg(what).arg(it.value()).arg(it.value() == 1 ? "" : "s");
+  }
+  if (!parts.isEmpty()) {
+    notes << QStringLiteral("not on this axis: %1 (select such a run)").arg(parts.join(QStringLiteral(", ")));
+  }
+  if (xAxis() == XAxis::Epoch && !model()->grouped()) {
+    int withoutEpochs = 0;
+    for (auto* run : model()->runs()) {
+      const QString series = scalarFor(*run);
+      if (run->scalars.contains(series) && !run->scalars.contains(QLatin1String(record::metric::kEpoch))) {
+        ++withoutEpochs;
+      }
+    }
+    if (withoutEpochs > 0) {
+      notes << QStringLiteral("%1 run%2 without an epoch series left out")
+                   .arg(withoutEpochs)
+                   .arg(withoutEpochs == 1 ? "" : "s");
+    }
+  }
+  return notes;
+}
+
 void TrainingCurvesView::rebuild() {
   updateMetricChoices();
   plot()->clearPlottables();
@@ -247,24 +336,11 @@ void TrainingCurvesView::rebuild() {
   int hiddenByLogY = 0;
   bool anySmoothable = false;
   const QVector<DrawnCurve> all = curves();
-  // "test metric" of runs of different tasks: curves() keeps one metric; the others are said beside.
-  QString otherMetrics;
+  const QString shownUnit = shownAxisUnit();
   if (wanted_ == QStringLiteral("@test")) {
-    const QString shown = shownTestSeries();
-    if (!shown.isEmpty()) label = metricLabel(shown);
-    QMap<QString, int> others;
-    for (auto* run : model()->runs()) {
-      const QString series = scalarFor(*run);
-      if (!series.isEmpty() && series != shown && run->scalars.contains(series)) ++others[series];
-    }
-    QStringList parts;
-    for (auto it = others.cbegin(); it != others.cend(); ++it) {
-      parts
-          << QStringLiteral("%1 (%2 run%3)").arg(metricLabel(it.key())).arg(it.value()).arg(it.value() == 1 ? "" : "s");
-    }
-    if (!parts.isEmpty()) {
-      otherMetrics = QStringLiteral("not on this axis: %1 (select such a run)").arg(parts.join(QStringLiteral(", ")));
-    }
+    if (!shownUnit.isEmpty()) label = metricLabel(shownUnit);
+  } else if (!shownUnit.isEmpty()) {
+    label += QStringLiteral(" (%1)").arg(shownUnit);
   }
   QStringList notes;
   if (model()->grouped()) {
@@ -307,7 +383,7 @@ void TrainingCurvesView::rebuild() {
   plot()->yAxis->setLabel(label.isEmpty() ? QStringLiteral("test metric") : label);
   if (hiddenByLogY > 0)
     notes << QStringLiteral("hides %1 point%2 ≤ 0").arg(hiddenByLogY).arg(hiddenByLogY == 1 ? "" : "s");
-  if (!otherMetrics.isEmpty()) notes << otherMetrics;
+  notes << axisNotes(shownUnit);
   logYNote_->setFullText(notes.join(QStringLiteral("; ")));
   logYNote_->setVisible(!notes.isEmpty());
   // The slider says when it has nothing to smooth, rather than seeming to do nothing.
@@ -342,8 +418,9 @@ QString TrainingCurvesView::readout(QCPAxisRect*, double x, double) const {
   }
   if (model()->grouped()) parts = groupReadout(x);
   if (parts.isEmpty()) {
-    return xAxis() == XAxis::Step ? QStringLiteral("step %1").arg(std::llround(x))
-                                  : QStringLiteral("%1 s").arg(x, 0, 'f', 1);
+    if (xAxis() == XAxis::Epoch) return QStringLiteral("epoch %1").arg(x, 0, 'f', 2);
+    return xAxis() == XAxis::Step || xAxis() == XAxis::LogStep ? QStringLiteral("step %1").arg(std::llround(x))
+                                                               : QStringLiteral("%1 s").arg(x, 0, 'f', 1);
   }
   return parts.join(QStringLiteral("   "));
 }
@@ -373,10 +450,13 @@ CsvTable TrainingCurvesView::table() const {
   // Exactly what is drawn: the visible runs, the values log y keeps (a hidden one is an empty field) and the
   // smoothing at the slider's weight.
   if (model()->grouped()) return groupTable();
-  const bool byTime = xAxis() != XAxis::Step;
+  const bool byTime = xAxis() != XAxis::Step && xAxis() != XAxis::LogStep;
   QStringList columns = {QStringLiteral("run"), QStringLiteral("metric"), QStringLiteral("step")};
-  if (byTime)
-    columns << (xAxis() == XAxis::WallTime ? QStringLiteral("wall_time") : QStringLiteral("seconds_since_start"));
+  if (byTime) {
+    columns << (xAxis() == XAxis::WallTime ? QStringLiteral("wall_time")
+                : xAxis() == XAxis::Epoch  ? QStringLiteral("epoch")
+                                           : QStringLiteral("seconds_since_start"));
+  }
   columns << QStringLiteral("value") << QStringLiteral("smoothed");
   CsvTable table(columns);
   for (const auto& curve : curves()) {

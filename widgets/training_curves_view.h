@@ -15,6 +15,9 @@ namespace descentlab::widgets {
 class ElidedLabel;
 class RunData;
 
+// The run's epoch at each of `steps`, read from its "epoch" series (between rows linearly); empty without one.
+QVector<double> epochsAt(const RunData& run, const QVector<double>& steps);
+
 // One run's curve as the view draws it, and as its CSV export writes it.
 struct DrawnCurve {
   const RunData* run = nullptr;
@@ -43,13 +46,15 @@ class TrainingCurvesView : public PlotView {
   QString wantedMetric() const { return wanted_; }
   void setSmoothing(double weight);
   void setLogY(bool on);
-  // The x axis: step, wall-clock time (seconds since the Unix epoch, drawn as a date-time) or the time since each
-  // run's first row (which puts runs started at different times side by side).
-  enum class XAxis { Step, WallTime, RelativeTime };
+  // The x axis: step, wall-clock time (seconds since the Unix epoch, drawn as a date-time), the time since each
+  // run's first row (which puts runs started at different times side by side), the epoch (each run's "epoch" series
+  // read at each step: runs of different batch sizes or dataset sizes side by side), or the step on a log scale.
+  enum class XAxis { Step, WallTime, RelativeTime, Epoch, LogStep };
   void setXAxis(XAxis axis);
   XAxis xAxis() const;
-  // Every run's curve of the chosen series, hidden runs included (their `run->visible` is false). In the "test metric"
-  // mode only the runs whose metric is the selected run's (accuracy, RMSE, perplexity): units never share the axis.
+  // Every run's curve of the chosen series, hidden runs included (their `run->visible` is false), but only the runs
+  // whose values are in the selected run's unit (axisUnitOf): in "test metric" mode its metric (accuracy, RMSE,
+  // perplexity); for a loss, squared error or cross-entropy. Units never share the axis; the others are named.
   QVector<DrawnCurve> curves() const;
   // Grouped (LabModel::grouped()): each group's band over its members' curves of the chosen series, unsmoothed. The
   // view draws these instead of runs, by step, smoothed as runs are.
@@ -65,7 +70,14 @@ class TrainingCurvesView : public PlotView {
  private:
   QString scalarFor(const RunData& run) const;
   // In the "test metric" mode: the one series drawn (the selected run's metric, else the first run's).
-  QString shownTestSeries() const;
+  // What a run's value of the chosen series is measured in, where runs differ: for "test metric" the metric's series
+  // ("test_rmse"); for a loss ("loss", "test_loss", "lagrangian") its unit, squared error for a regression (video,
+  // RMSE) run and cross-entropy in nats otherwise; "" where every run's values share one unit.
+  QString axisUnitOf(const RunData& run) const;
+  // The unit the axis shows: the selected run's, else the first drawable run's (units never share an axis).
+  QString shownAxisUnit() const;
+  // What the axis leaves out, said beside it: the runs in other units, the runs without an epoch series (by epoch).
+  QStringList axisNotes(const QString& shownUnit) const;
   void updateMetricChoices();
   // Draws the groups; returns how many were drawn. Notes (a shortened band) go to `notes`.
   int drawGroups(QStringList& notes, bool& anySmoothable);

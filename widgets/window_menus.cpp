@@ -54,6 +54,7 @@ WindowMenus::WindowMenus(QMainWindow& window, LabModel& model, ExperimentPanel& 
   buildRunMenu();
   buildViewMenu();
   buildHelpMenu();
+  updateRunControls();  // with no run open, what acts on the selected run is off from the start
 }
 
 void WindowMenus::buildFileMenu() {
@@ -81,10 +82,10 @@ void WindowMenus::buildRunMenu() {
   stopAction_ = run->addAction(QStringLiteral("S&top"), QKeySequence(Qt::SHIFT | Qt::Key_F5), this,
                                [this] { emit stopRequested(model_.focusRunId()); });
   run->addSeparator();
-  run->addAction(QStringLiteral("&Next run"), QKeySequence(Qt::ALT | Qt::Key_Down), this,
-                 [this] { selectNeighbourRun(1); });
-  run->addAction(QStringLiteral("Pre&vious run"), QKeySequence(Qt::ALT | Qt::Key_Up), this,
-                 [this] { selectNeighbourRun(-1); });
+  nextAction_ = run->addAction(QStringLiteral("&Next run"), QKeySequence(Qt::ALT | Qt::Key_Down), this,
+                               [this] { selectNeighbourRun(1); });
+  previousAction_ = run->addAction(QStringLiteral("Pre&vious run"), QKeySequence(Qt::ALT | Qt::Key_Up), this,
+                                   [this] { selectNeighbourRun(-1); });
   hideAction_ =
       run->addAction(QStringLiteral("&Hide from plots / show"), QKeySequence(Qt::CTRL | Qt::Key_H), this, [this] {
         if (const RunData* selected = model_.focusRun()) model_.setRunVisible(selected->id, !selected->visible);
@@ -155,6 +156,9 @@ void WindowMenus::updateRunControls() {
   stopAction_->setEnabled(actions.stop);
   closeAction_->setEnabled(actions.close && run);
   hideAction_->setEnabled(run != nullptr);
+  // Next and previous move the selection: they need another run to move to.
+  nextAction_->setEnabled(model_.count() > 1);
+  previousAction_->setEnabled(model_.count() > 1);
 }
 
 void WindowMenus::setGrouping(bool on, const QStringList& keys) {

@@ -80,6 +80,8 @@ class WindowMenus : public QObject {
   QAction* resumeAction_ = nullptr;
   QAction* stopAction_ = nullptr;
   QAction* closeAction_ = nullptr;
+  QAction* nextAction_ = nullptr;
+  QAction* previousAction_ = nullptr;
   QAction* hideAction_ = nullptr;
   QAction* groupAction_ = nullptr;
 };

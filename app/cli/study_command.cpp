@@ -58,8 +58,13 @@ const study::Group& one_group(const std::vector<study::Group>& groups, const std
 nlohmann::json comparison_json(const study::PairedComparison& comparison) {
   nlohmann::json pairs = nlohmann::json::array();
   for (const auto& pair : comparison.pairs) {
-    pairs.push_back(
-        {{"seed", pair.seed}, {"a", pair.a}, {"b", pair.b}, {"difference", pair.difference}, {"a_wins", pair.a_wins}});
+    pairs.push_back({{"seed", pair.seed},
+                     {"a", pair.a},
+                     {"b", pair.b},
+                     {"difference", pair.difference},
+                     {"a_wins", pair.a_wins},
+                     {"a_runs", pair.a_runs},
+                     {"b_runs", pair.b_runs}});
   }
   return {{"metric", comparison.metric},
           {"better", comparison.better == record::Direction::Lower ? "lower" : "higher"},
@@ -68,7 +73,8 @@ nlohmann::json comparison_json(const study::PairedComparison& comparison) {
           {"std_difference", comparison.standard_deviation},
           {"wins", comparison.wins},
           {"of", comparison.pairs.size()},
-          {"wins_text", comparison.wins_text()}};
+          {"wins_text", comparison.wins_text()},
+          {"duplicates", comparison.duplicates_text()}};
 }
 
 // One paired comparison as comparison_json() gives it.
@@ -81,6 +87,8 @@ void print_comparison(const nlohmann::json& comparison, const std::string& headi
   }
   std::printf("  mean %+.4f ± %.4f, A better in %s seeds\n", comparison["mean_difference"].get<double>(),
               comparison["std_difference"].get<double>(), comparison["wins_text"].get<std::string>().c_str());
+  const std::string duplicates = comparison.value("duplicates", "");
+  if (!duplicates.empty()) std::printf("  runs sharing a seed: %s\n", duplicates.c_str());
 }
 
 std::string joined(const std::vector<std::string>& words) {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/gui/run_conversion.h"
 #include "core/util/user_folders.h"
 #include "widgets/lab_model.h"
 #include "widgets/views.h"
@@ -200,9 +201,11 @@ void LabController::showInExperimentPanel(const config::TourRun& run) {
   // The panel showed its own preset (video-constrained, α 0.05) beside a tour's text runs (α 0.02): it now shows the
   // run the views follow, so what a user reads there is what trains, and Start trains a variant of it.
   widgets::ExperimentPanel* panel = window_.experimentPanel();
+  const QString folder = run.example.empty()
+                             ? QString()
+                             : QString::fromStdString(example_files_folder(process_folder_context(), run.example));
   if (!run.example.empty()) {  // a user's model: the example's files in the panel's file fields
     const config::TourExample* files = config::find_tour_example(run.example);
-    const QString folder = QString::fromStdString(example_files_folder(process_folder_context(), run.example));
     panel->setPreset(backend_.userModelPresets().value(0));
     panel->setFieldText(QStringLiteral("model.file"), folder + "/" + files->module);
     panel->setFieldText(QStringLiteral("data.file"), folder + "/" + files->data);
@@ -219,6 +222,20 @@ void LabController::showInExperimentPanel(const config::TourRun& run) {
           QStringLiteral("the experiment panel has no field %1 of the tour's run %2")
               .arg(QString::fromStdString(assignment.substr(0, equals)), QString::fromStdString(run.label)));
     }
+  }
+  // Then every field as the run has it: a value the tour's overrides imply (alpha_final follows alpha when absent)
+  // showed the preset's instead (alpha final 0.05 beside runs that use 0.02).
+  try {
+    const auto effective = flatten_config(config::tour_run_config(run, folder.toStdString()).to_json());
+    for (auto it = effective.cbegin(); it != effective.cend(); ++it) {
+      if (it.key() == QStringLiteral("name") || it.key() == QStringLiteral("model.file") ||
+          it.key() == QStringLiteral("data.file")) {
+        continue;
+      }
+      panel->setFieldText(it.key(), it.value());  // false: a key the form does not offer
+    }
+  } catch (const std::exception&) {
+    // the tour's config was made once already when its runs started; nothing more to show
   }
 }
 

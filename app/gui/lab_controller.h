@@ -48,9 +48,7 @@ class LabController : public QObject {
   void resume(const QString& runId);
   void stop(const QString& runId) { live_.stop(runId); }
   int open(const QStringList& paths) { return opener_.open(paths); }
-  void openInBackground(const QStringList& paths, const QStringList& names = {}) {
-    opener_.openInBackground(paths, names);
-  }
+  void openInBackground(const QStringList& paths) { opener_.openInBackground(paths); }
   int openingRuns() const { return opener_.openingRuns(); }
   bool save(const QString& runId, const QString& path) { return opener_.save(runId, path); }
   void close(const QString& runId);

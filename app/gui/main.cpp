@@ -27,6 +27,7 @@
 #include <QMessageBox>
 #include <QTimer>
 
+#include <ctime>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -38,6 +39,30 @@
 #include "widgets/views.h"
 
 namespace {
+
+// DESCENTLAB_STARTUP_TIMES=1: each start-up phase on stderr as "descentlab-startup PHASE NANOSECONDS" (the Unix
+// epoch's clock, so that bench/startup.sh can measure from before it launched the process).
+void startup_mark(const char* phase) {
+  static const bool wanted = !qEnvironmentVariableIsEmpty("DESCENTLAB_STARTUP_TIMES");
+  if (!wanted) return;
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  std::cerr << "descentlab-startup " << phase << " "
+            << (static_cast<long long>(now.tv_sec) * 1000000000LL + now.tv_nsec) << std::endl;
+}
+
+// The first paint of any widget: the window has appeared.
+class FirstPaint : public QObject {
+ public:
+  using QObject::QObject;
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    if (event->type() == QEvent::Paint && watched->isWidgetType()) {
+      startup_mark("first-paint");
+      QCoreApplication::instance()->removeEventFilter(this);
+    }
+    return false;
+  }
+};
 
 using descentlab::gui::LabBackend;
 using descentlab::gui::LabController;
@@ -243,6 +268,9 @@ int write_report(MainWindow& window, const ReportOptions& options) {
 int run_report(int argc, char** argv) {
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication application(argc, argv);
+  startup_mark("application");
+  FirstPaint firstPaint;
+  application.installEventFilter(&firstPaint);
   QApplication::setApplicationName(QStringLiteral("DescentLab"));
   QApplication::setOrganizationName(QStringLiteral("DescentLab-report"));  // never touches the app's settings
   const std::optional<ReportOptions> options = parse_report_options(application);
@@ -396,9 +424,12 @@ int run_window(int argc, char** argv) {
   const WindowOptions options = parse_window_options(application);
   try {
     const LabBackend backend;
+    startup_mark("backend");
     const descentlab::gui::PlaygroundBackendImpl playgroundBackend;  // outlives the window and its playground
     descentlab::gui::ProbeBackend probeBackend;                      // the layer probe's worker, outlives the window
-    MainWindow window(summarize_environment(), backend);
+    const auto environment = summarize_environment();
+    startup_mark("environment");
+    MainWindow window(environment, backend);
     window.setProbeBackend(&probeBackend);
     LabController controller(window, backend, QDir(options.runsFolder).absolutePath());
     window.experimentPanel()->setPreset(options.preset, options.size);
@@ -407,9 +438,18 @@ int run_window(int argc, char** argv) {
     if (platform != QStringLiteral("offscreen") && platform != QStringLiteral("minimal")) {
       window.addPlayground(new descentlab::widgets::GeometryPlayground(playgroundBackend));
     }
+    startup_mark("window-built");
     window.show();
+    startup_mark("shown");
     open_what_was_asked(window, controller, options);
     if (options.shotsAsked) take_shots_while_training(window, controller, options.shotsFolder);
+    // The first turn of the event loop with nothing before it: the window answers input from here.
+    QTimer::singleShot(0, &window, [] {
+      startup_mark("interactive");
+      // bench/startup.sh: quit once measured.
+      if (!qEnvironmentVariableIsEmpty("DESCENTLAB_QUIT_WHEN_INTERACTIVE"))
+        QTimer::singleShot(200, [] { QApplication::quit(); });
+    });
     return application.exec();
   } catch (const descentlab::Error& error) {
     std::cerr << "descentlab: error: " << error.what() << "\n";
@@ -421,6 +461,7 @@ int run_window(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  startup_mark("main");
   // Before QApplication starts any thread: the allocator settings apply to arenas made from here on.
   try {
     descentlab::configure_process(descentlab::threads_from_environment(1));

@@ -123,7 +123,8 @@ std::unique_ptr<widgets::RunData> load_run_file(const store::RunReader& reader) 
   std::map<std::string, std::string> inputs;
   study::add_input_keys(reader.header(), inputs);
   for (const auto& [key, value] : inputs) run->config[QString::fromStdString(key)] = QString::fromStdString(value);
-  run->name = QFileInfo(run->path).completeBaseName();
+  run->name = QFileInfo(run->path).completeBaseName();  // until the model names it by its config
+  run->nameFromConfig = true;
   run->device = QString::fromStdString(reader.header().device);
   run->metric = QString::fromLatin1(config::metric_of(config));
   for (const auto& name : reader.metric_names()) {

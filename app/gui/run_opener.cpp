@@ -95,11 +95,6 @@ bool RunOpener::adopt(OpenedFile opened) {
     return false;
   }
   auto& run = opened.run;
-  const QString interruption = opened.writer.isEmpty() ? describeInterruption(opened.absolute, *run) : QString();
-  if (!interruption.isEmpty()) {
-    run->appendLog(QStringLiteral("%1 %2").arg(widgets::LabModel::timestamp(), interruption));
-    window_.showInfo(interruption);
-  }
   if (!opened.writer.isEmpty()) {
     run->state = widgets::RunState::Watching;
     run->appendLog(QStringLiteral("%1 %2 is being written by %3: watching it, read again at each commit")
@@ -107,6 +102,12 @@ bool RunOpener::adopt(OpenedFile opened) {
   }
   const widgets::RunData* added = model_.addRun(std::move(run));
   if (!opened.writer.isEmpty()) watched_.watch(added->id, std::move(opened.follower));
+  // Said by the name the run has in the lab, and tied to the run: the bar goes once the run resumes.
+  const QString interruption = opened.writer.isEmpty() ? describeInterruption(opened.absolute, *added) : QString();
+  if (!interruption.isEmpty()) {
+    model_.logToRun(added->id, interruption);
+    window_.showInfo(interruption, added->id);
+  }
   return true;
 }
 
@@ -123,19 +124,18 @@ int RunOpener::open(const QStringList& paths) {
   return static_cast<int>(opened.size());
 }
 
-void RunOpener::openInBackground(const QStringList& paths, const QStringList& names) {
-  QStringList wanted, wantedNames;
+void RunOpener::openInBackground(const QStringList& paths) {
+  QStringList wanted;
   for (int i = 0; i < paths.size(); ++i) {
     if (model_.runByPath(QFileInfo(paths[i]).absoluteFilePath())) continue;
     wanted << paths[i];
-    wantedNames << names.value(i);
   }
   if (wanted.isEmpty()) return;
   if (opener_.joinable()) opener_.join();  // the files of an earlier call: read by now or soon
   openingRuns_ += static_cast<int>(wanted.size());
   model_.setRunsToCome(openingRuns_);
   window_.showInfo(QStringLiteral("Opening %1 run files…").arg(wanted.size()));
-  opener_ = std::thread([this, wanted, wantedNames, stop = stopOpening_] {
+  opener_ = std::thread([this, wanted, stop = stopOpening_] {
     // Handed over in batches (16 files or 100 ms): each batch costs the window one refresh of its runs table.
     auto batch = std::make_shared<std::vector<OpenedFile>>();
     auto sent = std::chrono::steady_clock::now();
@@ -158,7 +158,6 @@ void RunOpener::openInBackground(const QStringList& paths, const QStringList& na
     for (int i = 0; i < wanted.size(); ++i) {
       if (stop->load()) return;
       batch->push_back(read(wanted[i]));
-      if (batch->back().run && !wantedNames[i].isEmpty()) batch->back().run->name = wantedNames[i];
       if (batch->size() >= 16 || std::chrono::steady_clock::now() - sent > std::chrono::milliseconds(100)) send();
     }
     send();

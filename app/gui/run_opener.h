@@ -29,8 +29,8 @@ class RunOpener : public QObject {
   int open(const QStringList& paths);
   // The same on a worker thread, the runs joining the lab in batches (a study's Draw groups: 300 runs' series read
   // on the GUI thread held it for 7 s). While runs are still to come the views wait (LabModel::runsToCome).
-  // `names` (when given) name the runs in the views: a study's runs by their path below its folder.
-  void openInBackground(const QStringList& paths, const QStringList& names = {});
+  // Each run is named by its config, as open() names it (LabModel::addRun).
+  void openInBackground(const QStringList& paths);
   int openingRuns() const { return openingRuns_; }
   // Packs the run's latest committed version into `path` (beside it first, then renamed).
   bool save(const QString& runId, const QString& path);

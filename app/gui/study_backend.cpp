@@ -83,6 +83,9 @@ QVector<bool> StudyBackendImpl::filter(const QVector<widgets::StudyRunRow>& runs
     if (filter.empty()) return kept;
     const auto& all = entries(runs);
     for (int i = 0; i < runs.size(); ++i) kept[i] = filter.matches(all[static_cast<size_t>(i)]);
+    // A key no run has matches nothing: say so, with the keys the runs do have nearest to it.
+    const std::string unknown = filter.unknown_keys_text(all);
+    if (!unknown.empty() && error) *error = QString::fromStdString(unknown);
   } catch (const std::exception& failure) {
     if (error) *error = QString::fromStdString(failure.what());
   }
@@ -135,11 +138,13 @@ widgets::StudyPairing StudyBackendImpl::pair(const QVector<widgets::StudyRunRow>
   pairing.metric = metric;
   pairing.lowerIsBetter = comparison.better == record::Direction::Lower;
   for (const auto& pair : comparison.pairs) {
-    pairing.rows.push_back({QString::fromStdString(pair.seed), pair.a, pair.b, pair.difference, pair.a_wins});
+    pairing.rows.push_back(
+        {QString::fromStdString(pair.seed), pair.a, pair.b, pair.difference, pair.a_wins, pair.a_runs, pair.b_runs});
   }
   pairing.mean = comparison.mean;
   pairing.standardDeviation = comparison.standard_deviation;
   pairing.wins = comparison.wins;
+  pairing.duplicates = QString::fromStdString(comparison.duplicates_text());
   return pairing;
 }
 

@@ -171,10 +171,11 @@ std::string apt_download(const std::string& package, const std::string& folder, 
     std::ifstream text(log);
     std::stringstream said;
     said << text.rdbuf();
-    std::string last = said.str();
-    last = last.substr(last.find_last_of('\n', last.size() > 1 ? last.size() - 2 : 0) + 1);
-    throw IoError(package, "apt-get download failed for " + name + " (" + (last.empty() ? "no message" : last) +
-                               "); it needs Debian's package lists: run 'sudo apt-get update' and try again");
+    const std::string whole = said.str();
+    std::string last = whole.substr(whole.find_last_of('\n', whole.size() > 1 ? whole.size() - 2 : 0) + 1);
+    while (!last.empty() && (last.back() == '\n' || last.back() == '\r')) last.pop_back();
+    throw IoError(package, "apt-get download failed for " + name + " (" + (last.empty() ? "no message" : last) + "); " +
+                               apt_failure_advice(whole));
   }
   for (const auto& entry : fs::directory_iterator(folder)) {
     if (entry.path().extension() == ".deb") return entry.path().string();

@@ -77,4 +77,9 @@ class FetchCancelled : public Error {
 // a file missing from it); IoError naming a folder that cannot be written.
 bool fetch_dataset(const std::string& name, const std::string& root, const FetchOptions& options = {});
 
+// What to do about a failed `apt-get download`, from what apt printed: an archive that cannot be reached (connection
+// refused, no name resolution) is the network's or the apt sources' business; a package apt does not know asks for
+// `sudo apt-get update`.
+std::string apt_failure_advice(const std::string& apt_output);
+
 }  // namespace descentlab::data

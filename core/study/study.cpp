@@ -218,11 +218,18 @@ std::vector<Group> group_runs(const std::vector<RunEntry>& runs, const std::vect
       const auto seed = runs[index].config.find(kSeedKey);
       if (seed != runs[index].config.end()) seeds.insert(seed->second);
     }
-    // "3 seeds" when the members are one run per seed, "3 runs" otherwise.
+    // "3 seeds" when the members are one run per seed, "5 runs, 3 seeds" when seeds repeat, "3 runs" without seeds.
     const size_t count = group.members.size();
-    const bool one_per_seed = seeds.size() == count;
-    const std::string members =
-        std::to_string(count) + (one_per_seed ? (count == 1 ? " seed" : " seeds") : (count == 1 ? " run" : " runs"));
+    const auto counted = [](size_t n, const char* one, const char* many) {
+      return std::to_string(n) + " " + (n == 1 ? one : many);
+    };
+    std::string members;
+    if (seeds.size() == count)
+      members = counted(count, "seed", "seeds");
+    else if (seeds.empty())
+      members = counted(count, "run", "runs");
+    else
+      members = counted(count, "run", "runs") + ", " + counted(seeds.size(), "seed", "seeds");
     group.label = words.empty() ? "all runs (" + members + ")" : words + " (" + members + ")";
   }
   return groups;
@@ -296,6 +303,16 @@ std::string PairedComparison::wins_text() const {
   return std::to_string(wins) + " of " + std::to_string(pairs.size());
 }
 
+std::string PairedComparison::duplicates_text() const {
+  std::string text;
+  const auto runs = [](int n) { return std::to_string(n) + (n == 1 ? " run" : " runs"); };
+  for (const auto& pair : pairs) {
+    if (pair.a_runs == 1 && pair.b_runs == 1) continue;
+    text += (text.empty() ? "seed " : "; seed ") + pair.seed + ": A " + runs(pair.a_runs) + ", B " + runs(pair.b_runs);
+  }
+  return text.empty() ? text : text + " (averaged, each seed counted once)";
+}
+
 record::Direction direction_of(const std::string& metric) {
   const auto* info = record::find_metric(metric);
   return info && info->better == record::Direction::Lower ? record::Direction::Lower : record::Direction::Higher;
@@ -317,22 +334,32 @@ PairedComparison pair_groups_by(const std::vector<RunEntry>& runs, const Group& 
   PairedComparison comparison;
   comparison.metric = what;
   comparison.better = better;
-  std::map<std::string, double> b_by_seed;
-  for (size_t index : b.members) {
-    const auto seed = runs[index].config.find(kSeedKey);
-    const auto found = value(runs[index]);
-    if (seed != runs[index].config.end() && found) b_by_seed[seed->second] = *found;
-  }
-  for (size_t index : a.members) {
-    const auto seed = runs[index].config.find(kSeedKey);
-    const auto found = value(runs[index]);
-    if (seed == runs[index].config.end() || !found) continue;
-    const auto other = b_by_seed.find(seed->second);
+  // Each group's values by seed: a seed's runs (re-runs, copies) are averaged, so that it counts once.
+  struct SeedValues {
+    double sum = 0.0;
+    int runs = 0;
+  };
+  const auto by_seed = [&](const Group& group) {
+    std::map<std::string, SeedValues> values;
+    for (size_t index : group.members) {
+      const auto seed = runs[index].config.find(kSeedKey);
+      const auto found = value(runs[index]);
+      if (seed == runs[index].config.end() || !found) continue;
+      values[seed->second].sum += *found;
+      ++values[seed->second].runs;
+    }
+    return values;
+  };
+  const auto a_by_seed = by_seed(a), b_by_seed = by_seed(b);
+  for (const auto& [seed, a_values] : a_by_seed) {
+    const auto other = b_by_seed.find(seed);
     if (other == b_by_seed.end()) continue;
     PairedComparison::Pair pair;
-    pair.seed = seed->second;
-    pair.a = *found;
-    pair.b = other->second;
+    pair.seed = seed;
+    pair.a = a_values.sum / a_values.runs;
+    pair.b = other->second.sum / other->second.runs;
+    pair.a_runs = a_values.runs;
+    pair.b_runs = other->second.runs;
     pair.difference = pair.a - pair.b;
     pair.a_wins = better == record::Direction::Lower ? pair.a < pair.b : pair.a > pair.b;
     comparison.pairs.push_back(pair);

@@ -70,7 +70,9 @@ std::vector<std::string> varying_keys(const std::vector<RunEntry>& runs);
 std::vector<std::string> default_group_keys(const std::vector<RunEntry>& runs);
 
 struct Group {
-  std::string label;                          // "name horst, alpha 5 (3 seeds)": a key by its last part
+  // "name horst, alpha 5 (3 seeds)": a key by its last part; "(5 runs, 3 seeds)" when seeds repeat, "(3 runs)"
+  // when the runs have no seed.
+  std::string label;
   std::map<std::string, std::string> values;  // the group keys' values ("" when a run lacks the key)
   std::vector<size_t> members;                // indices into the runs, in run order
 };
@@ -104,15 +106,20 @@ struct PairedComparison {
   record::Direction better = record::Direction::Higher;
   struct Pair {
     std::string seed;
-    double a = 0.0, b = 0.0;
-    double difference = 0.0;  // a - b
-    bool a_wins = false;      // a better than b in the metric's direction
+    double a = 0.0, b = 0.0;     // each the mean over the group's runs of that seed
+    double difference = 0.0;     // a - b
+    bool a_wins = false;         // a better than b in the metric's direction
+    int a_runs = 1, b_runs = 1;  // runs of this seed with the metric in A and B (more than 1: re-runs, averaged)
   };
-  std::vector<Pair> pairs;          // seeds in both groups, where both runs have the metric; in seed order
+  // One pair per distinct seed in both groups, where both have the metric; in seed order. Runs that share a seed
+  // (re-runs, copies) are averaged into one value, so a seed counts once in the wins and the spread.
+  std::vector<Pair> pairs;
   double mean = 0.0;                // of the differences
   double standard_deviation = 0.0;  // sample (n - 1); 0 for one pair
   int wins = 0;
   std::string wins_text() const;  // "3 of 3"
+  // "" when every seed has one run a side; else "seed 0: A 20 runs, B 20 runs; seed 1: ... (averaged)".
+  std::string duplicates_text() const;
 };
 // `better` defaults to the metric vocabulary's direction (Higher for an unknown metric).
 PairedComparison pair_groups(const std::vector<RunEntry>& runs, const Group& a, const Group& b,
@@ -123,6 +130,10 @@ PairedComparison pair_groups_by(const std::vector<RunEntry>& runs, const Group& 
                                 const std::function<std::optional<double>(const RunEntry&)>& value);
 // The direction the vocabulary gives `metric` (Higher for an unknown or descriptive one).
 record::Direction direction_of(const std::string& metric);
+
+// Up to `count` of `candidates` nearest to `key` by edit distance (ties in the candidates' order), for "did you mean".
+std::vector<std::string> nearest_keys(const std::string& key, const std::vector<std::string>& candidates,
+                                      size_t count = 3);
 
 // Mean, sample standard deviation, min and max of values (all 0 for none).
 struct Statistics {
@@ -144,6 +155,10 @@ class RunFilter {
   explicit RunFilter(const std::string& text = "");
   bool matches(const RunEntry& run) const;
   bool empty() const { return terms_.empty(); }
+  // "" when every key the filter names is a config key or final metric of some run; else what no run has and the
+  // nearest keys the runs do have: `no run has the key "optimiser.name" (nearest: optimizer.name, ...)`. A filter on
+  // a misspelt key matches nothing, and this says why.
+  std::string unknown_keys_text(const std::vector<RunEntry>& runs) const;
 
  private:
   struct Term {

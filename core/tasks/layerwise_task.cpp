@@ -12,6 +12,7 @@
 #include "core/tasks/device_transfer.h"
 #include "core/tasks/script_layerwise_task.h"
 #include "core/util/error.h"
+#include "core/util/number_text.h"
 
 namespace descentlab::tasks {
 
@@ -197,7 +198,7 @@ double VideoTask::finish_metric(double mean_term) const {
 std::string VideoTask::describe() const {
   return "moving-sprite denoising: " + std::to_string(train_size()) + " train / " + std::to_string(test_size()) +
          " test clips of " + std::to_string(train_clean_.size(1)) + "x" + std::to_string(train_clean_.size(2)) + "x" +
-         std::to_string(train_clean_.size(3)) + ", noise std " + std::to_string(noise_std_);
+         std::to_string(train_clean_.size(3)) + ", noise std " + short_number_text(noise_std_);
 }
 
 std::unique_ptr<LayerwiseTask> make_task(const config::ExperimentConfig& config, const std::string& data_root,

@@ -21,6 +21,7 @@
 #include "widgets/lambda_view.h"
 #include "widgets/layer_loss_view.h"
 #include "widgets/robustness_view.h"
+#include "widgets/runs_table.h"
 #include "widgets/training_curves_view.h"
 #include "widgets/weight_geometry_view.h"
 
@@ -30,6 +31,7 @@ namespace {
 using widgets::GroupBand;
 using widgets::LabModel;
 using widgets::RunData;
+using widgets::RunsTable;
 
 const QStringList kOptimizers = {QStringLiteral("adamw"), QStringLiteral("horst"), QStringLiteral("ham")};
 constexpr int kSeeds = 4;
@@ -138,6 +140,31 @@ TEST_F(GroupViewsTest, GroupsAreMadeBySeedlessKeysAndLeaveHiddenRunsOut) {
   EXPECT_EQ(model_.groups().size(), 4) << "grouped by the seed: one group per seed";
   model_.setGrouping(false);
   EXPECT_TRUE(model_.groups().isEmpty());
+}
+
+// Issue 54: in grouped mode the runs table's swatches (one colour per run) contradicted the views' group colours.
+TEST_F(GroupViewsTest, TheRunsTableShowsEachRunInItsGroupsColour) {
+  QWidget window;
+  RunsTable table(model_, &window);
+  table.resize(900, 400);
+  table.show();
+  table.refresh();
+  ASSERT_EQ(table.rowCount(), model_.count());
+  const auto swatchOf = [&](int row) { return table.item(row, 0)->data(Qt::UserRole + 1).value<QColor>(); };
+  for (int row = 0; row < table.rowCount(); ++row) {
+    const RunData* run = model_.run(table.item(row, 0)->data(Qt::UserRole).toString());
+    ASSERT_NE(model_.groupOf(run), nullptr);
+    EXPECT_EQ(swatchOf(row), model_.groupOf(run)->colour) << run->name.toStdString();
+  }
+  EXPECT_NE(swatchOf(1), model_.runAt(1)->colour) << "the second run's own colour is not its group's";
+  // Runs drawn one by one again: each its own colour.
+  model_.setGrouping(false);
+  table.invalidate();
+  table.refresh();
+  for (int row = 0; row < table.rowCount(); ++row) {
+    const RunData* run = model_.run(table.item(row, 0)->data(Qt::UserRole).toString());
+    EXPECT_EQ(swatchOf(row), run->colour) << run->name.toStdString();
+  }
 }
 
 TEST_F(GroupViewsTest, TrainingCurvesDrawEachGroupsMeanAndBandOverTheStepsAllReached) {

@@ -1443,6 +1443,17 @@ TEST_F(LabTest, ATourRunsItsMeasuredSeedsAsGroups) {
   }
   ASSERT_TRUE(window_->model()->grouped());
   EXPECT_EQ(window_->model()->groups().size(), 2) << "ERM and constrained, each its own group";
+  // Issue 54: the form showed alpha final 0.05 (the preset's) beside runs that use 0.02 (the tour's alpha, which an
+  // absent alpha_final follows). It shows what the run it follows trains with.
+  const RunData* constrained = window_->model()->run(ids.back());
+  ASSERT_NE(constrained, nullptr);
+  for (const auto& field : window_->experimentPanel()->fields()) {
+    if (field.key == QStringLiteral("constraints.alpha_final") || field.key == QStringLiteral("constraints.alpha")) {
+      EXPECT_DOUBLE_EQ(field.value.toDouble(), constrained->config.value(field.key).toDouble())
+          << field.key.toStdString();
+      EXPECT_DOUBLE_EQ(field.value.toDouble(), 0.02) << field.key.toStdString();
+    }
+  }
 }
 
 TEST_F(LabTest, EveryTourStartsFromHelpToursWhileARunTrains) {
@@ -1495,6 +1506,44 @@ TEST_F(LabTest, EveryTourStartsFromHelpToursWhileARunTrains) {
 
 // Every action of every menu (Help > Tours aside: the test above), first with no run open, then with a run
 // training and a finished one open; a dialog an action opens is closed as a user would close it. Quit comes last.
+// Issue 54: with no run open, the Run menu's Pause, Resume, Stop, Next/Previous, Hide and Close were enabled and did
+// nothing. They are off until there is a run (or, for Next/Previous, another run) to act on.
+TEST_F(LabTest, TheRunMenuOffersOnlyWhatCanActOnTheRunsOpen) {
+  QMap<QString, QAction*> actions;
+  for (QAction* top : window_->menuBar()->actions()) {
+    if (!top->menu() || top->text() != QStringLiteral("&Run")) continue;
+    for (QAction* action : top->menu()->actions()) actions.insert(action->text().remove('&'), action);
+  }
+  const QStringList onRuns = {QStringLiteral("Pause"),        QStringLiteral("Resume"),
+                              QStringLiteral("Stop"),         QStringLiteral("Next run"),
+                              QStringLiteral("Previous run"), QStringLiteral("Hide from plots / show"),
+                              QStringLiteral("Close run")};
+  for (const QString& name : onRuns) {
+    ASSERT_TRUE(actions.contains(name)) << name.toStdString();
+    EXPECT_FALSE(actions[name]->isEnabled()) << name.toStdString() << " is on with no run open";
+  }
+  EXPECT_TRUE(actions[QStringLiteral("Start the experiment")]->isEnabled());
+  // One finished run: it can be hidden and closed; there is no other run to move to, and nothing to pause or stop.
+  ASSERT_EQ(controller_->open({samplePath()}), 1);
+  ASSERT_TRUE(waitUntil([&] { return actions[QStringLiteral("Close run")]->isEnabled(); }, 10000));
+  EXPECT_TRUE(actions[QStringLiteral("Hide from plots / show")]->isEnabled());
+  EXPECT_FALSE(actions[QStringLiteral("Next run")]->isEnabled());
+  EXPECT_FALSE(actions[QStringLiteral("Pause")]->isEnabled());
+  EXPECT_FALSE(actions[QStringLiteral("Stop")]->isEnabled());
+  // A second run: Next and Previous move between them.
+  const QString copy = QDir(directory_->path()).filePath(QStringLiteral("menu-copy.h5"));
+  QFile::remove(copy);
+  ASSERT_TRUE(QFile::copy(samplePath(), copy));
+  ASSERT_EQ(controller_->open({copy}), 1);
+  ASSERT_TRUE(waitUntil([&] { return actions[QStringLiteral("Next run")]->isEnabled(); }, 10000));
+  EXPECT_TRUE(actions[QStringLiteral("Previous run")]->isEnabled());
+  // Closing both turns them off again.
+  for (const RunData* run : window_->model()->runs()) controller_->close(run->id);
+  ASSERT_TRUE(waitUntil([&] { return !actions[QStringLiteral("Close run")]->isEnabled(); }, 10000));
+  EXPECT_FALSE(actions[QStringLiteral("Next run")]->isEnabled());
+  EXPECT_FALSE(actions[QStringLiteral("Hide from plots / show")]->isEnabled());
+}
+
 TEST_F(LabTest, EveryMenuActionWorksWithAndWithoutRuns) {
   window_->session()->addRecentFile(samplePath());
   ModalCloser closer;

@@ -9,6 +9,7 @@
 #include <QSlider>
 #include <QTest>
 
+#include <cmath>
 #include <memory>
 
 #include "widgets/lab_model.h"
@@ -589,6 +590,128 @@ TEST(PlotsNoteTest, ALongNoteNeverWidensTheView) {
   ASSERT_TRUE(view.logYNote().startsWith(QStringLiteral("not on this axis: "))) << view.logYNote().toStdString();
   EXPECT_GT(view.fontMetrics().horizontalAdvance(view.logYNote()), 600);
   EXPECT_LE(view.minimumSizeHint().width(), std::max(before, 300)) << view.logYNote().toStdString();
+}
+
+// Issue 54: the training-loss view drew video MSE under text and ViT cross-entropy in nats on one y axis. A loss keeps
+// the selected run's unit on the axis and names the runs in another unit beside it.
+TEST(PlotsUnitsTest, LossesInDifferentUnitsNeverShareTheAxis) {
+  LabModel model;
+  TrainingCurvesView view(&model, QStringLiteral("Training loss"), QStringLiteral("loss"));
+  view.resize(700, 400);
+  view.show();
+  const auto add = [&](const QString& name, const QString& metric) {
+    auto run = std::make_unique<RunData>();
+    run->name = name;
+    run->metric = metric;
+    for (int step = 1; step <= 5; ++step) run->addScalar(QStringLiteral("loss"), step, 0, 1.0 / step);
+    return model.addRun(std::move(run))->id;
+  };
+  const QString video = add(QStringLiteral("video-erm"), QStringLiteral("rmse"));
+  add(QStringLiteral("text-erm"), QStringLiteral("accuracy"));
+  add(QStringLiteral("gpt"), QStringLiteral("perplexity"));
+  model.setFocusRun(video);
+  view.refresh(true);
+  const auto drawn = [&view] {
+    QStringList names;
+    for (const auto& curve : view.curves()) names << curve.run->name;
+    return names;
+  };
+  EXPECT_EQ(drawn(), QStringList{QStringLiteral("video-erm")});
+  EXPECT_TRUE(view.plot()->yAxis->label().contains(QStringLiteral("squared error")))
+      << view.plot()->yAxis->label().toStdString();
+  EXPECT_TRUE(view.logYNote().contains(QStringLiteral("not on this axis: cross-entropy, nats (2 runs)")))
+      << view.logYNote().toStdString();
+  // The text run selected: both cross-entropy runs share the axis, the video run is named.
+  model.setFocusRun(model.runAt(1)->id);
+  view.refresh(true);
+  EXPECT_EQ(drawn(), (QStringList{QStringLiteral("text-erm"), QStringLiteral("gpt")}));
+  EXPECT_TRUE(view.logYNote().contains(QStringLiteral("squared error (1 run)"))) << view.logYNote().toStdString();
+  // A series with one unit for every task (the learning rate) draws every run.
+  view.setMetric(QStringLiteral("lr"));
+  for (int i = 0; i < model.count(); ++i) {
+    model.changeRun(model.runAt(i)->id, [](RunData& run) { run.addScalar(QStringLiteral("lr"), 1, 0, 0.001); });
+  }
+  view.refresh(true);
+  EXPECT_EQ(view.curves().size(), 3);
+}
+
+// Issue 54 item 9: what TensorBoard and W&B users reach for, an epoch axis and a log-scale step axis.
+TEST(PlotsAxesTest, CurvesAreDrawnByEpochOrOnALogStepAxis) {
+  LabModel model;
+  TrainingCurvesView view(&model, QStringLiteral("Training loss"), QStringLiteral("loss"));
+  view.resize(700, 400);
+  view.show();
+  auto run = std::make_unique<RunData>();
+  run->name = QStringLiteral("two epochs of 50 steps");
+  run->metric = QStringLiteral("accuracy");
+  for (int step = 0; step <= 100; ++step) run->addScalar(QStringLiteral("loss"), step, 0, 2.0 / (1 + step));
+  for (int step = 10; step <= 100; step += 10) run->addScalar(QStringLiteral("epoch"), step, 0, step / 50.0);
+  model.addRun(std::move(run));
+  auto other = std::make_unique<RunData>();  // no epoch series: left out and counted
+  other->name = QStringLiteral("no epochs");
+  other->metric = QStringLiteral("accuracy");
+  other->addScalar(QStringLiteral("loss"), 1, 0, 1.0);
+  model.addRun(std::move(other));
+  view.setXAxis(TrainingCurvesView::XAxis::Epoch);
+  view.refresh(true);
+  auto curves = view.curves();
+  ASSERT_EQ(curves.size(), 1);
+  EXPECT_NEAR(curves[0].x[25], 0.5, 1e-12);
+  EXPECT_NEAR(curves[0].x[100], 2.0, 1e-12);
+  EXPECT_NEAR(curves[0].x[1], 0.02, 1e-12);  // before the first epoch row, at its pace
+  EXPECT_EQ(view.plot()->xAxis->label(), QStringLiteral("epoch"));
+  EXPECT_TRUE(view.logYNote().contains(QStringLiteral("1 run without an epoch series")))
+      << view.logYNote().toStdString();
+  view.setXAxis(TrainingCurvesView::XAxis::LogStep);
+  view.refresh(true);
+  curves = view.curves();
+  ASSERT_EQ(curves.size(), 2);
+  EXPECT_EQ(view.plot()->xAxis->scaleType(), QCPAxis::stLogarithmic);
+  EXPECT_TRUE(std::isnan(curves[0].x[0])) << "step 0 has no place on a log axis";
+  EXPECT_DOUBLE_EQ(curves[0].x[10], 10.0);
+  EXPECT_GT(view.plot()->xAxis->range().lower, 0.0);
+  view.setXAxis(TrainingCurvesView::XAxis::Step);
+  EXPECT_EQ(view.plot()->xAxis->scaleType(), QCPAxis::stLinear);
+}
+
+// Issue 54: runs opened from files were named by their file's stem ("seed0", "seed0 (2)"), losing what told them
+// apart. A run named by its config reads as its experiment and seed, and where others of that experiment and seed are
+// open, the keys in which they differ.
+TEST(LabModelNamesTest, RunsReadFromFilesAreNamedByTheirConfig) {
+  LabModel model;
+  const auto open = [&](const QString& stem, const QMap<QString, QString>& config) {
+    auto run = std::make_unique<RunData>();
+    run->name = stem;
+    run->path = QStringLiteral("/study/") + stem + QStringLiteral(".h5");
+    run->config = config;
+    run->nameFromConfig = true;
+    return model.addRun(std::move(run))->id;
+  };
+  const QString adamw =
+      open(QStringLiteral("seed0"),
+           {{"name", "vit-quick"}, {"optimizer.name", "adamw"}, {"train.seed", "0"}, {"train.lr", "0.001"}});
+  EXPECT_EQ(model.run(adamw)->name, QStringLiteral("vit-quick seed 0"));
+  const QString horst =
+      open(QStringLiteral("seed0"),
+           {{"name", "vit-quick"}, {"optimizer.name", "horst"}, {"train.seed", "0"}, {"train.lr", "0.001"}});
+  EXPECT_EQ(model.run(adamw)->name, QStringLiteral("vit-quick seed 0, optimizer adamw"));
+  EXPECT_EQ(model.run(horst)->name, QStringLiteral("vit-quick seed 0, optimizer horst"));
+  const QString seed1 =
+      open(QStringLiteral("seed1"),
+           {{"name", "vit-quick"}, {"optimizer.name", "horst"}, {"train.seed", "1"}, {"train.lr", "0.001"}});
+  EXPECT_EQ(model.run(seed1)->name, QStringLiteral("vit-quick seed 1"));
+  // A copy alike in every key keeps a number; the others keep theirs.
+  const QString copy =
+      open(QStringLiteral("seed0"),
+           {{"name", "vit-quick"}, {"optimizer.name", "horst"}, {"train.seed", "0"}, {"train.lr", "0.001"}});
+  EXPECT_EQ(model.run(copy)->name, QStringLiteral("vit-quick seed 0, optimizer horst (2)"));
+  EXPECT_EQ(model.run(adamw)->name, QStringLiteral("vit-quick seed 0, optimizer adamw"));
+  EXPECT_EQ(model.run(horst)->name, QStringLiteral("vit-quick seed 0, optimizer horst"));
+  // A run the lab started keeps the name it was given.
+  auto started = std::make_unique<RunData>();
+  started->name = QStringLiteral("my run");
+  started->config = {{"name", "vit-quick"}, {"train.seed", "0"}};
+  EXPECT_EQ(model.addRun(std::move(started))->name, QStringLiteral("my run"));
 }
 
 // The runs table's config columns: the keys whose values differ between the runs, kept up to date as runs are added

@@ -240,9 +240,9 @@ TEST_F(StudyBrowserTest, ThreeHundredRunFilesKeepTheWindowResponsive) {
     EXPECT_LT(gaps[gaps.size() - 2], 150.0) << "more than one long stall of the event loop";
     EXPECT_LT(gaps.back(), 600.0) << "the GUI thread was held as long as reading the files";
   }
-  // The copies share their configs: three groups of 100 runs (25 per seed, so "runs", not "seeds").
+  // The copies share their configs: three groups of 100 runs (25 per seed: the label counts runs and seeds apart).
   ASSERT_EQ(browser().groups().size(), 3);
-  EXPECT_EQ(browser().groups()[0].label, QStringLiteral("name adamw (100 runs)"));
+  EXPECT_EQ(browser().groups()[0].label, QStringLiteral("name adamw (100 runs, 4 seeds)"));
 }
 
 }  // namespace
