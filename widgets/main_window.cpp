@@ -109,6 +109,10 @@ void MainWindow::connectRequests() {
           });
 }
 
+void MainWindow::setDatasetLines(const QStringList& lines) {
+  menus_->setDatasetLines(lines);
+}
+
 void MainWindow::connectRedraws() {
   connect(model_, &LabModel::runsChanged, this, [this] {
     views_.runs->invalidate();

@@ -61,6 +61,8 @@ class MainWindow : public QMainWindow {
   void refreshViews();
   // A message in the bar above the views (not a modal box) and, for an error of a run, in its log (message_bar.h).
   void showError(const QString& message, const QString& runId = QString()) { messages_->showError(message, runId); }
+  // The datasets' lines of Help > Environment and datasets, read after the window showed.
+  void setDatasetLines(const QStringList& lines);
   void showInfo(const QString& message, const QString& runId = QString()) { messages_->showInfo(message, runId); }
   void clearErrorOf(const QString& runId) { messages_->clearErrorOf(runId); }
   void clearMessage(const QString& message) { messages_->clearMessage(message); }

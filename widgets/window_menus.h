@@ -40,6 +40,8 @@ class WindowMenus : public QObject {
   void addDockToggle(QDockWidget* dock);
   // The selected run's controls, in the Run menu and the experiment panel, follow its state.
   void updateRunControls();
+  // Help > Environment and datasets: the datasets' lines, once read.
+  void setDatasetLines(const QStringList& lines) { summary_.datasets = lines; }
   // Draws runs that differ only by their seeds as groups, by `keys` (empty: every differing key but the seeds), or
   // every run on its own; View > Groups > Draw seeds as groups shows which.
   void setGrouping(bool on, const QStringList& keys);

@@ -25,12 +25,14 @@
 #include <QFileInfo>
 #include <QLocale>
 #include <QMessageBox>
+#include <QPointer>
 #include <QTimer>
 
 #include <ctime>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "widgets/geometry_playground.h"
 #include "widgets/lab_model.h"
@@ -68,6 +70,8 @@ using descentlab::gui::LabBackend;
 using descentlab::gui::LabController;
 using descentlab::widgets::MainWindow;
 
+// What the environment dialog and the status bar say of this machine, but the datasets (dataset_lines: reading them
+// takes about a second, and the window shows before it).
 descentlab::widgets::EnvironmentSummary summarize_environment() {
   const auto info = descentlab::runtime_info();
   descentlab::widgets::EnvironmentSummary summary;
@@ -77,6 +81,12 @@ descentlab::widgets::EnvironmentSummary summarize_environment() {
   summary.threads = info.threads;
   summary.device =
       info.cuda_available ? QStringLiteral("CUDA (%1 device(s))").arg(info.cuda_devices) : QStringLiteral("CPU");
+  return summary;
+}
+
+// Each dataset's line for the environment dialog: its splits' sizes, or how to fetch it.
+QStringList dataset_lines() {
+  QStringList lines;
   const std::string root = descentlab::data::default_data_root();
   for (const auto& report : descentlab::data::inspect_datasets(root, /*verify_checksums=*/false)) {
     QString splits;
@@ -87,14 +97,43 @@ descentlab::widgets::EnvironmentSummary summarize_environment() {
                          QLocale(QLocale::English).toString(static_cast<qlonglong>(split.count)),
                          QString::fromStdString(split.unit));
     }
-    summary.datasets << QStringLiteral("%1: %2").arg(
+    lines << QStringLiteral("%1: %2").arg(
         QString::fromStdString(report.name),
         report.present
             ? splits
             : QStringLiteral("not fetched (%1)").arg(QString::fromStdString(descentlab::data::fetch_command())));
   }
-  return summary;
+  return lines;
 }
+
+// Reads the datasets' lines on a worker thread once the window shows, and hands them to the window; joined when it
+// goes out of scope (before the window does).
+class DatasetLinesReader {
+ public:
+  explicit DatasetLinesReader(MainWindow& window) {
+    QPointer<MainWindow> target(&window);
+    worker_ = std::thread([target] {
+      QStringList lines;
+      try {
+        lines = dataset_lines();
+      } catch (const std::exception& error) {
+        lines << QStringLiteral("could not read the data folder: %1").arg(QString::fromUtf8(error.what()));
+      }
+      QMetaObject::invokeMethod(
+          QCoreApplication::instance(),
+          [target, lines] {
+            if (target) target->setDatasetLines(lines);
+          },
+          Qt::QueuedConnection);
+    });
+  }
+  ~DatasetLinesReader() { worker_.join(); }
+  DatasetLinesReader(const DatasetLinesReader&) = delete;
+  DatasetLinesReader& operator=(const DatasetLinesReader&) = delete;
+
+ private:
+  std::thread worker_;
+};
 
 // Brings the dock holding `widget` to the front of its tab group.
 void raise_dock_of(QWidget* widget) {
@@ -268,15 +307,14 @@ int write_report(MainWindow& window, const ReportOptions& options) {
 int run_report(int argc, char** argv) {
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication application(argc, argv);
-  startup_mark("application");
-  FirstPaint firstPaint;
-  application.installEventFilter(&firstPaint);
   QApplication::setApplicationName(QStringLiteral("DescentLab"));
   QApplication::setOrganizationName(QStringLiteral("DescentLab-report"));  // never touches the app's settings
   const std::optional<ReportOptions> options = parse_report_options(application);
   if (!options) return 2;
   const LabBackend backend;
-  MainWindow window(summarize_environment(), backend);
+  auto summary = summarize_environment();
+  summary.datasets = dataset_lines();
+  MainWindow window(summary, backend);
   LabController controller(window, backend, QDir::tempPath());
   const int opened = options->runs.isEmpty() ? 0 : controller.open(options->runs);
   if (options->runs.isEmpty() || opened != options->runs.size()) {
@@ -381,7 +419,14 @@ void open_what_was_asked(MainWindow& window, LabController& controller, const Wi
       files << argument;
     }
   }
-  if (!files.isEmpty()) controller.open(files);
+  // Read on a worker thread, the runs joining the views in batches: the window answers from its first paint on.
+  if (!files.isEmpty()) {
+    if (qEnvironmentVariableIsEmpty("DESCENTLAB_STARTUP_BLOCKING")) {
+      controller.openInBackground(files);
+    } else {
+      controller.open(files);
+    }
+  }
   for (const auto& name : options.starts) {
     window.experimentPanel()->setPreset(name, options.size);
     controller.start({name, options.size, QStringLiteral("auto"), window.experimentPanel()->fields(), {}});
@@ -418,6 +463,9 @@ int run_window(int argc, char** argv) {
     qputenv("QT_QPA_PLATFORM", "offscreen");
   }
   QApplication application(argc, argv);
+  startup_mark("application");
+  FirstPaint firstPaint;
+  application.installEventFilter(&firstPaint);
   QApplication::setApplicationName(QStringLiteral("DescentLab"));
   QApplication::setOrganizationName(QStringLiteral("DescentLab"));
   QApplication::setApplicationVersion(QString::fromLatin1(descentlab::build_info::kVersion));
@@ -427,7 +475,15 @@ int run_window(int argc, char** argv) {
     startup_mark("backend");
     const descentlab::gui::PlaygroundBackendImpl playgroundBackend;  // outlives the window and its playground
     descentlab::gui::ProbeBackend probeBackend;                      // the layer probe's worker, outlives the window
-    const auto environment = summarize_environment();
+    // The datasets are read once the window shows. DESCENTLAB_STARTUP_BLOCKING=1 reads them here and opens the run
+    // files before the first paint, as before issue 54: bench/startup.sh's baseline.
+    const bool blocking = !qEnvironmentVariableIsEmpty("DESCENTLAB_STARTUP_BLOCKING");
+    auto environment = summarize_environment();
+    if (blocking) {
+      environment.datasets = dataset_lines();
+    } else {
+      environment.datasets << QStringLiteral("being read…");
+    }
     startup_mark("environment");
     MainWindow window(environment, backend);
     window.setProbeBackend(&probeBackend);
@@ -441,6 +497,8 @@ int run_window(int argc, char** argv) {
     startup_mark("window-built");
     window.show();
     startup_mark("shown");
+    std::optional<DatasetLinesReader> datasets;
+    if (!blocking) datasets.emplace(window);
     open_what_was_asked(window, controller, options);
     if (options.shotsAsked) take_shots_while_training(window, controller, options.shotsFolder);
     // The first turn of the event loop with nothing before it: the window answers input from here.
