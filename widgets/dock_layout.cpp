@@ -113,12 +113,16 @@ void DockLayout::sizeDocks(bool wide, bool tall) {
   window_.resizeDocks({dock(Experiment)}, {experimentWidth}, Qt::Horizontal);
   window_.resizeDocks({dock(LayerLoss)}, {wide ? viewsWidth / 2 : viewsWidth}, Qt::Horizontal);
   if (wide) window_.resizeDocks({dock(Metric)}, {viewsWidth / 2}, Qt::Horizontal);
-  // A study open needs rows: the bottom area then takes 45 % of the height (the views keep the rest).
-  window_.resizeDocks({dock(Runs)}, {studyShown_ ? area.height() * 45 / 100 : tall ? 200 : 150}, Qt::Vertical);
+  // A study open needs rows: the bottom area then takes 45 % of the height or more (studyHeight).
+  window_.resizeDocks({dock(Runs)}, {studyShown_ ? studyHeight() : tall ? 200 : 150}, Qt::Vertical);
   // The per-layer loss (two plots) gets the larger share of the views' height.
   window_.resizeDocks({dock(LayerLoss), dock(Lambda)}, {area.height() * 55 / 100, area.height() * 45 / 100},
                       Qt::Vertical);
-  if (tall) window_.resizeDocks({dock(Runs), dock(Log)}, {area.width() * 2 / 3, area.width() / 3}, Qt::Horizontal);
+  // The Log beside the runs: a third of the width, a sixth beside a study (empty until a run trains).
+  if (tall) {
+    const int log = studyShown_ ? area.width() / 6 : area.width() / 3;
+    window_.resizeDocks({dock(Runs), dock(Log)}, {area.width() - log, log}, Qt::Horizontal);
+  }
 }
 
 void DockLayout::showRelevantDocks() {
@@ -197,6 +201,11 @@ void DockLayout::save() const {
   settings.setValue(QStringLiteral("window/state"), window_.saveState(kLayoutVersion));
 }
 
+int DockLayout::studyHeight() const {
+  // 45 % of the height; 65 % while no run is open in the views, which then hold only their placeholders.
+  return window_.height() * (model_.count() == 0 ? 65 : 45) / 100;
+}
+
 void DockLayout::showStudy() {
   studyShown_ = true;
   if (!laidOut_) return;  // the first show lays the docks out, and then calls this again
@@ -206,10 +215,16 @@ void DockLayout::showStudy() {
   // already on top of its siblings: lowered first, its raise always brings its tab forward.
   study->lower();
   study->raise();
-  // The runs of a study need rows: the bottom area takes 45 % of the height (the views keep the rest).
-  // (Once the dock area has applied the raise: sized before, the tab group keeps its old height.)
-  QTimer::singleShot(0, this,
-                     [this, study] { window_.resizeDocks({study}, {window_.height() * 45 / 100}, Qt::Vertical); });
+  // The runs of a study need rows: the bottom area takes 45 % of the height (the views keep the rest), and 65 % while
+  // no run is open in the views, which then show only their placeholders (at 1280x800 the paired tab had room for 2
+  // seeds). (Once the dock area has applied the raise: sized before, the tab group keeps its old height.)
+  QTimer::singleShot(0, this, [this, study] {
+    window_.resizeDocks({study}, {studyHeight()}, Qt::Vertical);
+    // Beside a study the Log (empty until a run trains) takes a sixth of the width, not a third.
+    if (!dock(Log)->isFloating() && dock(Log)->isVisible() && !window_.tabifiedDockWidgets(dock(Log)).contains(study)) {
+      window_.resizeDocks({study, dock(Log)}, {window_.width() * 5 / 6, window_.width() / 6}, Qt::Horizontal);
+    }
+  });
 }
 
 void DockLayout::arrangeForTour(const QStringList& views) {

@@ -79,6 +79,8 @@ class DockLayout : public QObject {
   void fitRunsTableToTour();
   // The tour's first view 60 % of the height it shares with the view in front above or below it.
   void giveTourViewItsShare(QDockWidget* anchor);
+  // The height the bottom area takes while a study is shown.
+  int studyHeight() const;
 
   static constexpr int kLayoutVersion = 4;  // bump when the docks change: older saved layouts are dropped
   QMainWindow& window_;

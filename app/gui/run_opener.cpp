@@ -134,14 +134,15 @@ void RunOpener::openInBackground(const QStringList& paths) {
   if (opener_.joinable()) opener_.join();  // the files of an earlier call: read by now or soon
   openingRuns_ += static_cast<int>(wanted.size());
   model_.setRunsToCome(openingRuns_);
-  window_.showInfo(QStringLiteral("Opening %1 run files…").arg(wanted.size()));
-  opener_ = std::thread([this, wanted, stop = stopOpening_] {
+  const QString opening = QStringLiteral("Opening %1 run files…").arg(wanted.size());
+  window_.showInfo(opening);
+  opener_ = std::thread([this, wanted, opening, stop = stopOpening_] {
     // Handed over in batches (16 files or 100 ms): each batch costs the window one refresh of its runs table.
     auto batch = std::make_shared<std::vector<OpenedFile>>();
     auto sent = std::chrono::steady_clock::now();
     const auto send = [&] {
       if (batch->empty()) return;
-      posted_.post([this, files = std::move(batch)] {
+      posted_.post([this, opening, files = std::move(batch)] {
         QStringList adopted;  // File > Open recent written once per batch (a settings write and a menu each)
         for (auto& file : *files) {
           const QString path = file.absolute;
@@ -150,7 +151,10 @@ void RunOpener::openInBackground(const QStringList& paths) {
         window_.session()->addRecentFiles(adopted);
         openingRuns_ -= static_cast<int>(files->size());
         model_.setRunsToCome(openingRuns_);  // at 0 the views draw every run read
-        if (openingRuns_ == 0) window_.showInfo(QStringLiteral("Opened the run files"));
+        // Said over "Opening…" only: a run's notice shown meanwhile (an interrupted run's) stays.
+        if (openingRuns_ == 0 && window_.lastMessage() == opening) {
+          window_.showInfo(QStringLiteral("Opened the run files"));
+        }
       });
       batch = std::make_shared<std::vector<OpenedFile>>();
       sent = std::chrono::steady_clock::now();
