@@ -284,7 +284,7 @@ void DockLayout::tabBehindTourViews(const QList<QDockWidget*>& shown) {
 void DockLayout::fitRunsTableToTour() {
   // At 1024x700 the per-layer plot was squeezed below its minimum, its axis title under the hint line.
   QDockWidget* runs = dock(Runs);
-  auto* table = qobject_cast<QTableView*>(runs->widget());
+  auto* table = runs->findChild<QTableView*>();
   if (!table || window_.height() >= 800 || runs->isFloating() || !runs->isVisible()) return;
   const int rows = table->horizontalHeader()->sizeHint().height() + 3 * table->verticalHeader()->defaultSectionSize();
   const int chrome = runs->height() - table->height();

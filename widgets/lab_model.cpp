@@ -262,17 +262,7 @@ const QVector<RunGroup>& LabModel::groups() const {
   if (key == groupsMadeFor_) return groups_;
   groupsMadeFor_ = key;
   groups_.clear();
-  QVector<StudyRunRow> rows;
-  for (const auto& run : runs_) {
-    StudyRunRow row;
-    row.path = run->path;
-    row.name = run->name;
-    row.config = run->config;
-    for (auto it = run->scalars.cbegin(); it != run->scalars.cend(); ++it) {
-      if (!it->values.isEmpty()) row.finals[it.key()] = it->values.back();
-    }
-    rows.push_back(row);
-  }
+  const QVector<StudyRunRow> rows = studyRows();
   const QStringList keys = groupKeys_.isEmpty() ? groupBackend_->defaultGroupKeys(rows) : groupKeys_;
   const auto made = groupBackend_->group(rows, QVector<bool>(rows.size(), true), keys, QString());
   for (int g = 0; g < made.size(); ++g) {
@@ -291,6 +281,22 @@ const QVector<RunGroup>& LabModel::groups() const {
     groups_.push_back(group);
   }
   return groups_;
+}
+
+QVector<StudyRunRow> LabModel::studyRows() const {
+  QVector<StudyRunRow> rows;
+  rows.reserve(static_cast<qsizetype>(runs_.size()));
+  for (const auto& run : runs_) {
+    StudyRunRow row;
+    row.path = run->path;
+    row.name = run->name;
+    row.config = run->config;
+    for (auto it = run->scalars.cbegin(); it != run->scalars.cend(); ++it) {
+      if (!it->values.isEmpty()) row.finals[it.key()] = it->values.back();
+    }
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 bool LabModel::toggleGroup(const QString& label) {

@@ -77,6 +77,10 @@ class LabModel : public QObject {
   // single-run views the focus run's group. Groups are made by the app's StudyBackend (core/study's grouping) by
   // `keys`, or when empty by every differing key but the seeds.
   void setGroupBackend(const StudyBackend* backend) { groupBackend_ = backend; }
+  const StudyBackend* groupBackend() const { return groupBackend_; }
+  // Every run as a study row (path, name, config, each scalar's last value), in the model's order: what the
+  // StudyBackend groups and filters.
+  QVector<StudyRunRow> studyRows() const;
   void setGrouping(bool on, const QStringList& keys = {});
   bool grouped() const { return grouped_ && groupBackend_ != nullptr; }
   QStringList groupKeys() const { return groupKeys_; }

@@ -1,9 +1,13 @@
 #include "widgets/lab_views.h"
 
+#include <QHBoxLayout>
+#include <QLineEdit>
 #include <QMainWindow>
 #include <QScrollArea>
+#include <QVBoxLayout>
 
 #include "widgets/dock_layout.h"
+#include "widgets/elided_label.h"
 #include "widgets/experiment_panel.h"
 #include "widgets/run_log_view.h"
 #include "widgets/runs_table.h"
@@ -11,6 +15,45 @@
 #include "widgets/views.h"
 
 namespace descentlab::widgets {
+namespace {
+
+// The runs table under a filter field, as the study's: the field turns red and says why when it cannot read a term
+// or names a key no run has; beside it, how many runs it shows.
+QWidget* withFilterField(RunsTable* table, QWidget* parent) {
+  auto* panel = new QWidget(parent);
+  auto* layout = new QVBoxLayout(panel);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  auto* row = new QHBoxLayout;
+  auto* filter = new QLineEdit(panel);
+  filter->setObjectName(QStringLiteral("runs-filter"));
+  filter->setClearButtonEnabled(true);
+  filter->setPlaceholderText(
+      QStringLiteral("Filter: text, optimizer.name=horst, test_accuracy>0.7, train.lr=1e-4..1e-2"));
+  const QString help = QStringLiteral(
+      "Terms all of which a run must match: text in its name or path, key=value, key!=value, key>v, key<=v, "
+      "key=a..b; a key is a config key (optimizer.alpha) or a final value (test_accuracy)");
+  filter->setToolTip(help);
+  auto* said = new ElidedLabel(panel);
+  said->setObjectName(QStringLiteral("runs-filter-said"));
+  row->addWidget(filter, 2);
+  row->addWidget(said, 1);
+  layout->addLayout(row);
+  layout->addWidget(table, 1);
+  QObject::connect(filter, &QLineEdit::textChanged, table, &RunsTable::setFilterText);
+  QObject::connect(
+      table, &RunsTable::filtered, panel, [table, filter, said, help](int shown, int total, const QString& message) {
+        filter->setStyleSheet(message.isEmpty() ? QString() : QStringLiteral("QLineEdit { color: #b00020; }"));
+        filter->setToolTip(message.isEmpty() ? help : message);
+        QString text;
+        if (!table->filterText().isEmpty()) text = QStringLiteral("%1 of %2 shown").arg(shown).arg(total);
+        if (!message.isEmpty()) text += QStringLiteral(" — ") + message;
+        said->setFullText(text);
+      });
+  return panel;
+}
+
+}  // namespace
 
 QVector<PlotView*> LabViews::plots() const {
   return {loss, metric, layerLoss, lambda, weights, robustness, frontier};
@@ -20,7 +63,7 @@ void makeDockedViews(LabViews& views, LabModel* model, ExperimentPanel* experime
                      DockLayout& docks) {
   docks.add(DockLayout::Experiment, QStringLiteral("Experiment"), experiment);
   views.runs = new RunsTable(*model, window);
-  docks.add(DockLayout::Runs, QStringLiteral("Runs"), views.runs);
+  docks.add(DockLayout::Runs, QStringLiteral("Runs"), withFilterField(views.runs, window));
   views.log = new RunLogView(*model, window);
   docks.add(DockLayout::Log, QStringLiteral("Log"), views.log);
   views.metric = new TrainingCurvesView(model, QStringLiteral("Test metric"), QStringLiteral("@test"), window);

@@ -13,6 +13,7 @@
 #include <QTimer>
 
 #include "widgets/lab_model.h"
+#include "widgets/study_rows.h"
 
 namespace descentlab::widgets {
 namespace {
@@ -219,6 +220,33 @@ void RunsTable::refresh() {
   }
   for (const int column : changedColumns) resizeColumnToContents(column);
   if (columnWidth(2) < 140) setColumnWidth(2, 140);
+  applyFilter();
+}
+
+void RunsTable::setFilterText(const QString& text) {
+  filterText_ = text.trimmed();
+  applyFilter();
+}
+
+int RunsTable::shownRows() const {
+  int shown = 0;
+  for (int row = 0; row < rowCount(); ++row) shown += isRowHidden(row) ? 0 : 1;
+  return shown;
+}
+
+void RunsTable::applyFilter() {
+  filterMessage_.clear();
+  const StudyBackend* backend = model_.groupBackend();
+  QHash<QString, bool> kept;  // by run id
+  if (!filterText_.isEmpty() && backend) {
+    const QVector<bool> keeps = backend->filter(model_.studyRows(), filterText_, &filterMessage_);
+    for (int i = 0; i < model_.count() && i < keeps.size(); ++i) kept.insert(model_.runAt(i)->id, keeps[i]);
+  }
+  for (int row = 0; row < rowCount(); ++row) {
+    const QTableWidgetItem* cell = item(row, 0);
+    setRowHidden(row, cell && !kept.value(cell->data(Qt::UserRole).toString(), true));
+  }
+  emit filtered(shownRows(), rowCount(), filterMessage_);
 }
 
 void RunsTable::setHeaders(const QStringList& headers, QSet<int>& changedColumns) {

@@ -29,6 +29,13 @@ class RunsTable : public QTableWidget {
   void invalidate() { revision_ = -1; }
   // The run's menu while it is open (for tests); null otherwise.
   QMenu* runMenu() const { return openMenu_; }
+  // The filter of the study's runs table (core/study's RunFilter: text, key=value, comparisons, ranges), over the
+  // runs' configs, final values, names and paths: the rows of runs it does not keep are hidden. "" shows every run.
+  void setFilterText(const QString& text);
+  QString filterText() const { return filterText_; }
+  int shownRows() const;
+  // "" or what the filter could not read, or the keys no run has with the nearest ones.
+  QString filterMessage() const { return filterMessage_; }
 
  signals:
   void pauseRequested(const QString& runId);
@@ -36,6 +43,8 @@ class RunsTable : public QTableWidget {
   void stopRequested(const QString& runId);
   void revealRequested(const QString& path);
   void closeRunRequested(const QString& runId);
+  // After each filtering: how many rows show of how many, and the filter's message ("" when none).
+  void filtered(int shown, int total, const QString& message);
 
  protected:
   // The table skips the refreshes made while it is hidden: it catches up when it shows.
@@ -56,6 +65,8 @@ class RunsTable : public QTableWidget {
   void fillProgressCell(int row, const RunData& run);
   // The group the run is drawn in while runs are drawn as groups (hidden or not); nullptr otherwise.
   const RunGroup* groupHolding(const RunData& run) const;
+  // Hides the rows of the runs the filter does not keep.
+  void applyFilter();
   // Writes a cell's text where it changed, noting its column to be fitted again.
   QTableWidgetItem* setCell(int row, int column, const QString& text, QSet<int>& changedColumns);
 
@@ -65,6 +76,8 @@ class RunsTable : public QTableWidget {
   int sortColumn_ = -1;  // a header click's column, -1: the order runs were added
   Qt::SortOrder sortOrder_ = Qt::AscendingOrder;
   QMenu* openMenu_ = nullptr;
+  QString filterText_;
+  QString filterMessage_;
 };
 
 }  // namespace descentlab::widgets

@@ -5,6 +5,7 @@
 //
 // LibTorch never reaches this file: core headers used here are torch-free, so Qt's macros are safe.
 
+#include "app/gui/app_parts.h"
 #include "app/gui/lab_backend.h"
 #include "app/gui/lab_controller.h"
 #include "app/gui/playground_backend.h"
@@ -66,45 +67,11 @@ class FirstPaint : public QObject {
   }
 };
 
+using descentlab::gui::dataset_lines;
 using descentlab::gui::LabBackend;
 using descentlab::gui::LabController;
+using descentlab::gui::summarize_environment;
 using descentlab::widgets::MainWindow;
-
-// What the environment dialog and the status bar say of this machine, but the datasets (dataset_lines: reading them
-// takes about a second, and the window shows before it).
-descentlab::widgets::EnvironmentSummary summarize_environment() {
-  const auto info = descentlab::runtime_info();
-  descentlab::widgets::EnvironmentSummary summary;
-  summary.version = QString::fromStdString(info.descentlab_version);
-  summary.torch_version = QString::fromStdString(info.torch_version);
-  summary.blas = QString::fromStdString(info.blas);
-  summary.threads = info.threads;
-  summary.device =
-      info.cuda_available ? QStringLiteral("CUDA (%1 device(s))").arg(info.cuda_devices) : QStringLiteral("CPU");
-  return summary;
-}
-
-// Each dataset's line for the environment dialog: its splits' sizes, or how to fetch it.
-QStringList dataset_lines() {
-  QStringList lines;
-  const std::string root = descentlab::data::default_data_root();
-  for (const auto& report : descentlab::data::inspect_datasets(root, /*verify_checksums=*/false)) {
-    QString splits;
-    for (const auto& split : report.splits) {
-      if (!splits.isEmpty()) splits += QStringLiteral(", ");
-      splits += QStringLiteral("%1 %2 %3")
-                    .arg(QString::fromStdString(split.split),
-                         QLocale(QLocale::English).toString(static_cast<qlonglong>(split.count)),
-                         QString::fromStdString(split.unit));
-    }
-    lines << QStringLiteral("%1: %2").arg(
-        QString::fromStdString(report.name),
-        report.present
-            ? splits
-            : QStringLiteral("not fetched (%1)").arg(QString::fromStdString(descentlab::data::fetch_command())));
-  }
-  return lines;
-}
 
 // Reads the datasets' lines on a worker thread once the window shows, and hands them to the window; joined when it
 // goes out of scope (before the window does).
@@ -177,157 +144,6 @@ void take_shots(MainWindow& window, const QString& directory, const QString& pre
   for (auto* dock : inFront) dock->raise();
   QApplication::processEvents();
   std::cerr << "descentlab: screenshots " << prefix.toStdString() << " in " << directory.toStdString() << "\n";
-}
-
-// What `descentlab report` was asked: the run files (folders expanded), where the PNGs go and how they are drawn.
-struct ReportOptions {
-  QStringList runs;
-  QString firstArgument;  // the first run or folder given, for "no run file below DIR"
-  QString out;
-  QString groupBy;  // "auto" or comma-separated config keys; used when `grouped`
-  bool grouped = false;
-  bool standardDeviationBand = false;
-  int width = 1000;
-  int height = 650;
-};
-
-// Each folder among `arguments` stands for every run file below it, and asks for groups.
-QStringList run_files_of(const QStringList& arguments, bool& grouped) {
-  QStringList files;
-  for (const auto& argument : arguments) {
-    if (!QFileInfo(argument).isDir()) {
-      files << argument;
-      continue;
-    }
-    int skipped = 0;
-    for (const auto& path : descentlab::study::run_files_below(QFile::encodeName(argument).toStdString(), &skipped)) {
-      files << QFile::decodeName(QByteArray::fromStdString(path));
-    }
-    grouped = true;
-    std::cout << argument.toStdString() << ": " << files.size() << " run files"
-              << (skipped > 0 ? " (" + std::to_string(skipped) + " other files skipped)" : std::string()) << "\n";
-  }
-  return files;
-}
-
-// A size in pixels, strictly: "0", "-5", "abc" or "1e3" are refused naming the option (toInt read them as 0).
-bool read_pixels(const QCommandLineParser& parser, const QCommandLineOption& option, int& pixels) {
-  bool ok = false;
-  const QString text = parser.value(option);
-  pixels = text.toInt(&ok);
-  if (!ok || pixels < 16 || pixels > 16384) {
-    std::cerr << "descentlab report: error: --" << option.names().first().toStdString() << " \"" << text.toStdString()
-              << "\": expected a whole number of pixels from 16 to 16384\n";
-    return false;
-  }
-  return true;
-}
-
-// The report's options from the command line; nothing (with the reason printed) when they are wrong.
-std::optional<ReportOptions> parse_report_options(const QApplication& application) {
-  QCommandLineParser parser;
-  parser.setApplicationDescription(QStringLiteral("Renders the lab's views of run files to PNG, without a window"));
-  parser.addHelpOption();
-  parser.addPositionalArgument(QStringLiteral("report"), QStringLiteral("the report command"));
-  parser.addPositionalArgument(QStringLiteral("runs"),
-                               QStringLiteral("run files (.h5), or folders: every run file below, drawn grouped"),
-                               QStringLiteral("RUN.h5|DIR..."));
-  QCommandLineOption out(QStringLiteral("out"), QStringLiteral("Folder for the PNG files"), QStringLiteral("DIR"));
-  QCommandLineOption width(QStringLiteral("width"), QStringLiteral("Width of each view in pixels"),
-                           QStringLiteral("PX"), QStringLiteral("1000"));
-  QCommandLineOption height(QStringLiteral("height"), QStringLiteral("Height of each view in pixels"),
-                            QStringLiteral("PX"), QStringLiteral("650"));
-  QCommandLineOption groupBy(
-      QStringLiteral("group-by"),
-      QStringLiteral("Draw runs that differ only by their seeds as groups (mean with a band), grouped by these "
-                     "comma-separated config keys; \"auto\" (the default for a folder): every differing key but "
-                     "the seeds"),
-      QStringLiteral("KEYS"));
-  QCommandLineOption band(QStringLiteral("band"), QStringLiteral("A group's band: minmax (the default) or std"),
-                          QStringLiteral("KIND"), QStringLiteral("minmax"));
-  parser.addOptions({out, width, height, groupBy, band});
-  parser.process(application);
-  QStringList runs = parser.positionalArguments();
-  runs.removeFirst();  // "report"
-  if (runs.isEmpty() || !parser.isSet(out)) {
-    std::cerr << "usage: descentlab report RUN.h5|DIR [...] --out DIR [--group-by KEYS] [--band minmax|std] "
-                 "[--width PX] [--height PX]\n";
-    return std::nullopt;
-  }
-  if (parser.value(band) != QStringLiteral("minmax") && parser.value(band) != QStringLiteral("std")) {
-    std::cerr << "descentlab report: error: --band \"" << parser.value(band).toStdString()
-              << "\": expected minmax or std\n";
-    return std::nullopt;
-  }
-  ReportOptions options;
-  options.grouped = parser.isSet(groupBy);
-  options.firstArgument = runs.first();
-  options.runs = run_files_of(runs, options.grouped);
-  if (!read_pixels(parser, width, options.width) || !read_pixels(parser, height, options.height)) return std::nullopt;
-  options.out = parser.value(out);
-  options.groupBy = parser.value(groupBy);
-  options.standardDeviationBand = parser.value(band) == QStringLiteral("std");
-  return options;
-}
-
-// Runs that differ only by their seeds drawn as groups, by the keys asked for ("auto": every differing key).
-void draw_groups(MainWindow& window, const ReportOptions& options) {
-  QStringList keys;
-  if (options.groupBy != QStringLiteral("auto")) {
-    for (const auto& key : options.groupBy.split(QLatin1Char(','), Qt::SkipEmptyParts)) keys << key.trimmed();
-  }
-  window.model()->setBandKind(options.standardDeviationBand ? descentlab::record::BandKind::StandardDeviation
-                                                            : descentlab::record::BandKind::MinMax);
-  window.setGrouping(true, keys);
-  for (const auto& group : window.model()->groups()) {
-    std::cout << "group: " << group.label.toStdString() << "\n";
-  }
-}
-
-// Every view as OUT/<view>.png and the whole window as OUT/dashboard.png; 0 when at least one view was written.
-int write_report(MainWindow& window, const ReportOptions& options) {
-  QDir().mkpath(options.out);
-  int written = 0;
-  for (auto* view : window.views()) {
-    view->refresh(true);
-    const QString path = QDir(options.out).filePath(view->fileStem() + QStringLiteral(".png"));
-    if (!view->exportImage(path, options.width, options.height)) {
-      std::cerr << "descentlab report: error: cannot write " << path.toStdString() << "\n";
-      return 1;
-    }
-    std::cout << path.toStdString() << (view->hasData() ? "" : "  (no data for this view in these runs)") << "\n";
-    ++written;
-  }
-  const QString dashboard = QDir(options.out).filePath(QStringLiteral("dashboard.png"));
-  window.grab().save(dashboard);
-  std::cout << dashboard.toStdString() << "\n";
-  return written > 0 ? 0 : 1;
-}
-
-int run_report(int argc, char** argv) {
-  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication application(argc, argv);
-  QApplication::setApplicationName(QStringLiteral("DescentLab"));
-  QApplication::setOrganizationName(QStringLiteral("DescentLab-report"));  // never touches the app's settings
-  const std::optional<ReportOptions> options = parse_report_options(application);
-  if (!options) return 2;
-  const LabBackend backend;
-  auto summary = summarize_environment();
-  summary.datasets = dataset_lines();
-  MainWindow window(summary, backend);
-  LabController controller(window, backend, QDir::tempPath());
-  const int opened = options->runs.isEmpty() ? 0 : controller.open(options->runs);
-  if (options->runs.isEmpty() || opened != options->runs.size()) {
-    std::cerr << "descentlab report: error: "
-              << (options->runs.isEmpty() ? std::string("no run file below ") + options->firstArgument.toStdString()
-                                          : window.lastMessage().toStdString())
-              << "\n";
-    return 1;
-  }
-  if (options->grouped) draw_groups(window, *options);
-  window.show();
-  QApplication::processEvents();
-  return write_report(window, *options);
 }
 
 QString default_runs_folder() {
@@ -529,7 +345,7 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::string(argv[1]) == "report") {
     try {
-      return run_report(argc, argv);
+      return descentlab::gui::run_report(argc, argv);
     } catch (const std::exception& error) {
       std::cerr << "descentlab report: error: " << error.what() << "\n";
       return 1;

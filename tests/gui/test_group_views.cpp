@@ -167,6 +167,42 @@ TEST_F(GroupViewsTest, TheRunsTableShowsEachRunInItsGroupsColour) {
   }
 }
 
+// Issue 54 item 5: the Runs table gets the study's filter field, and a key no run has is said, with the nearest.
+TEST_F(GroupViewsTest, TheRunsTableFiltersAsTheStudyDoesAndNamesAKeyNoRunHas) {
+  QWidget window;
+  RunsTable table(model_, &window);
+  table.resize(900, 400);
+  table.show();
+  table.refresh();
+  QString said;
+  int shownSaid = -1;
+  QObject::connect(&table, &RunsTable::filtered, [&](int shown, int, const QString& message) {
+    shownSaid = shown;
+    said = message;
+  });
+  table.setFilterText(QStringLiteral("optimizer.name=horst"));
+  EXPECT_EQ(table.shownRows(), kSeeds);
+  EXPECT_EQ(shownSaid, kSeeds);
+  EXPECT_TRUE(said.isEmpty()) << said.toStdString();
+  for (int row = 0; row < table.rowCount(); ++row) {
+    if (table.isRowHidden(row)) continue;
+    EXPECT_EQ(model_.run(table.item(row, 0)->data(Qt::UserRole).toString())->config.value("optimizer.name"),
+              QStringLiteral("horst"));
+  }
+  table.setFilterText(QStringLiteral("optimiser.name=horst"));
+  EXPECT_EQ(table.shownRows(), 0);
+  EXPECT_TRUE(said.contains(QStringLiteral("no run has the key \"optimiser.name\" (nearest: optimizer.name")))
+      << said.toStdString();
+  // A filter kept while the table refreshes; text matches names, comparisons final values.
+  table.setFilterText(QStringLiteral("seed1 test_accuracy>0"));
+  table.invalidate();
+  table.refresh();
+  EXPECT_EQ(table.shownRows(), 3);  // one seed-1 run per optimizer
+  table.setFilterText(QString());
+  EXPECT_EQ(table.shownRows(), model_.count());
+  EXPECT_TRUE(said.isEmpty());
+}
+
 TEST_F(GroupViewsTest, TrainingCurvesDrawEachGroupsMeanAndBandOverTheStepsAllReached) {
   widgets::TrainingCurvesView view(&model_, QStringLiteral("Test metric"), QStringLiteral("@test"));
   view.setSmoothing(0);
