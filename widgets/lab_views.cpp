@@ -1,6 +1,7 @@
 #include "widgets/lab_views.h"
 
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLineEdit>
 #include <QMainWindow>
 #include <QScrollArea>
@@ -17,14 +18,39 @@
 namespace descentlab::widgets {
 namespace {
 
+// The Runs dock's content: the filter's row over the table. The row gives way where the dock is too short for it and
+// two rows of the table (a tour at 1024x700 keeps the runs table to its header and three rows), unless a filter is
+// typed; it never raises the dock's minimum height.
+class RunsPanel : public QWidget {
+ public:
+  RunsPanel(RunsTable* table, QWidget* parent) : QWidget(parent), table_(table) {}
+  void setFilterRow(QWidget* row) { filterRow_ = row; }
+  QSize minimumSizeHint() const override { return table_->minimumSizeHint(); }
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override {
+    QWidget::resizeEvent(event);
+    const int needed = filterRow_->sizeHint().height() + table_->horizontalHeader()->sizeHint().height() +
+                       2 * table_->verticalHeader()->defaultSectionSize() + 6;
+    filterRow_->setVisible(height() >= needed || !table_->filterText().isEmpty());
+  }
+
+ private:
+  RunsTable* table_;
+  QWidget* filterRow_ = nullptr;
+};
+
 // The runs table under a filter field, as the study's: the field turns red and says why when it cannot read a term
 // or names a key no run has; beside it, how many runs it shows.
 QWidget* withFilterField(RunsTable* table, QWidget* parent) {
-  auto* panel = new QWidget(parent);
+  auto* panel = new RunsPanel(table, parent);
   auto* layout = new QVBoxLayout(panel);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(2);
-  auto* row = new QHBoxLayout;
+  auto* rowWidget = new QWidget(panel);
+  auto* row = new QHBoxLayout(rowWidget);
+  row->setContentsMargins(0, 0, 0, 0);
+  panel->setFilterRow(rowWidget);
   auto* filter = new QLineEdit(panel);
   filter->setObjectName(QStringLiteral("runs-filter"));
   filter->setClearButtonEnabled(true);
@@ -38,7 +64,7 @@ QWidget* withFilterField(RunsTable* table, QWidget* parent) {
   said->setObjectName(QStringLiteral("runs-filter-said"));
   row->addWidget(filter, 2);
   row->addWidget(said, 1);
-  layout->addLayout(row);
+  layout->addWidget(rowWidget);
   layout->addWidget(table, 1);
   QObject::connect(filter, &QLineEdit::textChanged, table, &RunsTable::setFilterText);
   QObject::connect(

@@ -54,6 +54,10 @@ LambdaView::LambdaView(LabModel* model, QWidget* parent)
   addExportButton();
   styleAxisRect(plot()->axisRect(), QStringLiteral("step"), QStringLiteral("λₗ"));
   setupLegend(plot());
+  // Whose multipliers these are, in a strip above the data (the axis rect's top margin): drawn in the plot's
+  // corner, the run's name sat on the curves (issue 54).
+  plot()->axisRect()->setAutoMargins(QCP::msLeft | QCP::msRight | QCP::msBottom);
+  plot()->axisRect()->setMargins(QMargins(0, QFontMetrics(plot()->font()).height() + 4, 0, 0));
   connect(series_, &QComboBox::currentIndexChanged, this, [this] { refresh(true); });
 }
 
@@ -64,6 +68,7 @@ void LambdaView::setSeries(const QString& name) {
 void LambdaView::rebuild() {
   plot()->clearPlottables();
   plot()->clearItems();
+  runTitle_.clear();
   const QString name = series_->currentData().toString();
   plot()->yAxis->setLabel(series_->currentText());
   const RunData* focus = drawnRun();
@@ -96,12 +101,7 @@ void LambdaView::rebuild() {
     zero->point2->setCoords(1, 0);
     zero->setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
   }
-  auto* caption = new QCPItemText(plot());
-  caption->position->setType(QCPItemPosition::ptAxisRectRatio);
-  caption->position->setCoords(0.99, 0.02);
-  caption->setPositionAlignment(Qt::AlignTop | Qt::AlignRight);
-  caption->setText(focus->name);
-  caption->setColor(focus->colour);
+  showRunTitle(focus->name, focus->colour);
   // λ at 0 all along is no plot at all (the window's default video-constrained quick run, issue 17): say why.
   flatAtZero_ = false;
   if (name == QLatin1String(record::metric::kLambda)) {
@@ -111,7 +111,7 @@ void LambdaView::rebuild() {
     }
     flatAtZero_ = !track.rows.isEmpty() && largest == 0.0;
   }
-  if (flatAtZero_) explainFlatAtZero(*focus, caption);
+  if (flatAtZero_) explainFlatAtZero(*focus);
 }
 
 void LambdaView::drawGroupBand(const GroupBand& band, QCPColorGradient& gradient) {
@@ -128,12 +128,28 @@ void LambdaView::drawGroupBand(const GroupBand& band, QCPColorGradient& gradient
             QColor(gradient.color(position * 0.85, QCPRange(0, 1))), QStringLiteral("layer %1").arg(layer + 1));
   }
   QString caption = QStringLiteral("%1: mean, %2 band").arg(band.group->label, bandKindName(model()->bandKind()));
-  if (!bandNote(band).isEmpty()) caption += QLatin1Char('\n') + bandNote(band);
-  cornerNote(plot(), plot()->axisRect(), 0.99, 0.02, Qt::AlignTop | Qt::AlignRight, caption, band.group->colour);
+  if (!bandNote(band).isEmpty()) caption += QStringLiteral("; ") + bandNote(band);
+  showRunTitle(caption, band.group->colour);
   flatAtZero_ = false;
 }
 
-void LambdaView::explainFlatAtZero(const RunData& focus, QCPItemText* caption) {
+QString LambdaView::runTitle() const {
+  return runTitle_;
+}
+
+void LambdaView::showRunTitle(const QString& text, const QColor& colour) {
+  runTitle_ = text;
+  auto* title = new QCPItemText(plot());
+  title->position->setType(QCPItemPosition::ptAxisRectRatio);
+  title->position->setCoords(1.0, 0.0);
+  title->setPositionAlignment(Qt::AlignBottom | Qt::AlignRight);
+  title->setClipToAxisRect(false);
+  title->setPadding(QMargins(0, 0, 2, 2));
+  title->setText(plot()->fontMetrics().elidedText(text, Qt::ElideMiddle, std::max(plot()->axisRect()->width(), 60)));
+  title->setColor(colour);
+}
+
+void LambdaView::explainFlatAtZero(const RunData& focus) {
   QString slack;
   const auto slacks = focus.vectors.constFind(QLatin1String(record::metric::kSlack));
   if (slacks != focus.vectors.cend() && !slacks->rows.isEmpty() && !slacks->rows.back().isEmpty()) {
@@ -156,7 +172,6 @@ void LambdaView::explainFlatAtZero(const RunData& focus, QCPItemText* caption) {
   why->setBrush(QColor(255, 255, 255, 225));
   why->setPadding(QMargins(4, 2, 4, 2));
   why->setClipToAxisRect(false);
-  caption->setVisible(false);  // the note names the run; the corner caption would sit under it
 }
 
 void LambdaView::resetRanges() {

@@ -538,6 +538,15 @@ TEST(LambdaViewTest, AFlatZeroLambdaSaysTheConstraintsDoNotBind) {
   view.refresh(true);
   EXPECT_FALSE(texts().contains(QStringLiteral("do not bind"))) << texts().toStdString();
   EXPECT_LT(view.plot()->yAxis->range().upper, 0.1);
+  // Issue 54: the run's name was drawn in the plot's top-right corner, over the curves. It is above the data now,
+  // in the strip the axis rect keeps for it.
+  EXPECT_EQ(view.runTitle(), QStringLiteral("video-constrained-quick"));
+  view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+  for (int i = 0; i < view.plot()->itemCount(); ++i) {
+    auto* text = qobject_cast<QCPItemText*>(view.plot()->item(i));
+    if (!text || text->text() != view.runTitle()) continue;
+    EXPECT_LE(text->position->pixelPosition().y(), view.plot()->axisRect()->top()) << "the name sits on the data";
+  }
 }
 
 TEST(RunDataTest, SpeedAndEtaAfterAPauseCountRunningTimeOnly) {
