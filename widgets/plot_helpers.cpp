@@ -92,12 +92,22 @@ QStringList distinctElide(const QStringList& names, const QFontMetrics& metrics,
       shortened << metrics.elidedText(name, Qt::ElideMiddle, width);
       continue;
     }
-    const auto shown = [&](int from, int to) {
-      return (from > 0 ? ellipsis : QString()) + name.mid(from, to - from) + (to < name.size() ? ellipsis : QString());
+    // A closing count ("(3 seeds)", "(5 runs, 3 seeds)") says what a group's band is made of: it is kept after the
+    // part that tells the name apart, where both fit (a group legend read "…horst…", without its count).
+    const int paren = static_cast<int>(name.lastIndexOf(QStringLiteral(" (")));
+    const QString tail = name.endsWith(QLatin1Char(')')) && paren >= end ? name.mid(paren) : QString();
+    const int tailStart = tail.isEmpty() ? static_cast<int>(name.size()) : paren;
+    const auto shown = [&](int from, int to) {  // `to` never passes tailStart
+      QString text = (from > 0 ? ellipsis : QString()) + name.mid(from, to - from);
+      if (to < tailStart) text += ellipsis;
+      return text + tail;
     };
     const auto fits = [&](int from, int to) { return metrics.horizontalAdvance(shown(from, to)) <= width; };
     if (!fits(begin, end)) {
-      shortened << metrics.elidedText(shown(begin, end), Qt::ElideRight, width);
+      // Without the count, if the distinct part alone fits.
+      const QString plain = (begin > 0 ? ellipsis : QString()) + name.mid(begin, end - begin) +
+                            (end < name.size() ? ellipsis : QString());
+      shortened << metrics.elidedText(plain, Qt::ElideRight, width);
       continue;
     }
     // Context on both sides, a character at a time, the start first, while it fits.
@@ -107,7 +117,7 @@ QStringList distinctElide(const QStringList& names, const QFontMetrics& metrics,
         --begin;
         grew = true;
       }
-      if (end < name.size() && fits(begin, end + 1)) {
+      if (end < tailStart && fits(begin, end + 1)) {
         ++end;
         grew = true;
       }

@@ -488,6 +488,17 @@ TEST(PlotHelpers, DistinctElideKeepsWhatTellsNamesApart) {
   // Identical names: the usual middle elision.
   const QStringList twins = widgets::distinctElide({names[0], names[0]}, metrics, width);
   EXPECT_EQ(twins[0], metrics.elidedText(names[0], Qt::ElideMiddle, width));
+  // Issue 54: group legends lost their count ("…horst…"). A closing count stays after the part that differs.
+  const QStringList groups = {QStringLiteral("vit-quick, optimizer horst, alpha 5, beta 0 (5 runs, 3 seeds)"),
+                              QStringLiteral("vit-quick, optimizer adamw, alpha 5, beta 0 (5 runs, 3 seeds)")};
+  const int groupWidth = metrics.horizontalAdvance(QStringLiteral("vit-quick, optimizer horst (5 runs, 3 se"));
+  const QStringList legends = widgets::distinctElide(groups, metrics, groupWidth);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(legends[i].endsWith(QStringLiteral("(5 runs, 3 seeds)"))) << legends[i].toStdString();
+    EXPECT_LE(metrics.horizontalAdvance(legends[i]), groupWidth) << legends[i].toStdString();
+  }
+  EXPECT_TRUE(legends[0].contains(QStringLiteral("horst"))) << legends[0].toStdString();
+  EXPECT_TRUE(legends[1].contains(QStringLiteral("adamw"))) << legends[1].toStdString();
 }
 
 TEST(PlotHelpers, WrapToWidthBreaksBetweenWordsOnly) {
