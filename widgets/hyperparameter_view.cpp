@@ -271,6 +271,24 @@ void HyperparameterView::drawMetricAgainstKey() {
   const QCPRange y = plot_->yAxis->range();
   const double padY = y.size() > 0 ? y.size() * 0.1 : std::max(1e-3, std::abs(y.lower) * 0.01);
   plot_->yAxis->setRange(y.lower - padY, y.upper + padY);
+  fitYAxisToHeight();
+}
+
+void HyperparameterView::fitYAxisToHeight() {
+  // In the Study dock at 1280x800 the plot is about 90 px tall: seven tick labels ran together and the axis label
+  // was cut. As many ticks as 28 px each allow, and the label shortened to the axis' height.
+  const int height = std::max(plot_->axisRect()->height(), plot_->height() - 70);
+  plot_->yAxis->ticker()->setTickCount(std::clamp(height / 28, 2, 6));
+  const QFontMetrics metrics(plot_->yAxis->labelFont());
+  plot_->yAxis->setLabel(metrics.elidedText(QStringLiteral("final ") + metric_, Qt::ElideMiddle, std::max(height, 40)));
+}
+
+void HyperparameterView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  if (mode() == Mode::MetricAgainstKey && !points_.isEmpty()) {
+    fitYAxisToHeight();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+  }
 }
 
 void HyperparameterView::drawParallelCoordinates() {

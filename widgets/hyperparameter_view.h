@@ -53,8 +53,13 @@ class HyperparameterView : public QWidget {
   const QVector<QVector<double>>& lines() const { return lines_; }
   QCustomPlot* plot() const { return plot_; }
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   void redraw();
+  // The metric axis' tick count and label for the plot's height.
+  void fitYAxisToHeight();
   // The runs drawn (in a group, with the metric), and each one's group index.
   QVector<const StudyRunRow*> drawnRuns(QVector<int>& groupOf) const;
   void drawMetricAgainstKey();

@@ -511,6 +511,18 @@ TEST(HyperparameterViewTest, ATuningGridIsDrawnAgainstItsKeysAndAsParallelCoordi
   int graphs = 0;
   for (int i = 0; i < view.plot()->graphCount(); ++i) graphs += view.plot()->graph(i)->dataCount() == 2 ? 1 : 0;
   EXPECT_EQ(graphs, 6) << "one colour per group, each with its two seeds";
+  // Issue 54: in the Study dock at 1280x800 (a plot about 90 px tall) seven tick labels ran together and the axis
+  // label was cut. The ticks and the label follow the height.
+  view.resize(700, 150);
+  QApplication::processEvents();
+  view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+  EXPECT_LE(view.plot()->yAxis->ticker()->tickCount(), 3);
+  const QFontMetrics labelMetrics(view.plot()->yAxis->labelFont());
+  EXPECT_LE(labelMetrics.horizontalAdvance(view.plot()->yAxis->label()),
+            std::max(view.plot()->axisRect()->height(), view.plot()->height() - 70))
+      << view.plot()->yAxis->label().toStdString();
+  view.resize(700, 400);
+  QApplication::processEvents();
 
   view.setMode(widgets::HyperparameterView::Mode::ParallelCoordinates);
   EXPECT_EQ(view.parallelAxes(), (QStringList{QStringLiteral("optimizer.alpha"), QStringLiteral("train.lr"),
