@@ -8,6 +8,7 @@
 #include <QSet>
 #include <QSlider>
 #include <QTextStream>
+#include <QToolButton>
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "widgets/lab_model.h"
 #include "widgets/plot_helpers.h"
 #include "widgets/run_data.h"
+#include "widgets/small_multiples_view.h"
 
 namespace descentlab::widgets {
 namespace {
@@ -74,6 +76,14 @@ TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, co
   tools()->addWidget(smoothingLabel_);
   tools()->addWidget(logY_);
   tools()->addWidget(logYNote_);
+  auto* grid = new QToolButton(this);
+  grid->setObjectName(QStringLiteral("small-multiples"));
+  grid->setText(QStringLiteral("Grid…"));
+  grid->setToolTip(
+      QStringLiteral("Small multiples: a grid of small plots of the runs, one per metric or per layer, "
+                     "in a window of its own"));
+  connect(grid, &QToolButton::clicked, this, [this] { SmallMultiplesView::showFor(this, this->model()); });
+  tools()->addWidget(grid);
   addExportButton();
   styleAxisRect(plot()->axisRect(), QStringLiteral("step"), metricLabel(defaultMetric));
   setupLegend(plot());

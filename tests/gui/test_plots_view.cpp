@@ -8,14 +8,17 @@
 #include <QSet>
 #include <QSlider>
 #include <QTest>
+#include <QToolButton>
 
 #include <cmath>
 #include <memory>
 
+#include "gui_test_support.h"
 #include "widgets/lab_model.h"
 #include "widgets/lambda_view.h"
 #include "widgets/layer_loss_view.h"
 #include "widgets/plot_helpers.h"
+#include "widgets/small_multiples_view.h"
 #include "widgets/training_curves_view.h"
 
 namespace descentlab {
@@ -25,6 +28,7 @@ using widgets::DrawnCurve;
 using widgets::LabModel;
 using widgets::RunData;
 using widgets::RunState;
+using widgets::SmallMultiplesView;
 using widgets::TrainingCurvesView;
 
 const RunData* addRun(LabModel& model, const QString& name, const QVector<double>& steps,
@@ -692,6 +696,68 @@ TEST(PlotsAxesTest, CurvesAreDrawnByEpochOrOnALogStepAxis) {
   EXPECT_GT(view.plot()->xAxis->range().lower, 0.0);
   view.setXAxis(TrainingCurvesView::XAxis::Step);
   EXPECT_EQ(view.plot()->xAxis->scaleType(), QCPAxis::stLinear);
+}
+
+// Issue 54 item 9: small multiples, a grid of one plot per metric or per layer, chosen in the view and opened from
+// the training-curves view's "Grid…" button.
+TEST(SmallMultiplesTest, AGridOfOnePlotPerMetricOrPerLayer) {
+  LabModel model;
+  TrainingCurvesView curves(&model, QStringLiteral("Training loss"), QStringLiteral("loss"));
+  curves.resize(700, 400);
+  curves.show();
+  const auto add = [&](const QString& name, const QString& metric, double scale) {
+    auto run = std::make_unique<RunData>();
+    run->name = name;
+    run->metric = metric;
+    for (int step = 10; step <= 50; step += 10) {
+      run->addScalar(QStringLiteral("loss"), step, 0, scale / step);
+      run->addScalar(QStringLiteral("lr"), step, 0, 0.001);
+      run->addScalar(QStringLiteral("test_") + metric, step, 0, 0.5 + step / 200.0);
+      run->addVector(QStringLiteral("test_layer_loss"), step, {2.0 * scale, 1.0 * scale, 0.5 * scale / step});
+    }
+    return model.addRun(std::move(run))->id;
+  };
+  const QString text = add(QStringLiteral("text-erm"), QStringLiteral("accuracy"), 1.0);
+  add(QStringLiteral("text-constrained"), QStringLiteral("accuracy"), 1.1);
+  add(QStringLiteral("video-erm"), QStringLiteral("rmse"), 0.1);
+  model.setFocusRun(text);
+  auto* button = curves.findChild<QToolButton*>(QStringLiteral("small-multiples"));
+  ASSERT_NE(button, nullptr);
+  button->click();
+  auto* grid = curves.findChild<SmallMultiplesView*>();
+  ASSERT_NE(grid, nullptr);
+  ASSERT_TRUE(grid->isWindow());
+  ASSERT_TRUE(grid->isVisible());
+  // Per metric: the training loss first, the test metrics next, then the rest by name.
+  EXPECT_EQ(grid->panels(), (QStringList{QStringLiteral("loss"), QStringLiteral("test_accuracy"),
+                                         QStringLiteral("test_rmse"), QStringLiteral("lr")}));
+  EXPECT_EQ(grid->plot()->axisRects().size(), 4);
+  EXPECT_GE(grid->columns(), 2);
+  // The loss panel keeps the selected run's unit: the video run's squared error is left out and said.
+  const QString table = grid->csv();
+  EXPECT_TRUE(table.contains(QStringLiteral("loss,text-erm,10,")));
+  EXPECT_FALSE(table.contains(QStringLiteral("loss,video-erm,"))) << "squared error beside nats";
+  EXPECT_TRUE(table.contains(QStringLiteral("test_rmse,video-erm,10,")));
+  EXPECT_TRUE(table.contains(QStringLiteral("lr,video-erm,10,")));
+  EXPECT_TRUE(grid->note().contains(QStringLiteral("1 curve in another unit than cross-entropy, nats left out")))
+      << grid->note().toStdString();
+  // One legend entry per run, however many panels draw it.
+  EXPECT_EQ(grid->plot()->legend->itemCount(), 3);
+  // Per layer: one panel per layer ℓ, fₗ against step, the selected run's task only.
+  grid->setMode(SmallMultiplesView::Mode::PerLayer);
+  EXPECT_EQ(grid->panels(),
+            (QStringList{QStringLiteral("layer 0"), QStringLiteral("layer 1"), QStringLiteral("layer 2")}));
+  EXPECT_EQ(grid->plot()->axisRects().size(), 3);
+  EXPECT_TRUE(grid->csv().contains(QStringLiteral("layer 2,text-constrained,50,")));
+  EXPECT_FALSE(grid->csv().contains(QStringLiteral("video-erm")));
+  // It follows the lab: a new series appears as a panel of its own.
+  grid->setMode(SmallMultiplesView::Mode::PerMetric);
+  model.changeRun(text, [](RunData& run) { run.addScalar(QStringLiteral("sparsity"), 50, 0, 0.3); });
+  ASSERT_TRUE(testing::waitUntil([&] { return grid->panels().contains(QStringLiteral("sparsity")); }, 5000));
+  EXPECT_EQ(grid->plot()->axisRects().size(), 5);
+  // A second click brings the same window back.
+  button->click();
+  EXPECT_EQ(curves.findChildren<SmallMultiplesView*>().size(), 1);
 }
 
 // Issue 54: runs opened from files were named by their file's stem ("seed0", "seed0 (2)"), losing what told them
