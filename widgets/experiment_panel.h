@@ -109,6 +109,9 @@ class ExperimentPanel : public QWidget {
   void stopRequested();
   void fetchDatasetRequested(const QString& dataset);
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   void rebuildForm();
   void validateNow();

@@ -857,6 +857,18 @@ TEST_F(LabTest, AMissingDatasetIsOfferedForFetchingAndAFailedFetchSaysWhy) {
   }
   EXPECT_TRUE(told) << "the panel should say why the fetch failed";
   EXPECT_TRUE(panel->fetchButton()->isEnabled());
+  // Issue 54: the button's text was cut ("…fashion-mni"). At the narrowest the panel goes it says less where it
+  // must, and its tooltip says it all.
+  QDockWidget* experimentDock = nullptr;
+  for (QWidget* parent = panel->parentWidget(); parent && !experimentDock; parent = parent->parentWidget()) {
+    experimentDock = qobject_cast<QDockWidget*>(parent);
+  }
+  ASSERT_NE(experimentDock, nullptr);
+  window_->resizeDocks({experimentDock}, {100}, Qt::Horizontal);  // as narrow as the panel goes
+  QApplication::processEvents();
+  const QPushButton* fetch = panel->fetchButton();
+  EXPECT_LE(fetch->fontMetrics().horizontalAdvance(fetch->text()) + 16, fetch->width()) << fetch->text().toStdString();
+  EXPECT_TRUE(fetch->toolTip().contains(QStringLiteral("moby-dick"))) << fetch->toolTip().toStdString();
   EXPECT_FALSE(panel->startEnabled());
   // The video presets need nothing: no offer, Start as always.
   panel->setPreset(QStringLiteral("video-erm"));
