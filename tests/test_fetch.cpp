@@ -335,9 +335,9 @@ TEST(DataFetch, AFailedAptGetIsAdvisedByItsCause) {
   UnconfiguredMachine machine;
   const fs::path apt_get = machine.home.path() / "bin" / "apt-get";
   write(apt_get,
-        "#!/bin/sh\necho 'Err:1 http://archive.invalid bookworm/main amd64 toy-package all 1.0'\n"
-        "echo '  Could not connect to archive.invalid:80 (192.0.2.1). - connect (111: Connection refused)'\n"
-        "echo 'E: Failed to fetch http://archive.invalid/toy-package_1.0_all.deb  Connection refused'\nexit 100\n");
+        "#!/bin/sh\necho 'Err:1 the-archive bookworm/main amd64 toy-package all 1.0'\n"
+        "echo '  Could not connect to the-archive:80 - connect (111: Connection refused)'\n"
+        "echo 'E: Failed to fetch toy-package_1.0_all.deb  Connection refused'\nexit 100\n");
   fs::permissions(apt_get, fs::perms::owner_all);
   machine.environment.set("PATH", (machine.home.path() / "bin").string() + ":/usr/bin:/bin");
   FetchOptions options = registry.options;

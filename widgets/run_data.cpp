@@ -122,6 +122,11 @@ QString lossUnit(const RunData& run) {
   return run.metric == QStringLiteral("rmse") ? QStringLiteral("squared error") : QStringLiteral("cross-entropy, nats");
 }
 
+bool isLossSeries(const QString& series) {
+  return series == QLatin1String(record::metric::kLoss) || series == QLatin1String(record::metric::kTestLoss) ||
+         series == QLatin1String(record::metric::kLagrangian);
+}
+
 RunActions availableActions(const RunData& run) {
   RunActions actions;
   actions.pause = run.state == RunState::Running;

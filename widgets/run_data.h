@@ -163,6 +163,9 @@ RunActions availableActions(const RunData& run);
 // What the run's training loss is measured in: "squared error" for a regression run (its metric RMSE: the video
 // tasks, a user's regression), "cross-entropy, nats" for a classification or next-token run, "" while unknown.
 QString lossUnit(const RunData& run);
+// Whether a scalar series is measured in the run's loss unit (lossUnit): the training loss, the test loss, the
+// Lagrangian.
+bool isLossSeries(const QString& series);
 
 // The descent certificate of a layerwise run's newest evaluation (core/record/descent_certificate.h), computed once
 // per evaluation (the views and the runs table ask at every refresh); invalid when the run has none (a sparse run, no

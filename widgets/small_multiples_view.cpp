@@ -24,11 +24,6 @@ QString seriesWords(const QString& name) {
   return QString::fromStdString(record::display_name(name.toStdString()));
 }
 
-bool isLoss(const QString& series) {
-  return series == QLatin1String(record::metric::kLoss) || series == QLatin1String(record::metric::kTestLoss) ||
-         series == QLatin1String(record::metric::kLagrangian);
-}
-
 // The training loss first, then the test metrics, then the rest by name.
 int seriesRank(const QString& name) {
   if (name == QLatin1String(record::metric::kLoss)) return 0;
@@ -103,7 +98,7 @@ QVector<SmallMultiplesView::Curve> SmallMultiplesView::curvesFor(QStringList& pa
       for (const RunData* run : model()->runs()) {
         const auto track = run->scalars.constFind(panels[p]);
         if (track == run->scalars.cend() || track->steps.isEmpty()) continue;
-        if (isLoss(panels[p]) && !unit.isEmpty() && lossUnit(*run) != unit) {  // units never share an axis
+        if (isLossSeries(panels[p]) && !unit.isEmpty() && lossUnit(*run) != unit) {  // units never share an axis
           ++otherUnit;
           continue;
         }
@@ -191,7 +186,7 @@ void SmallMultiplesView::rebuild() {
     QString words = p < panels.size() ? (mode() == Mode::PerMetric ? seriesWords(panels[p]) : panels[p]) : "";
     // A loss names its unit (the selected run's): squared error and nats are never one panel.
     const RunData* focus = model()->focusRun();
-    const bool lossPanel = p < panels.size() && (mode() == Mode::PerLayer || isLoss(panels[p]));
+    const bool lossPanel = p < panels.size() && (mode() == Mode::PerLayer || isLossSeries(panels[p]));
     if (lossPanel && focus && !lossUnit(*focus).isEmpty()) words += QStringLiteral(" (%1)").arg(lossUnit(*focus));
     styleAxisRect(rect, QStringLiteral("step"), words);
     for (auto* axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {

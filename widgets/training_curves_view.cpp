@@ -210,9 +210,7 @@ QVector<double> epochsAt(const RunData& run, const QVector<double>& steps) {
 QString TrainingCurvesView::axisUnitOf(const RunData& run) const {
   const QString series = scalarFor(run);
   if (wanted_ == QStringLiteral("@test")) return series;
-  static const QStringList losses = {QLatin1String(record::metric::kLoss), QLatin1String(record::metric::kTestLoss),
-                                     QLatin1String(record::metric::kLagrangian)};
-  if (!losses.contains(series)) return QString();
+  if (!isLossSeries(series)) return QString();
   return lossUnit(run);
 }
 

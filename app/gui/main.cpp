@@ -226,7 +226,7 @@ WindowOptions parse_window_options(const QApplication& application) {
 // Opens what the command line names: run files into the lab, folders as studies in the Study dock; starts the
 // presets and the tour asked for; a plain start offers the runs the last session had open (a crash included: the
 // list is kept as runs open).
-void open_what_was_asked(MainWindow& window, LabController& controller, const WindowOptions& options) {
+void open_what_was_asked(MainWindow& window, LabController& controller, const WindowOptions& options, bool blocking) {
   QStringList files;
   for (const QString& argument : options.arguments) {
     if (QFileInfo(argument).isDir()) {
@@ -237,7 +237,7 @@ void open_what_was_asked(MainWindow& window, LabController& controller, const Wi
   }
   // Read on a worker thread, the runs joining the views in batches: the window answers from its first paint on.
   if (!files.isEmpty()) {
-    if (qEnvironmentVariableIsEmpty("DESCENTLAB_STARTUP_BLOCKING")) {
+    if (!blocking) {
       controller.openInBackground(files);
     } else {
       controller.open(files);
@@ -315,7 +315,7 @@ int run_window(int argc, char** argv) {
     startup_mark("shown");
     std::optional<DatasetLinesReader> datasets;
     if (!blocking) datasets.emplace(window);
-    open_what_was_asked(window, controller, options);
+    open_what_was_asked(window, controller, options, blocking);
     if (options.shotsAsked) take_shots_while_training(window, controller, options.shotsFolder);
     // The first turn of the event loop with nothing before it: the window answers input from here.
     QTimer::singleShot(0, &window, [] {

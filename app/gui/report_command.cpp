@@ -158,9 +158,7 @@ int run_report(int argc, char** argv) {
   const std::optional<ReportOptions> options = parse_report_options(application);
   if (!options) return 2;
   const LabBackend backend;
-  auto summary = summarize_environment();
-  summary.datasets = dataset_lines();
-  MainWindow window(summary, backend);
+  MainWindow window(summarize_environment(), backend);  // the datasets' lines are for a dialog a report never opens
   LabController controller(window, backend, QDir::tempPath());
   const int opened = options->runs.isEmpty() ? 0 : controller.open(options->runs);
   if (options->runs.isEmpty() || opened != options->runs.size()) {

@@ -81,7 +81,11 @@ QVector<bool> StudyBackendImpl::filter(const QVector<widgets::StudyRunRow>& runs
   try {
     const study::RunFilter filter(text.toStdString());
     if (filter.empty()) return kept;
-    const auto& all = entries(runs);
+    // The rows as given: the cache entries() keeps for grouping is by path, and a live run's final values move
+    // (the Runs table filters the lab's open runs as they train).
+    std::vector<study::RunEntry> all;
+    all.reserve(static_cast<size_t>(runs.size()));
+    for (const auto& row : runs) all.push_back(to_entry(row));
     for (int i = 0; i < runs.size(); ++i) kept[i] = filter.matches(all[static_cast<size_t>(i)]);
     // A key no run has matches nothing: say so, with the keys the runs do have nearest to it.
     const std::string unknown = filter.unknown_keys_text(all);
