@@ -119,8 +119,9 @@ const T& pick(const std::vector<T>& items, uint8_t selector) {
 
 // Every attribute name a run file uses, so that a new attribute is often one the reader looks for.
 const std::vector<std::string> kAttributeNames = {
-    "format_version", "app_version", "torch_version", "device", "created", "config", "kind",  "noise", "metric_name",
-    "layers",         "step",        "epoch",         "extra",  "sha256",  "dtype",  "shape", "name",  "x"};
+    "format_version", "app_version", "torch_version", "device", "created", "config",      "kind",  "noise",
+    "metric_name",    "layers",      "step",          "epoch",  "extra",   "sha256",      "dtype", "shape",
+    "name",           "x",           "tags",          "note",   "run_id",  "log_sequence"};
 
 // A short name from the input (HDF5 refuses some, such as "" and ".": then the edit is simply not made).
 std::string name_from(Bytes& in) {

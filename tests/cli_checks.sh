@@ -66,6 +66,33 @@ case "$check" in
     [ "$(grep -o '"test":{"count":10000,"unit":"images"},"train":{"count":60000,"unit":"images"}' "$scratch/flat" | wc -l)" = 2 ] ||
       fail "expected MNIST and Fashion-MNIST at 60,000 / 10,000"
     ;;
+  annotate)
+    # bash cli_checks.sh annotate CLI SAMPLE_RUN: a name, tags and a note on a copy of the sample run, shown by inspect
+    # and kept by pack; bad values refused naming them with the file unchanged.
+    run="$scratch/$(basename "$3")"
+    cp "$3" "$run"
+    [ ! -d "$3.checkpoints" ] || cp -r "$3.checkpoints" "$run.checkpoints"
+    "$cli" annotate "$run" --name "lr warm-up" --tag baseline --tag keep --note "spikes at step 40" >"$scratch/out" 2>&1 ||
+      { cat "$scratch/out" >&2; fail "annotate exited $?"; }
+    expect_in 'name "lr warm-up", tags baseline, keep, note "spikes at step 40"' "$scratch/out"
+    "$cli" annotate "$run" --untag baseline >"$scratch/out" 2>&1 || { cat "$scratch/out" >&2; fail "annotate --untag exited $?"; }
+    expect_in 'name "lr warm-up", tags keep, note' "$scratch/out"
+    "$cli" inspect "$run" >"$scratch/text" 2>&1 || fail "inspect exited $?"
+    expect_in "name:      lr warm-up" "$scratch/text"
+    expect_in "tags:      keep" "$scratch/text"
+    expect_in "note:      spikes at step 40" "$scratch/text"
+    "$cli" pack "$run" "$scratch/packed.h5" >/dev/null 2>&1 || fail "pack exited $?"
+    "$cli" inspect "$scratch/packed.h5" --json | tr -d ' \n' >"$scratch/flat"
+    expect_in '"name":"lrwarm-up"' "$scratch/flat"  # spaces removed
+    expect_in '"tags":["keep"]' "$scratch/flat"
+    cp "$run.log" "$scratch/log-before"
+    "$cli" annotate "$run" --tag "a,b" >"$scratch/out" 2>"$scratch/err"
+    [ $? != 0 ] || fail "annotate accepted a tag with a comma"
+    expect_in "$run: tags: the tag 'a,b' holds a comma" "$scratch/err"
+    cmp -s "$run.log" "$scratch/log-before" || fail "a refused annotate changed the run's log"
+    "$cli" annotate "$run" --clear >"$scratch/out" 2>&1 || fail "annotate --clear exited $?"
+    expect_in "name (by its configuration), tags (none), note (none)" "$scratch/out"
+    ;;
   inspect)
     # bash cli_checks.sh inspect CLI SAMPLE_RUN: the summary of the sample run, as JSON and as text.
     run=$3

@@ -285,5 +285,25 @@ TEST_F(StudyTest, TheFilterTakesTextKeyValuesComparisonsAndRanges) {
   EXPECT_THROW(study::RunFilter("train.seed=1..x"), Error);
 }
 
+TEST_F(StudyTest, TheFilterFindsRunsByTheNameTagsAndNoteAPersonGaveThem) {
+  auto runs = entries();
+  runs[0].label = "Warm restart";
+  runs[0].tags = {"baseline", "Keep"};
+  runs[1].tags = {"keep"};
+  runs[2].note = "loss spikes at step 40";
+  const auto count = [&](const std::string& text) {
+    const study::RunFilter filter(text);
+    return std::count_if(runs.begin(), runs.end(), [&](const auto& run) { return filter.matches(run); });
+  };
+  EXPECT_EQ(count("restart"), 1);   // the own name
+  EXPECT_EQ(count("SPIKES"), 1);    // the note
+  EXPECT_EQ(count("basel"), 1);     // a tag, in part
+  EXPECT_EQ(count("tag=keep"), 2);  // a whole tag, any case
+  EXPECT_EQ(count("tag!=keep"), 10);
+  EXPECT_EQ(count("tag=kee"), 0);
+  EXPECT_EQ(count("tag=keep tag=baseline"), 1);
+  EXPECT_EQ(study::RunFilter("tag=keep").unknown_keys_text(runs), "");  // a key every study has
+}
+
 }  // namespace
 }  // namespace descentlab

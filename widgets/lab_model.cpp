@@ -32,6 +32,8 @@ const RunData* LabModel::addRun(std::unique_ptr<RunData> run) {
   run->id = QStringLiteral("run%1").arg(nextId_++);
   if (!run->colour.isValid()) run->colour = nextColour();
   if (run->nameFromConfig) nameByConfig(*run);
+  run->automaticName = run->name;
+  if (!run->ownName.isEmpty()) run->name = run->ownName;
   QString base = run->name.isEmpty() ? QStringLiteral("run") : run->name;
   QSet<QString> taken;  // one pass over the runs: a study of 300 "seed0" files made this quadratic per run
   for (const auto& other : runs_) taken.insert(other->name);
@@ -105,7 +107,9 @@ void LabModel::nameByConfig(RunData& run) {
     for (const QString& key : keys.mid(0, 3)) {
       words << (lastParts[lastPart(key)] == 1 ? lastPart(key) : key) + QLatin1Char(' ') + one->config.value(key, unset);
     }
-    if (!words.isEmpty()) one->name = base + QStringLiteral(", ") + words.join(QStringLiteral(", "));
+    // A run a person named keeps that name; its automatic one is what comes back when the name is cleared.
+    QString& automatic = one->ownName.isEmpty() ? one->name : one->automaticName;
+    if (!words.isEmpty()) automatic = base + QStringLiteral(", ") + words.join(QStringLiteral(", "));
   }
   // The others stay unique among the open runs (the new run is made unique by addRun): runs alike in every key keep
   // their " (2)".
@@ -115,7 +119,7 @@ void LabModel::nameByConfig(RunData& run) {
     if (!alike.contains(other.get())) taken.insert(other->name);
   }
   for (RunData* one : alike) {
-    if (one == &run) continue;
+    if (one == &run || !one->ownName.isEmpty()) continue;
     const QString wanted = one->name;
     for (int suffix = 2; taken.contains(one->name); ++suffix)
       one->name = QStringLiteral("%1 (%2)").arg(wanted).arg(suffix);
@@ -175,6 +179,28 @@ bool LabModel::changeRun(const QString& id, const std::function<void(RunData&)>&
   if (changed->config != config) differingFor_.clear();
   changed->touch();
   emit this->changed();
+  return true;
+}
+
+bool LabModel::setAnnotation(const QString& id, const QString& ownName, const QStringList& tags, const QString& note) {
+  RunData* named = find(id);
+  if (!named) return false;
+  if (named->ownName.isEmpty()) named->automaticName = named->name;
+  named->ownName = ownName;
+  named->tags = tags;
+  named->note = note;
+  const QString base = ownName.isEmpty() ? named->automaticName : ownName;
+  QSet<QString> taken;
+  for (const auto& other : runs_) {
+    if (other.get() != named) taken.insert(other->name);
+  }
+  named->name = base;
+  for (int suffix = 2; taken.contains(named->name); ++suffix)
+    named->name = QStringLiteral("%1 (%2)").arg(base).arg(suffix);
+  named->touch();
+  ++structureRevision_;
+  emit runsChanged();
+  emit changed();
   return true;
 }
 
@@ -291,6 +317,9 @@ QVector<StudyRunRow> LabModel::studyRows() const {
     row.path = run->path;
     row.name = run->name;
     row.config = run->config;
+    row.label = run->ownName;
+    row.tags = run->tags;
+    row.note = run->note;
     for (auto it = run->scalars.cbegin(); it != run->scalars.cend(); ++it) {
       if (!it->values.isEmpty()) row.finals[it.key()] = it->values.back();
     }

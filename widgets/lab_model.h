@@ -105,6 +105,10 @@ class LabModel : public QObject {
   bool changeRun(const QString& id, const std::function<void(RunData&)>& change);
   // Hides a run from every multi-run view, or shows it again (the runs table's menu, Ctrl+H, a legend click).
   void setRunVisible(const QString& id, bool visible);
+  // What a person said of the run (its own name, tags and note, as stored in its run file): the name replaces the
+  // automatic one in every view while it is set (made unique among the open runs); an empty name brings the automatic
+  // one back. False when the run is gone.
+  bool setAnnotation(const QString& id, const QString& ownName, const QStringList& tags, const QString& note);
   // A line in the run's log, stamped with the time of day ("14:02:11 paused after the current batch").
   bool logToRun(const QString& id, const QString& text);
   static QString timestamp();

@@ -86,6 +86,8 @@ void MainWindow::connectRequests() {
   connect(views_.runs, &RunsTable::stopRequested, this, &MainWindow::stopRequested);
   connect(views_.runs, &RunsTable::revealRequested, this, &MainWindow::revealRequested);
   connect(views_.runs, &RunsTable::closeRunRequested, this, &MainWindow::closeRunRequested);
+  connect(views_.runs, &RunsTable::annotateRequested, this, &MainWindow::askAnnotation);
+  connect(menus_, &WindowMenus::annotateRequested, this, &MainWindow::askAnnotation);
   connect(menus_, &WindowMenus::pauseRequested, this, &MainWindow::pauseRequested);
   connect(menus_, &WindowMenus::resumeRequested, this, &MainWindow::resumeRequested);
   connect(menus_, &WindowMenus::stopRequested, this, &MainWindow::stopRequested);
@@ -187,6 +189,14 @@ bool MainWindow::event(QEvent* event) {
 void MainWindow::showEvent(QShowEvent* event) {
   QMainWindow::showEvent(event);
   docks_->layOutOnFirstShow();
+}
+
+void MainWindow::askAnnotation(const QString& runId) {
+  const RunData* run = model_->run(runId);
+  if (!run || run->path.isEmpty()) return;
+  RunAnnotationDialog dialog(*run, this);
+  if (dialog.exec() != QDialog::Accepted) return;
+  emit annotationChosen(runId, dialog.edit());
 }
 
 }  // namespace descentlab::widgets

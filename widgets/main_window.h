@@ -13,6 +13,7 @@
 #include "widgets/help_pages.h"
 #include "widgets/lab_views.h"
 #include "widgets/message_bar.h"
+#include "widgets/run_annotation_dialog.h"
 #include "widgets/run_data.h"
 #include "widgets/tour_presenter.h"
 
@@ -68,6 +69,8 @@ class MainWindow : public QMainWindow {
   void clearMessage(const QString& message) { messages_->clearMessage(message); }
   bool bannerShown() const { return messages_->shown(); }
   QString lastMessage() const { return messages_->lastMessage(); }
+  // Opens the run's Name, tags and note dialog (Run menu, runs table); OK emits annotationChosen.
+  void askAnnotation(const QString& runId);
   // Every view as PNG, SVG, PDF and CSV in `directory`, and the window as dashboard.png; returns the files written.
   QStringList exportAll(const QString& directory);
 
@@ -84,6 +87,8 @@ class MainWindow : public QMainWindow {
   void openFolderRequested(const QString& folder);
   void saveRequested(const QString& runId, const QString& path);
   void closeRunRequested(const QString& runId);
+  // A person's name, tags and note for a run, chosen in the dialog (Run > Name, tags and note…).
+  void annotationChosen(const QString& runId, const RunAnnotationEdit& edit);
   void revealRequested(const QString& path);  // show the run file in the desktop's file manager
   void sweepRequested(const QString& runId, const SweepChoice& choice);
   void cancelSweepRequested();

@@ -80,6 +80,12 @@ class RunData {
   // runs of that experiment are open, the keys in which they differ ("vit-quick seed 0, optimizer horst"). False for
   // a run the lab started or a tour named, whose name is kept as given.
   bool nameFromConfig = false;
+  // What a person said of the run (Run > Name, tags and note; kept in its run file): a name that replaces the
+  // automatic one while it is set, tags and a note. `automaticName` is the name the run had before it was named.
+  QString ownName;
+  QStringList tags;
+  QString note;
+  QString automaticName;
   QString path;  // its run file
   QColor colour;
   bool visible = true;            // the user can hide a run from every multi-run view (legend click, runs table)

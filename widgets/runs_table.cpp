@@ -88,6 +88,8 @@ void RunsTable::showRunMenu(const QPoint& position) {
   menu.addAction(QStringLiteral("Stop"), this, [this, id] { emit stopRequested(id); })->setEnabled(actions.stop);
   menu.addSeparator();
   const QString path = run->path;
+  menu.addAction(QStringLiteral("Name, tags and note…"), this, [this, id] { emit annotateRequested(id); })
+      ->setEnabled(!path.isEmpty());
   menu.addAction(QStringLiteral("Reveal run file"), this, [this, path] { emit revealRequested(path); })
       ->setEnabled(!path.isEmpty());
   menu.addAction(QStringLiteral("Copy run file path"), this, [path] { QGuiApplication::clipboard()->setText(path); })
@@ -265,6 +267,14 @@ void RunsTable::setHeaders(const QStringList& headers, QSet<int>& changedColumns
   }
 }
 
+QString RunsTable::annotationText(const RunData& run) {
+  QString text;
+  if (!run.ownName.isEmpty()) text += QStringLiteral("named by you; by its configuration: %1\n").arg(run.automaticName);
+  if (!run.tags.isEmpty()) text += QStringLiteral("tags: %1\n").arg(run.tags.join(QStringLiteral(", ")));
+  if (!run.note.isEmpty()) text += QStringLiteral("note: %1\n").arg(run.note);
+  return text;
+}
+
 QTableWidgetItem* RunsTable::setCell(int row, int column, const QString& text, QSet<int>& changedColumns) {
   QTableWidgetItem* cell = item(row, column);
   if (!cell) {
@@ -289,7 +299,9 @@ const RunGroup* RunsTable::groupHolding(const RunData& run) const {
 void RunsTable::fillRow(int row, const RunData& run, const QStringList& keys, int firstKey, bool anyLayerwise,
                         QSet<int>& changedColumns) {
   const auto cell = [&](int column, const QString& text) { return setCell(row, column, text, changedColumns); };
-  QTableWidgetItem* name = cell(0, run.name);
+  // A person's tags follow the name; the note and the automatic name are in the tooltip.
+  QTableWidgetItem* name = cell(
+      0, run.tags.isEmpty() ? run.name : QStringLiteral("%1  [%2]").arg(run.name, run.tags.join(QStringLiteral(", "))));
   // The colour the views draw the run in: its group's while runs are drawn as groups (a swatch per run contradicted
   // the views' one colour per group).
   const RunGroup* group = groupHolding(run);
@@ -299,7 +311,8 @@ void RunsTable::fillRow(int row, const RunData& run, const QStringList& keys, in
     name->setData(Qt::UserRole + 1, colour);
   }
   name->setData(Qt::UserRole, run.id);
-  name->setToolTip(run.path + (run.description.isEmpty() ? QString() : QStringLiteral("\n") + run.description) +
+  name->setToolTip(annotationText(run) + run.path +
+                   (run.description.isEmpty() ? QString() : QStringLiteral("\n") + run.description) +
                    (group ? QStringLiteral("\ndrawn in the colour of its group, %1").arg(group->label) : QString()) +
                    (run.visible ? QString() : QStringLiteral("\n(hidden from the plots)")));
   name->setData(Qt::ForegroundRole, run.visible ? QVariant() : QVariant(QColor(140, 140, 140)));

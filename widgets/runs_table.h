@@ -43,12 +43,17 @@ class RunsTable : public QTableWidget {
   void stopRequested(const QString& runId);
   void revealRequested(const QString& path);
   void closeRunRequested(const QString& runId);
+  void annotateRequested(const QString& runId);
   // After each filtering: how many rows show of how many, and the filter's message ("" when none).
   void filtered(int shown, int total, const QString& message);
 
  protected:
   // The table skips the refreshes made while it is hidden: it catches up when it shows.
   void showEvent(QShowEvent* event) override;
+
+ public:
+  // The lines of a person's name, tags and note for a tooltip ("" when none was given), each ending in a line break.
+  static QString annotationText(const RunData& run);
 
  private:
   // The menu of the run in the row at `position`: show/hide, colour, pause/resume/stop, reveal its file, close.

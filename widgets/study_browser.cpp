@@ -25,7 +25,7 @@ namespace descentlab::widgets {
 
 namespace {
 
-constexpr int kSortRole = Qt::UserRole + 2;
+constexpr int kSortRole = kStudySortRole;
 const QString kFinalPrefix = QStringLiteral("final ");
 const QString kLastStep = QStringLiteral("last step");
 
@@ -296,12 +296,7 @@ void StudyBrowser::appendRows(int first) {
   for (int i = first; i < runs_.size(); ++i) {
     const StudyRunRow& run = runs_[i];
     QList<QStandardItem*> row;
-    auto* name = new QStandardItem(run.name);
-    name->setData(run.name, kSortRole);
-    name->setData(i, Qt::UserRole);
-    name->setToolTip(run.error.isEmpty() ? run.path : run.path + QStringLiteral("\n") + run.error);
-    if (!run.error.isEmpty()) name->setText(run.name + QStringLiteral(" (unreadable)"));
-    row << name;
+    row << studyNameItem(run, i, kSortRole);
     for (const auto& key : columnKeys_) {
       auto* item = new QStandardItem;
       if (key == kLastStep) {

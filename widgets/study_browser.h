@@ -17,12 +17,19 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QStandardItem;
 class QStandardItemModel;
 class QTableView;
 class QTableWidget;
 class QTabWidget;
 
 namespace descentlab::widgets {
+
+// The role the Study dock's runs table sorts by.
+inline constexpr int kStudySortRole = Qt::UserRole + 2;
+// A run's first cell in the Study dock: its own name (or its path below the folder) and tags, its index under
+// Qt::UserRole and its name under `sortRole`.
+QStandardItem* studyNameItem(const StudyRunRow& run, int index, int sortRole);
 
 class ElidedLabel;
 class HyperparameterView;
@@ -48,6 +55,9 @@ class StudyBrowser : public QWidget {
   QStringList shownNames() const;
 
   void setFilterText(const QString& text);
+  // A run of the study was given a name, tags and a note (in the window, through its run file): its row shows them
+  // and the filter finds them. Nothing when no run of the study has that absolute path.
+  void setRunAnnotation(const QString& path, const QString& label, const QStringList& tags, const QString& note);
   QString filterError() const { return filterError_; }
   // Empty: the default (every differing key but the seeds).
   void setGroupKeys(const QStringList& keys);

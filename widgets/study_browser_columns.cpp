@@ -1,6 +1,10 @@
 // The Study dock's runs table columns: sorting by one, and the header's menu that shows or hides them.
+#include <QFileInfo>
 #include <QHeaderView>
+#include <QLineEdit>
 #include <QMenu>
+#include <QStandardItem>
+#include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableView>
 
@@ -8,6 +12,40 @@
 #include "widgets/study_browser.h"
 
 namespace descentlab::widgets {
+
+QStandardItem* studyNameItem(const StudyRunRow& run, int index, int sortRole) {
+  // The name a person gave the run in place of its path below the study's folder, which the tooltip keeps; its tags
+  // after it, its note in the tooltip.
+  const QString shown = run.label.isEmpty() ? run.name : run.label;
+  auto* name =
+      new QStandardItem(run.tags.isEmpty() ? shown : QStringLiteral("%1  [%2]").arg(shown, run.tags.join(", ")));
+  name->setData(shown, sortRole);
+  name->setData(index, Qt::UserRole);
+  QString tip = run.path;
+  if (!run.tags.isEmpty()) tip += QStringLiteral("\ntags: ") + run.tags.join(QStringLiteral(", "));
+  if (!run.note.isEmpty()) tip += QStringLiteral("\nnote: ") + run.note;
+  if (!run.error.isEmpty()) tip += QStringLiteral("\n") + run.error;
+  name->setToolTip(tip);
+  if (!run.error.isEmpty()) name->setText(run.name + QStringLiteral(" (unreadable)"));
+  return name;
+}
+
+void StudyBrowser::setRunAnnotation(const QString& path, const QString& label, const QStringList& tags,
+                                    const QString& note) {
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  for (int i = 0; i < runs_.size(); ++i) {
+    if (QFileInfo(runs_[i].path).absoluteFilePath() != absolute) continue;
+    runs_[i].label = label;
+    runs_[i].tags = tags;
+    runs_[i].note = note;
+    for (int row = 0; row < model_->rowCount(); ++row) {
+      if (model_->item(row, 0)->data(Qt::UserRole).toInt() == i) {
+        model_->setItem(row, 0, studyNameItem(runs_[i], i, kStudySortRole));
+      }
+    }
+    setFilterText(filter_->text());
+  }
+}
 
 void StudyBrowser::showHyperparameters() {
   side_->setCurrentWidget(hyper_);

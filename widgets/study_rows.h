@@ -17,6 +17,9 @@ struct StudyRunRow {
   QMap<QString, QString> config;  // flat keys ("train.lr") to values
   QMap<QString, double> finals;   // each scalar series' last value
   qint64 lastStep = 0;
+  QString label;  // the name a person gave the run ("" for none), its tags and its note
+  QStringList tags;
+  QString note;
 };
 
 struct StudyGroupRow {

@@ -90,6 +90,9 @@ void WindowMenus::buildRunMenu() {
       run->addAction(QStringLiteral("&Hide from plots / show"), QKeySequence(Qt::CTRL | Qt::Key_H), this, [this] {
         if (const RunData* selected = model_.focusRun()) model_.setRunVisible(selected->id, !selected->visible);
       });
+  annotateAction_ = run->addAction(QStringLiteral("Na&me, tags and note…"), QKeySequence(Qt::Key_F2), this, [this] {
+    if (!model_.focusRunId().isEmpty()) emit annotateRequested(model_.focusRunId());
+  });
   closeAction_ = run->addAction(QStringLiteral("&Close run"), QKeySequence(Qt::CTRL | Qt::Key_W), this, [this] {
     if (!model_.focusRunId().isEmpty()) emit closeRunRequested(model_.focusRunId());
   });
@@ -156,6 +159,7 @@ void WindowMenus::updateRunControls() {
   stopAction_->setEnabled(actions.stop);
   closeAction_->setEnabled(actions.close && run);
   hideAction_->setEnabled(run != nullptr);
+  annotateAction_->setEnabled(run != nullptr && !run->path.isEmpty());
   // Next and previous move the selection: they need another run to move to.
   nextAction_->setEnabled(model_.count() > 1);
   previousAction_->setEnabled(model_.count() > 1);

@@ -51,6 +51,7 @@ class WindowMenus : public QObject {
   void resumeRequested(const QString& runId);
   void stopRequested(const QString& runId);
   void closeRunRequested(const QString& runId);
+  void annotateRequested(const QString& runId);  // Name, tags and note… of the selected run
   void openRequested(const QStringList& paths);
   void openFolderRequested(const QString& folder);
   void saveRequested(const QString& runId, const QString& path);
@@ -85,6 +86,7 @@ class WindowMenus : public QObject {
   QAction* nextAction_ = nullptr;
   QAction* previousAction_ = nullptr;
   QAction* hideAction_ = nullptr;
+  QAction* annotateAction_ = nullptr;
   QAction* groupAction_ = nullptr;
 };
 

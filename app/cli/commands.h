@@ -23,6 +23,7 @@ const char* exit_code_help();
 void add_data_commands(CLI::App& app, int& exit_code);
 void add_inspect_command(CLI::App& app, int& exit_code);
 void add_pack_command(CLI::App& app, int& exit_code);
+void add_annotate_command(CLI::App& app, int& exit_code);
 void add_train_command(CLI::App& app, int& exit_code);
 void add_analysis_commands(CLI::App& app, int& exit_code);
 void add_prune_command(CLI::App& app, int& exit_code);

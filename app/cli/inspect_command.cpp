@@ -1,15 +1,21 @@
 // descentlab-cli inspect RUN.h5 [--json]: what a run file holds, without loading any tensor data.
 // descentlab-cli pack RUN.h5 OUT.h5: the run (its file and the log beside it) as one file to share.
+// descentlab-cli annotate RUN.h5 [--name N] [--tag T]... [--untag T]... [--note TEXT]: a person's name, tags and note.
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "app/cli/commands.h"
 #include "core/record/sweep_statistics.h"
+#include "core/store/annotate_run.h"
 #include "core/store/durable_file.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
@@ -37,6 +43,9 @@ nlohmann::json summarize(const store::RunReader& reader) {
                             {"created", header.created},
                             {"config", parse_config(header.config_json)}};
   if (!header.run_id.empty()) summary["run_id"] = header.run_id;
+  if (!header.annotation.name.empty()) summary["name"] = header.annotation.name;
+  if (!header.annotation.tags.empty()) summary["tags"] = header.annotation.tags;
+  if (!header.annotation.note.empty()) summary["note"] = header.annotation.note;
   // A run of a user's module: the files it was made from, as they were at its start (the module's copy included).
   nlohmann::json inputs = nlohmann::json::object();
   for (const auto& [role, file] :
@@ -101,6 +110,11 @@ void print_text(const nlohmann::json& summary) {
               summary["created"].get<std::string>().c_str(), summary["app_version"].get<std::string>().c_str(),
               summary["torch_version"].get<std::string>().c_str(), summary["device"].get<std::string>().c_str(),
               static_cast<long long>(summary["format_version"].get<int64_t>()));
+  if (summary.contains("name")) std::printf("name:      %s\n", summary["name"].get<std::string>().c_str());
+  if (summary.contains("tags")) {
+    std::printf("tags:      %s\n", store::tags_text(summary["tags"].get<std::vector<std::string>>()).c_str());
+  }
+  if (summary.contains("note")) std::printf("note:      %s\n", summary["note"].get<std::string>().c_str());
   std::printf("config:    %s\n", summary["config"].dump().c_str());
   if (summary.contains("inputs")) {
     for (const auto& [role, file] : summary["inputs"].items()) {
@@ -178,6 +192,43 @@ void add_pack_command(CLI::App& app, int& exit_code) {
                 store::megabytes_text(static_cast<long long>(packed.bytes)).c_str(), packed.log_records,
                 packed.log_records == 1 ? "" : "s");
     if (!packed.warning.empty()) std::fprintf(stderr, "descentlab-cli: warning: %s\n", packed.warning.c_str());
+    exit_code = 0;
+  });
+}
+
+struct AnnotateOptions {
+  std::string path;
+  std::optional<std::string> name, note;
+  std::vector<std::string> tags, untags;
+  bool clear = false;
+};
+
+void add_annotate_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<AnnotateOptions>();
+  CLI::App* annotate = app.add_subcommand(
+      "annotate",
+      "Give a run your own name, tags and a note, kept in its run file: the window shows the name in place of the "
+      "automatic one, and the window's and compare's filters find the tags (tag=baseline) and words of the note");
+  annotate->add_option("run", options->path, "The run file (.h5); not one another process is writing")->required();
+  annotate->add_option("--name", options->name, "Its name (\"\": named by its configuration again)");
+  annotate->add_option("--tag", options->tags, "A tag to add (repeat for several)");
+  annotate->add_option("--untag", options->untags, "A tag to remove (repeat for several)");
+  annotate->add_option("--note", options->note, "Its note (\"\": none), replacing the one before");
+  annotate->add_flag("--clear", options->clear, "Remove the name, every tag and the note first");
+  annotate->callback([options, &exit_code]() {
+    store::RunAnnotation wanted =
+        options->clear ? store::RunAnnotation{} : store::RunReader(options->path).header().annotation;
+    if (options->name) wanted.name = *options->name;
+    if (options->note) wanted.note = *options->note;
+    for (const auto& tag : options->untags) {
+      wanted.tags.erase(std::remove(wanted.tags.begin(), wanted.tags.end(), tag), wanted.tags.end());
+    }
+    wanted.tags.insert(wanted.tags.end(), options->tags.begin(), options->tags.end());
+    const store::RunAnnotation stored = store::annotate_run(options->path, wanted);
+    std::printf("%s: name %s, tags %s, note %s\n", options->path.c_str(),
+                stored.name.empty() ? "(by its configuration)" : ("\"" + stored.name + "\"").c_str(),
+                stored.tags.empty() ? "(none)" : store::tags_text(stored.tags).c_str(),
+                stored.note.empty() ? "(none)" : ("\"" + stored.note + "\"").c_str());
     exit_code = 0;
   });
 }

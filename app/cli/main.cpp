@@ -138,6 +138,7 @@ int main(int argc, char** argv) {
   add_data_commands(app, exit_code);
   add_inspect_command(app, exit_code);
   add_pack_command(app, exit_code);
+  add_annotate_command(app, exit_code);
   add_train_command(app, exit_code);
   add_analysis_commands(app, exit_code);
   add_prune_command(app, exit_code);

@@ -1,6 +1,7 @@
 #include "app/gui/lab_controller.h"
 
 #include <QEventLoop>
+#include <QFile>
 #include <QFileInfo>
 #include <QProcess>
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "app/gui/run_conversion.h"
+#include "core/store/annotate_run.h"
 #include "core/util/user_folders.h"
 #include "widgets/lab_model.h"
 #include "widgets/views.h"
@@ -37,6 +39,8 @@ LabController::LabController(widgets::MainWindow& window, const LabBackend& back
   connect(&window_, &widgets::MainWindow::openInBackgroundRequested, this, &LabController::openInBackground);
   connect(&window_, &widgets::MainWindow::saveRequested, this, &LabController::save);
   connect(&window_, &widgets::MainWindow::closeRunRequested, this, &LabController::close);
+  connect(&window_, &widgets::MainWindow::annotationChosen, this,
+          [this](const QString& runId, const widgets::RunAnnotationEdit& edit) { annotate(runId, edit); });
   connect(&window_, &widgets::MainWindow::sweepRequested, this, &LabController::sweep);
   connect(&window_, &widgets::MainWindow::cancelSweepRequested, this, &LabController::cancelSweep);
   // The experiment panel offers to fetch a dataset its experiment needs; the fetcher says how it goes.
@@ -260,6 +264,33 @@ void LabController::close(const QString& runId) {
   }
   watched_.forget(runId);
   window_.model()->removeRun(runId);
+}
+
+QString LabController::annotate(const QString& runId, const widgets::RunAnnotationEdit& edit) {
+  const widgets::RunData* run = window_.model()->run(runId);
+  if (!run || run->path.isEmpty()) return {};
+  const QString name = run->name;
+  try {
+    const std::string path = QFile::encodeName(run->path).toStdString();
+    store::RunAnnotation wanted;
+    wanted.name = edit.name.toStdString();
+    for (const auto& tag : edit.tags) wanted.tags.push_back(tag.toStdString());
+    wanted.note = edit.note.toStdString();
+    const store::RunAnnotation stored = store::checked_annotation(wanted, path);
+    if (!live_.annotate(runId, stored)) store::annotate_run(path, stored);
+    widgets::RunData shown;
+    set_annotation(shown, stored);
+    window_.model()->setAnnotation(runId, shown.ownName, shown.tags, shown.note);
+    window_.studyBrowser()->setRunAnnotation(window_.model()->run(runId)->path, shown.ownName, shown.tags, shown.note);
+    window_.model()->logToRun(runId, shown.ownName.isEmpty() ? QStringLiteral("named by its configuration again")
+                                                             : QStringLiteral("named \"%1\"").arg(shown.ownName));
+    return {};
+  } catch (const std::exception& error) {
+    const QString message =
+        QStringLiteral("%1 keeps its name, tags and note: %2").arg(name, QString::fromUtf8(error.what()));
+    window_.showError(message, runId);
+    return message;
+  }
 }
 
 }  // namespace descentlab::gui

@@ -52,6 +52,10 @@ class LabController : public QObject {
   int openingRuns() const { return opener_.openingRuns(); }
   bool save(const QString& runId, const QString& path) { return opener_.save(runId, path); }
   void close(const QString& runId);
+  // Stores a person's name, tags and note for the run in its run file (through its writer while it trains here) and
+  // shows them; returns "" or the error, which the message bar also shows (a run another process writes is refused
+  // naming it, a bad value naming it).
+  QString annotate(const QString& runId, const widgets::RunAnnotationEdit& edit);
   void sweep(const QString& runId, const widgets::SweepChoice& choice) { sweeps_.sweep(runId, choice); }
   void cancelSweep() { sweeps_.cancel(); }
 

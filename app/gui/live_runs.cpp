@@ -217,6 +217,11 @@ void LiveRuns::signalLive(const QString& runId, void (session::TrainingSession::
   });
 }
 
+bool LiveRuns::annotate(const QString& runId, const record::RunAnnotation& annotation) {
+  const auto found = live_.find(runId);
+  return found != live_.end() && found->second.session && found->second.session->annotate(annotation);
+}
+
 void LiveRuns::pause(const QString& runId) {
   signalLive(runId, &session::TrainingSession::pause, widgets::RunState::Paused,
              QStringLiteral("paused (after the current batch)"));

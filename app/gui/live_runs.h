@@ -49,6 +49,9 @@ class LiveRuns : public QObject {
   void pause(const QString& runId);
   void resume(const QString& runId);  // a paused live run
   void stop(const QString& runId);
+  // Gives a person's name, tags and note to a live run's writer; false when the run is not live here or its writer
+  // has closed (then the run file takes it directly). Throws RunFileError for a bad value.
+  bool annotate(const QString& runId, const record::RunAnnotation& annotation);
   // Continues a stopped, failed or saved run from its run file's "latest" checkpoint; false after showing why not.
   bool resumeFromFile(const QString& runId);
 

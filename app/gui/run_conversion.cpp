@@ -105,6 +105,32 @@ void apply_logged(widgets::RunData& run, const store::RunBatch& batch) {
   for (const auto& [name, sweep] : batch.sweeps) apply_sweep(run, sweep);
 }
 
+namespace {
+
+// The run's checkpoints as log lines, and where Resume continues.
+void take_checkpoints(widgets::RunData& run, const store::RunReader& reader) {
+  for (const auto& checkpoint : reader.checkpoints()) {
+    run.appendLog(QStringLiteral("checkpoint \"%1\" at step %2")
+                      .arg(QString::fromStdString(checkpoint.label))
+                      .arg(static_cast<qint64>(checkpoint.step)));
+    // A run stopped between metric rows has done the steps of its "latest" checkpoint (where Resume continues),
+    // which may be after its last row.
+    if (checkpoint.label == record::checkpoint_label::kLatest) {
+      run.currentStep = std::max(run.currentStep, checkpoint.step);
+      run.latestCheckpointStep = checkpoint.step;
+    }
+  }
+}
+
+}  // namespace
+
+void set_annotation(widgets::RunData& run, const store::RunAnnotation& annotation) {
+  run.ownName = QString::fromStdString(annotation.name);
+  run.tags.clear();
+  for (const auto& tag : annotation.tags) run.tags << QString::fromStdString(tag);
+  run.note = QString::fromStdString(annotation.note);
+}
+
 std::unique_ptr<widgets::RunData> load_run_file(const std::string& path) {
   return load_run_file(store::RunReader(path));
 }
@@ -125,6 +151,7 @@ std::unique_ptr<widgets::RunData> load_run_file(const store::RunReader& reader) 
   for (const auto& [key, value] : inputs) run->config[QString::fromStdString(key)] = QString::fromStdString(value);
   run->name = QFileInfo(run->path).completeBaseName();  // until the model names it by its config
   run->nameFromConfig = true;
+  set_annotation(*run, reader.header().annotation);
   run->device = QString::fromStdString(reader.header().device);
   run->metric = QString::fromLatin1(config::metric_of(config));
   for (const auto& name : reader.metric_names()) {
@@ -151,17 +178,7 @@ std::unique_ptr<widgets::RunData> load_run_file(const store::RunReader& reader) 
     }
   }
   for (const auto& name : reader.sweep_names()) apply_sweep(*run, reader.sweep(name));
-  for (const auto& checkpoint : reader.checkpoints()) {
-    run->appendLog(QStringLiteral("checkpoint \"%1\" at step %2")
-                       .arg(QString::fromStdString(checkpoint.label))
-                       .arg(static_cast<qint64>(checkpoint.step)));
-    // A run stopped between metric rows has done the steps of its "latest" checkpoint (where Resume continues),
-    // which may be after its last row.
-    if (checkpoint.label == record::checkpoint_label::kLatest) {
-      run->currentStep = std::max(run->currentStep, checkpoint.step);
-      run->latestCheckpointStep = checkpoint.step;
-    }
-  }
+  take_checkpoints(*run, reader);
   // A file whose epochs are all done is finished; one that stopped early with a "latest" checkpoint can be resumed,
   // and its planned length follows from the epochs it has done.
   run->hasLatestCheckpoint = reader.has_checkpoint(record::checkpoint_label::kLatest);

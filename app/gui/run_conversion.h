@@ -38,6 +38,8 @@ void apply_sweep(widgets::RunData& run, const record::SweepResult& sweep);
 // config error) naming the file and object when it is not a readable DescentLab run file.
 std::unique_ptr<widgets::RunData> load_run_file(const std::string& path);
 std::unique_ptr<widgets::RunData> load_run_file(const store::RunReader& reader);
+// The run file's annotation (a person's name, tags and note) into the run's fields; LabModel::setAnnotation names it.
+void set_annotation(widgets::RunData& run, const store::RunAnnotation& annotation);
 // Adds the rows, snapshots and sweeps a followed run's log gained (store::RunFollower) to the run as read so far.
 void apply_logged(widgets::RunData& run, const store::RunBatch& batch);
 

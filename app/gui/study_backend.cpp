@@ -15,6 +15,9 @@ study::RunEntry to_entry(const widgets::StudyRunRow& row) {
     entry.finals[it.key().toStdString()] = {row.lastStep, it.value()};
   }
   entry.last_step = row.lastStep;
+  entry.label = row.label.toStdString();
+  for (const auto& tag : row.tags) entry.tags.push_back(tag.toStdString());
+  entry.note = row.note.toStdString();
   return entry;
 }
 
@@ -47,6 +50,9 @@ widgets::StudyRunRow to_study_row(const study::RunEntry& entry) {
   for (const auto& [key, value] : entry.config) row.config[QString::fromStdString(key)] = QString::fromStdString(value);
   for (const auto& [key, value] : entry.finals) row.finals[QString::fromStdString(key)] = value.value;
   row.lastStep = entry.last_step;
+  row.label = QString::fromStdString(entry.label);
+  row.tags = to_qt(entry.tags);
+  row.note = QString::fromStdString(entry.note);
   return row;
 }
 

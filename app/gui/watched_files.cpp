@@ -85,6 +85,18 @@ void WatchedFiles::onAppended(const QString& runId, const std::shared_ptr<store:
   if (found == watched_.end()) return;  // closed meanwhile
   found->second.errorLogged = false;
   model_.changeRun(runId, [&appended](widgets::RunData& run) { apply_logged(run, *appended); });
+  if (appended->annotation) {
+    widgets::RunData named;
+    set_annotation(named, *appended->annotation);
+    takeAnnotation(runId, named);
+  }
+}
+
+void WatchedFiles::takeAnnotation(const QString& runId, const widgets::RunData& named) {
+  const auto* run = model_.run(runId);
+  if (run && (run->ownName != named.ownName || run->tags != named.tags || run->note != named.note)) {
+    model_.setAnnotation(runId, named.ownName, named.tags, named.note);
+  }
 }
 
 void WatchedFiles::onReread(const QString& runId, const std::shared_ptr<widgets::RunData>& reread,
@@ -108,6 +120,7 @@ void WatchedFiles::onReread(const QString& runId, const std::shared_ptr<widgets:
     return;
   }
   found->second.errorLogged = false;
+  takeAnnotation(runId, *reread);
   if (!writer.isEmpty()) {
     model_.changeRun(runId, [&reread](widgets::RunData& followed) { followed.replaceRecord(std::move(*reread)); });
     return;

@@ -44,6 +44,8 @@ class WatchedFiles : public QObject {
   void follow();
   // The rows a watched run's log gained since the last look, added to what the window shows.
   void onAppended(const QString& runId, const std::shared_ptr<store::RunBatch>& appended);
+  // A followed run's name, tags and note as its file now says (`named`'s annotation fields), when they changed.
+  void takeAnnotation(const QString& runId, const widgets::RunData& named);
   void onReread(const QString& runId, const std::shared_ptr<widgets::RunData>& reread, const QString& writer,
                 const QString& error);
 

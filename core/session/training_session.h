@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,9 +16,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/experiment_config.h"
+#include "core/record/annotation.h"
 #include "core/record/events.h"
 #include "core/session/control.h"
 #include "core/session/training_result.h"
+
+namespace descentlab::store {
+class RunWriter;
+}
 
 namespace descentlab::session {
 
@@ -118,6 +124,11 @@ class TrainingSession {
   bool running() const { return running_.load(); }
   void join();
 
+  // A person's name, tags and note for the run (issue 54), given to its run file's writer: committed with its next
+  // rows (RunWriter::annotate), or when the writer opens if it is not open yet. False when this session's writer has
+  // closed (the run ended): then store::annotate_run sets it on the file. Throws RunFileError for a bad value.
+  bool annotate(const record::RunAnnotation& annotation);
+
   TrainingControl& control() { return control_; }
   void pause() { control_.pause(); }
   bool holding() const { return control_.holding(); }  // paused and held between batches (see TrainingControl)
@@ -126,6 +137,8 @@ class TrainingSession {
 
  private:
   TrainingSession(config::ExperimentConfig config, SessionOptions options, bool resuming);
+  // The training thread's writer for annotate() (nullptr as it closes: later annotations go to the file).
+  void share_writer(store::RunWriter* writer);
   TrainingResult train_into_run_file();  // run() without its wording of a failed allocation
 
   config::ExperimentConfig config_;
@@ -140,6 +153,12 @@ class TrainingSession {
   std::string device_name_;
   mutable std::mutex device_name_mutex_;
   TrainingControl control_;
+  // The run file's writer while it is open (set and cleared by the training thread), and an annotation given before it
+  // opened; guarded by writer_mutex_.
+  std::mutex writer_mutex_;
+  store::RunWriter* writer_ = nullptr;
+  bool writer_closed_ = false;
+  std::optional<record::RunAnnotation> pending_annotation_;
   std::atomic<bool> running_{false};
   std::thread worker_;
 };

@@ -64,7 +64,7 @@ bool CommittedRun::needs_fold(const RunBatch& batch) const {
 }
 
 void CommittedRun::append(const RunBatch& batch) {
-  if (batch.metrics.empty() && batch.histograms.empty() && batch.sweeps.empty()) return;
+  if (batch.metrics.empty() && batch.histograms.empty() && batch.sweeps.empty() && !batch.annotation) return;
   log_.append(sequence_ + 1, batch);
   ++sequence_;
 }
@@ -78,6 +78,9 @@ std::string CommittedRun::fold(const RunBatch& batch) {
   const RunBatch logged =
       file_exists_ ? logged_since_fold(path_, folded_sequence_, header_.run_id, sequence_, &missing) : RunBatch{};
   const int64_t sequence = sequence_ + 1;
+  // A rebuilt version writes the header afresh: with the newest annotation.
+  if (logged.annotation) header_.annotation = *logged.annotation;
+  if (batch.annotation) header_.annotation = *batch.annotation;
   std::string warning = write_version(logged, batch, sequence);
   // Committed: the run file holds every record up to `sequence`.
   file_exists_ = true;

@@ -123,6 +123,7 @@ void FileVersion::add_rows(const RunBatch& part) {
     }
   }
   for (const auto& [name, sweep] : part.sweeps) format::write_sweep(sweeps, sweep);
+  if (part.annotation) format::write_annotation(file_, *part.annotation);
 }
 
 void FileVersion::truncate_series(int64_t last_step) {

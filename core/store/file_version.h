@@ -42,7 +42,8 @@ class FileVersion {
   void upgrade_format(const std::string& run_id);
   // The root attribute log_sequence: the last log record the version holds.
   void set_log_sequence(int64_t sequence);
-  // Appends a batch's rows and snapshots to the series and stores its sweeps (replacing those of the name).
+  // Appends a batch's rows and snapshots to the series, stores its sweeps (replacing those of the name) and its
+  // annotation (replacing the one before).
   void add_rows(const RunBatch& part);
   // Drops the rows and snapshots with step > `last_step`.
   void truncate_series(int64_t last_step);

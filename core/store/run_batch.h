@@ -13,6 +13,7 @@
 #include "core/record/checkpoint.h"
 #include "core/record/events.h"
 #include "core/record/metrics.h"
+#include "core/store/run_file.h"
 
 namespace descentlab::store {
 
@@ -35,9 +36,12 @@ struct RunBatch {
   // Shared: a checkpoint saved under several labels ("best" and "latest") is one copy in memory and one write.
   std::map<std::string, std::shared_ptr<const record::CheckpointData>> checkpoints;
   std::optional<int64_t> truncate_after;
+  // A person's new name, tags and note for the run (the whole annotation: it replaces the one before).
+  std::optional<RunAnnotation> annotation;
 
   bool empty() const {
-    return metrics.empty() && histograms.empty() && sweeps.empty() && checkpoints.empty() && !truncate_after;
+    return metrics.empty() && histograms.empty() && sweeps.empty() && checkpoints.empty() && !truncate_after &&
+           !annotation;
   }
 
   // `this` is the older batch (a commit that failed, or the log read so far); `newer` came after it. Rows and
@@ -60,6 +64,7 @@ struct RunBatch {
     for (auto& [name, sweep] : newer.sweeps) sweeps[name] = std::move(sweep);
     for (auto& [label, checkpoint] : newer.checkpoints) checkpoints[label] = std::move(checkpoint);
     if (newer.truncate_after) truncate_after = newer.truncate_after;
+    if (newer.annotation) annotation = std::move(newer.annotation);
   }
 };
 

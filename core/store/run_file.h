@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/record/annotation.h"
 #include "core/record/checkpoint.h"
 #include "core/record/metrics.h"
 #include "core/util/error.h"
@@ -60,6 +61,22 @@ struct RunInputFile {
   std::string sha256;  // 64 lowercase hex digits
 };
 
+// A person's name, tags and note (core/record/annotation.h): root attributes "name", "tags" (joined by ", ") and
+// "note" of the run file, absent while empty; changed through the run log, so a rename costs an append, not a rewrite
+// of the run (core/store/annotate_run.h).
+using record::kMaxNoteBytes;
+using record::kMaxRunNameChars;
+using record::kMaxTagChars;
+using record::kMaxTags;
+using record::RunAnnotation;
+// The annotation as stored: the name trimmed, tags trimmed with empty ones and repeats dropped. Throws
+// RunFileError(InvalidArgument) naming the value for a name, tag or note past its limit, a line break in the name,
+// or a comma or line break in a tag. `path` names the run in the message.
+RunAnnotation checked_annotation(const RunAnnotation& annotation, const std::string& path);
+// "baseline, ablation" <-> {"baseline", "ablation"}; tags_from_text splits on commas and trims (no other check).
+std::string tags_text(const std::vector<std::string>& tags);
+std::vector<std::string> tags_from_text(const std::string& text);
+
 struct RunHeader {
   int64_t format_version = kFormatVersion;
   std::string app_version;
@@ -75,6 +92,8 @@ struct RunHeader {
   std::string run_id;
   // A run of a user's module on a user's data file (the torchscript task): both files as they were at its start.
   std::optional<RunInputFile> model_file, data_file;
+  // The person's name, tags and note (with those its log holds after the file's own, for a reader).
+  RunAnnotation annotation;
   // For a new run only: the module file's bytes, which the writer's first commit keeps beside the run file as a copy
   // (RUN.h5.checkpoints/module-<run id>.bin, named by /inputs/model/module), so that the run resumes, sweeps and
   // prunes after the original moved or changed. RunReader::module_copy() reads it back. Not read into a header.

@@ -30,6 +30,11 @@ inline constexpr const char* kInputs = "inputs";
 inline constexpr const char* kModuleCopy = "module";
 // Root attribute: the run's identity (RunHeader::run_id; absent in files from before identities).
 inline constexpr const char* kRunId = "run_id";
+// Root attributes of a person's annotation (RunHeader::annotation), each absent while empty: "name", "tags" (joined
+// by ", ") and "note".
+inline constexpr const char* kAnnotationName = "name";
+inline constexpr const char* kAnnotationTags = "tags";
+inline constexpr const char* kAnnotationNote = "note";
 
 // Opens `path` read-only or read-write after checking, in order: it exists, it is HDF5, HDF5 can open it, it is a
 // DescentLab run file, its format_version is not newer than this build's and an older one does not contradict its
@@ -38,6 +43,8 @@ H5::H5File open_validated(const std::string& path, unsigned flags);
 
 RunHeader read_header(const H5::H5File& file, const std::string& path);
 void write_header(H5::H5File& file, const RunHeader& header);
+// Sets the root's annotation attributes to `annotation` (removing those left empty).
+void write_annotation(H5::H5File& file, const RunAnnotation& annotation);
 
 // Writes the header and the four top-level groups into a new, empty file.
 void initialize_run_file(H5::H5File& file, const RunHeader& header);

@@ -4,7 +4,6 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +14,7 @@
 #include <optional>
 
 #include "core/store/durable_file.h"
+#include "core/store/log_payload.h"
 #include "core/store/run_file.h"
 #include "core/store/run_lock.h"
 
@@ -27,146 +27,10 @@ constexpr size_t kFirstLogHeaderBytes = 32;  // version 1's header
 constexpr size_t kRunIdBytes = 16;
 constexpr uint32_t kRecordMarker = 0x52474F4C;  // "LOGR" little-endian
 constexpr uint32_t kBatchRecord = 1;
+// 2 (2026-12, issue 54): a batch followed by a person's annotation of the run (RunAnnotation: its name, u32 tag count,
+// the tags, its note). A build before it refuses the record naming its type.
+constexpr uint32_t kAnnotatedBatchRecord = 2;
 constexpr size_t kRecordHeaderBytes = 4 + 4 + 8 + 8 + 4;  // marker, type, sequence, length, their CRC
-
-uint32_t crc_of(const char* data, size_t size) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  while (size > 0) {  // zlib takes uInt lengths
-    const auto piece = static_cast<uInt>(std::min<size_t>(size, std::numeric_limits<uInt>::max()));
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(data), piece);
-    data += piece;
-    size -= piece;
-  }
-  return static_cast<uint32_t>(crc);
-}
-
-class Bytes {
- public:
-  template <typename T>
-  void put(T value) {
-    const auto* raw = reinterpret_cast<const char*>(&value);
-    out_.insert(out_.end(), raw, raw + sizeof(T));
-  }
-  void put_text(const std::string& text) {
-    put<uint64_t>(text.size());
-    out_.insert(out_.end(), text.begin(), text.end());
-  }
-  template <typename T>
-  void put_array(const std::vector<T>& values) {
-    put<uint64_t>(values.size());
-    const auto* raw = reinterpret_cast<const char*>(values.data());
-    out_.insert(out_.end(), raw, raw + values.size() * sizeof(T));
-  }
-  std::vector<char>& data() { return out_; }
-
- private:
-  std::vector<char> out_;
-};
-
-// Reads a payload whose CRC matched; a count that does not fit what is left means a bug or a forged file.
-class Reader {
- public:
-  Reader(const char* data, size_t size, const std::string& log, uint64_t offset)
-      : data_(data), size_(size), log_(log), offset_(offset) {}
-  template <typename T>
-  T get() {
-    need(sizeof(T), 1);
-    T value;
-    std::memcpy(&value, data_ + at_, sizeof(T));
-    at_ += sizeof(T);
-    return value;
-  }
-  std::string get_text() {
-    const auto size = get<uint64_t>();
-    need(size, 1);
-    std::string text(data_ + at_, static_cast<size_t>(size));
-    at_ += static_cast<size_t>(size);
-    return text;
-  }
-  template <typename T>
-  std::vector<T> get_array() {
-    const auto count = get<uint64_t>();
-    need(count, sizeof(T));
-    std::vector<T> values(static_cast<size_t>(count));
-    if (!values.empty()) std::memcpy(values.data(), data_ + at_, values.size() * sizeof(T));
-    at_ += values.size() * sizeof(T);
-    return values;
-  }
-  bool done() const { return at_ == size_; }
-  [[noreturn]] void malformed(const std::string& what) const {
-    throw RunFileError(RunFileError::Kind::Corrupt, log_, "record at byte " + std::to_string(offset_),
-                       "malformed (" + what + ") although its CRC matches: written by another program?");
-  }
-
- private:
-  void need(uint64_t count, size_t element) const {
-    if (count > (size_ - at_) / element) malformed("a length runs past the record's end");
-  }
-  const char* data_;
-  size_t size_;
-  size_t at_ = 0;
-  const std::string& log_;
-  uint64_t offset_;
-};
-
-// Whether `count` is a * b, compared by division: a forged factor must not wrap the product around to the count.
-bool is_product(uint64_t count, uint64_t a, uint64_t b) {
-  if (a == 0 || b == 0) return count == 0;
-  return count % a == 0 && count / a == b;
-}
-
-RunBatch decode_batch(Reader& in) {
-  RunBatch batch;
-  const auto metrics = in.get<uint32_t>();
-  for (uint32_t i = 0; i < metrics; ++i) {
-    const std::string name = in.get_text();
-    auto& rows = batch.metrics[name];
-    const auto shape = in.get<int32_t>();
-    if (shape < 0 || shape > static_cast<int32_t>(record::SeriesShape::Vector)) in.malformed("series shape");
-    rows.shape = static_cast<record::SeriesShape>(shape);
-    rows.width = in.get<int64_t>();
-    rows.steps = in.get_array<int64_t>();
-    rows.wall_times = in.get_array<double>();
-    rows.values = in.get_array<double>();
-    if (rows.width < 1 || rows.wall_times.size() != rows.steps.size() ||
-        !is_product(rows.values.size(), rows.steps.size(), static_cast<uint64_t>(rows.width))) {
-      in.malformed("rows of " + name);
-    }
-  }
-  const auto histograms = in.get<uint32_t>();
-  for (uint32_t i = 0; i < histograms; ++i) {
-    const std::string name = in.get_text();
-    auto& snapshots = batch.histograms[name];
-    snapshots.edges = in.get_array<double>();
-    snapshots.steps = in.get_array<int64_t>();
-    snapshots.counts = in.get_array<int64_t>();
-    if (snapshots.edges.size() < 2 ||
-        !is_product(snapshots.counts.size(), snapshots.steps.size(), snapshots.edges.size() - 1)) {
-      in.malformed("snapshots of " + name);
-    }
-  }
-  const auto sweeps = in.get<uint32_t>();
-  for (uint32_t i = 0; i < sweeps; ++i) {
-    record::SweepResult sweep;
-    sweep.name = in.get_text();
-    sweep.noise = in.get_text();
-    sweep.metric_name = in.get_text();
-    sweep.layers = in.get<int64_t>();
-    sweep.gamma = in.get_array<double>();
-    sweep.seeds = in.get_array<int64_t>();
-    sweep.metric = in.get_array<double>();
-    sweep.layer_loss = in.get_array<double>();
-    const bool cells_fit = sweep.seeds.empty() || sweep.gamma.size() <= SIZE_MAX / sweep.seeds.size();
-    const size_t cells = cells_fit ? sweep.gamma.size() * sweep.seeds.size() : 0;
-    if (!cells_fit || sweep.layers < 0 || sweep.metric.size() != cells ||
-        !is_product(sweep.layer_loss.size(), cells, static_cast<uint64_t>(sweep.layers))) {
-      in.malformed("sweep " + sweep.name);
-    }
-    batch.sweeps[sweep.name] = std::move(sweep);
-  }
-  if (!in.done()) in.malformed("bytes after the last field");
-  return batch;
-}
 
 bool all_zero(const std::vector<char>& bytes, size_t from) {
   for (size_t i = from; i < bytes.size(); ++i) {
@@ -197,50 +61,23 @@ std::vector<char> encode_log_header(int64_t base_sequence, const std::string& ru
   for (size_t i = 0; i < kRunIdBytes; ++i) {  // 32 hex digits as 16 bytes; zeros for a run without identity
     out.put<uint8_t>(is_run_id(run_id) ? static_cast<uint8_t>(std::stoul(run_id.substr(2 * i, 2), nullptr, 16)) : 0);
   }
-  out.put<uint32_t>(crc_of(out.data().data(), out.data().size()));
+  out.put<uint32_t>(log_crc(out.data().data(), out.data().size()));
   out.put<uint32_t>(0);
   return std::move(out.data());
 }
 
 std::vector<char> encode_log_record(int64_t sequence, const RunBatch& batch) {
-  Bytes payload;
-  payload.put<uint32_t>(static_cast<uint32_t>(batch.metrics.size()));
-  for (const auto& [name, rows] : batch.metrics) {
-    payload.put_text(name);
-    payload.put<int32_t>(static_cast<int32_t>(rows.shape));
-    payload.put<int64_t>(rows.width);
-    payload.put_array(rows.steps);
-    payload.put_array(rows.wall_times);
-    payload.put_array(rows.values);
-  }
-  payload.put<uint32_t>(static_cast<uint32_t>(batch.histograms.size()));
-  for (const auto& [name, snapshots] : batch.histograms) {
-    payload.put_text(name);
-    payload.put_array(snapshots.edges);
-    payload.put_array(snapshots.steps);
-    payload.put_array(snapshots.counts);
-  }
-  payload.put<uint32_t>(static_cast<uint32_t>(batch.sweeps.size()));
-  for (const auto& [name, sweep] : batch.sweeps) {
-    payload.put_text(name);
-    payload.put_text(sweep.noise);
-    payload.put_text(sweep.metric_name);
-    payload.put<int64_t>(sweep.layers);
-    payload.put_array(sweep.gamma);
-    payload.put_array(sweep.seeds);
-    payload.put_array(sweep.metric);
-    payload.put_array(sweep.layer_loss);
-  }
+  const std::vector<char> payload = encode_payload(batch);
   Bytes record;
   record.put<uint32_t>(kRecordMarker);
-  record.put<uint32_t>(kBatchRecord);
+  record.put<uint32_t>(batch.annotation ? kAnnotatedBatchRecord : kBatchRecord);
   record.put<int64_t>(sequence);
-  record.put<uint64_t>(payload.data().size());
-  record.put<uint32_t>(crc_of(record.data().data() + 4, 20));
+  record.put<uint64_t>(payload.size());
+  record.put<uint32_t>(log_crc(record.data().data() + 4, 20));
   auto& out = record.data();
-  out.insert(out.end(), payload.data().begin(), payload.data().end());
+  out.insert(out.end(), payload.begin(), payload.end());
   out.reserve(out.size() + 4);
-  const uint32_t crc = crc_of(out.data() + 4, out.size() - 4);
+  const uint32_t crc = log_crc(out.data() + 4, out.size() - 4);
   record.put<uint32_t>(crc);
   return std::move(out);
 }
@@ -317,7 +154,7 @@ size_t check_header(const std::vector<char>& bytes, const std::string& path, Run
     if (all_zero(bytes, 12)) return 0;
     throw corrupt(path, "header", "cut short (" + std::to_string(bytes.size()) + " bytes)");
   }
-  if (load<uint32_t>(bytes, length - 8) != crc_of(bytes.data(), length - 8)) {
+  if (load<uint32_t>(bytes, length - 8) != log_crc(bytes.data(), length - 8)) {
     throw corrupt(path, "header", "not a DescentLab run log, or its header is damaged");
   }
   log.base_sequence = load<int64_t>(bytes, 16);
@@ -362,24 +199,26 @@ RunLog read_run_log_from(const std::string& run_path, int64_t after_sequence, ui
     const auto sequence = load<int64_t>(bytes, at + 8);
     const auto length = load<uint64_t>(bytes, at + 16);
     // A damaged length must not pass for a record cut short (that would drop the records after it unseen).
-    if (load<uint32_t>(bytes, at + 24) != crc_of(bytes.data() + at + 4, 20)) {
+    if (load<uint32_t>(bytes, at + 24) != log_crc(bytes.data() + at + 4, 20)) {
       throw corrupt(path, where, "damaged (its header's CRC does not match)");
     }
     if (length > left - kRecordHeaderBytes || left - kRecordHeaderBytes - length < 4) break;  // cut short
     const size_t end = at + kRecordHeaderBytes + static_cast<size_t>(length) + 4;
     const uint32_t stored = load<uint32_t>(bytes, end - 4);
-    if (stored != crc_of(bytes.data() + at + 4, end - 4 - (at + 4))) {
+    if (stored != log_crc(bytes.data() + at + 4, end - 4 - (at + 4))) {
       if (end == bytes.size()) break;  // the last record, not wholly on disk: a commit that never returned
       throw corrupt(path, where, "damaged (CRC mismatch)");
     }
-    if (type != kBatchRecord) throw corrupt(path, where, "unknown record type " + std::to_string(type));
+    if (type != kBatchRecord && type != kAnnotatedBatchRecord)
+      throw corrupt(path, where, "unknown record type " + std::to_string(type));
     if (sequence <= log.last_sequence) {
       throw corrupt(path, where,
                     "sequence " + std::to_string(sequence) + " does not follow " + std::to_string(log.last_sequence));
     }
     if (sequence > after_sequence) {
-      Reader in(bytes.data() + at + kRecordHeaderBytes, static_cast<size_t>(length), path, at + shift);
-      log.records.push_back({sequence, decode_batch(in)});
+      log.records.push_back(
+          {sequence, decode_payload(bytes.data() + at + kRecordHeaderBytes, static_cast<size_t>(length),
+                                    type == kAnnotatedBatchRecord, path, at + shift)});
     }
     log.last_sequence = sequence;
     at = end;

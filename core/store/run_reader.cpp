@@ -110,6 +110,7 @@ RunReader::RunReader(const std::string& path) : path_(path), file_(std::make_uni
     file_->logged = RunBatch{};
     file_->log_position = {log.exists, log.base_sequence, std::max(folded, log.last_sequence), log.valid_length};
     for (auto& record : log.records) file_->logged.merge_newer(std::move(record.batch));
+    if (file_->logged.annotation) header_.annotation = *file_->logged.annotation;  // the newest the log holds
     break;
   }
 }

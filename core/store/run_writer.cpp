@@ -284,6 +284,15 @@ void RunWriter::sweep(const record::SweepResult& sweep) {
   wake_.notify_all();
 }
 
+void RunWriter::annotate(const RunAnnotation& annotation) {
+  RunAnnotation checked = checked_annotation(annotation, path_);
+  {
+    std::lock_guard<std::mutex> lock(data_mutex_);
+    pending_->annotation = std::move(checked);
+  }
+  wake_.notify_all();
+}
+
 namespace {
 
 void validate_checkpoint(const std::string& label, const record::CheckpointData& checkpoint, const std::string& path) {

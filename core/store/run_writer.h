@@ -84,6 +84,10 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   // commit).
   void save_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint) override;
 
+  // A person's name, tags and note for the run (checked_annotation; RunFileError InvalidArgument names a bad one),
+  // replacing the ones before: committed by the flusher thread at once, as one log record (flush() waits for it).
+  void annotate(const RunAnnotation& annotation);
+
   // Drops metric rows and histogram snapshots with step > `step` (used when resuming from a checkpoint taken
   // before the last metrics). Committed at once.
   void truncate_after(int64_t step);

@@ -13,7 +13,7 @@
 namespace descentlab::study {
 
 std::string RunFilter::unknown_keys_text(const std::vector<RunEntry>& runs) const {
-  std::set<std::string> known;
+  std::set<std::string> known{kTagFilterKey};
   for (const auto& run : runs) {
     for (const auto& entry : run.config) known.insert(entry.first);
     for (const auto& entry : run.finals) known.insert(entry.first);

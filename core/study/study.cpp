@@ -124,6 +124,9 @@ RunEntry read_entry(const std::string& path, const std::string& study_folder) {
     const store::RunReader reader(path);
     entry.config = flatten_config(reader.header().config_json);
     add_input_keys(reader.header(), entry.config);
+    entry.label = reader.header().annotation.name;
+    entry.tags = reader.header().annotation.tags;
+    entry.note = reader.header().annotation.note;
     // Each scalar series' last row alone (a series of several columns is known by its shape and not read); the few
     // once-per-compression series whole (one value per compression).
     for (const auto& name : reader.metric_names()) {
@@ -425,10 +428,18 @@ RunFilter::RunFilter(const std::string& text) {
 bool RunFilter::matches(const RunEntry& run) const {
   for (const auto& term : terms_) {
     if (term.key.empty()) {
-      if (lower(run.name).find(term.value) == std::string::npos &&
-          lower(run.path).find(term.value) == std::string::npos) {
+      const auto holds = [&](const std::string& text) { return lower(text).find(term.value) != std::string::npos; };
+      if (!holds(run.name) && !holds(run.path) && !holds(run.label) && !holds(run.note) &&
+          std::none_of(run.tags.begin(), run.tags.end(), holds)) {
         return false;
       }
+      continue;
+    }
+    if (term.key == kTagFilterKey) {
+      const std::string wanted = lower(term.value);
+      const bool has =
+          std::any_of(run.tags.begin(), run.tags.end(), [&](const auto& tag) { return lower(tag) == wanted; });
+      if (term.op == "=" ? !has : term.op == "!=" ? has : true) return false;
       continue;
     }
     const auto value = value_of(run, term.key);

@@ -50,6 +50,10 @@ struct RunEntry {
   std::map<std::string, std::vector<double>> per_compression;
   int64_t last_step = 0;  // the largest step any scalar series reached
   std::string error;      // why the file could not be read (the entry then holds only path and name)
+  // What a person said of the run (store::RunAnnotation): a name of their choosing ("" for none), tags and a note.
+  std::string label;
+  std::vector<std::string> tags;
+  std::string note;
 };
 
 // The run files below `folder` (recursively, sorted by path): every "*.h5" that is not a writer's temporary. The
@@ -143,13 +147,17 @@ struct Statistics {
 Statistics statistics_of(const std::vector<double>& values);
 
 // The runs table's filter: terms separated by spaces, all of which a run must match. A term is
-//   text               the run's name or path contains it (any case)
+//   text               the run's name, path, own name (label), a tag or its note contains it (any case)
+//   tag=t  tag!=t      the run has (has not) the tag t (any case)
 //   key=value          a config key or final metric equals it (as numbers when both are)
 //   key!=value         ... differs
 //   key>v key>=v key<v key<=v   compared as numbers
 //   key=a..b           a number in [a, b]
 // A key is a config key ("optimizer.alpha") or a final metric ("test_accuracy"). Throws Error naming the term when
 // it cannot be read ("test_accuracy>" has no value).
+// The filter's key for a run's tags ("tag=baseline").
+inline constexpr const char* kTagFilterKey = "tag";
+
 class RunFilter {
  public:
   explicit RunFilter(const std::string& text = "");

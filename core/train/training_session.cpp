@@ -358,6 +358,12 @@ TrainingResult TrainingSession::train_into_run_file() {
     for (auto* sink : extra_sinks_) trainer.add_sink(sink);
     trainer.set_checkpoint_store(writer.get());
   }
+  // annotate() reaches the writer while it is open; the guard lets go of it before the writer closes, on every path.
+  struct WriterShared {
+    TrainingSession& session;
+    ~WriterShared() { session.share_writer(nullptr); }
+  } writer_shared{*this};
+  share_writer(writer.get());
   trainer.set_control(&control_);
   // --max-steps: exactly the batches left to that step, however the metric interval and the epochs fall.
   if (step_limit_ >= 0) control_.limit_batches(std::max<int64_t>(0, step_limit_ - trainer.step()));
@@ -379,6 +385,28 @@ TrainingResult TrainingSession::train_into_run_file() {
   return result;
 }
 
+bool TrainingSession::annotate(const record::RunAnnotation& annotation) {
+  const record::RunAnnotation checked = store::checked_annotation(annotation, options_.run_path);
+  std::lock_guard<std::mutex> lock(writer_mutex_);
+  if (writer_closed_) return false;
+  if (writer_) {
+    writer_->annotate(checked);
+  } else {
+    pending_annotation_ = checked;
+  }
+  return true;
+}
+
+void TrainingSession::share_writer(store::RunWriter* writer) {
+  std::lock_guard<std::mutex> lock(writer_mutex_);
+  if (writer && pending_annotation_) {
+    writer->annotate(*pending_annotation_);
+    pending_annotation_.reset();
+  }
+  writer_closed_ = writer == nullptr;  // closed, or never opened on this rank
+  writer_ = writer;
+}
+
 void TrainingSession::start(std::function<void(const TrainingResult&, const std::string& error)> done) {
   join();
   running_.store(true);
@@ -395,6 +423,7 @@ void TrainingSession::start(std::function<void(const TrainingResult&, const std:
     } catch (...) {
       error = "unknown error in the training thread";
     }
+    share_writer(nullptr);  // also after a failure before the writer opened
     running_.store(false);
     if (done) done(result, error);
   });
