@@ -145,9 +145,12 @@ void PlotView::showEvent(QShowEvent* event) {
 void PlotView::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
   // Legend entries are fitted (columns, shortened names) to the width: a new width redraws them from the model; a
-  // lower plot that comes or goes with the height, too.
+  // lower plot that comes or goes with the height, too, and the legend's columns while it has several rows.
   const bool rowsChanged = fitLowerRow();
-  if ((rowsChanged || event->oldSize().width() != event->size().width()) && drawnRevision_ >= 0) refresh(true);
+  const bool legendRows = plot_->legend->visible() && plot_->legend->rowCount() > 1;
+  const bool resized = event->oldSize().width() != event->size().width() ||
+                       (legendRows && event->oldSize().height() != event->size().height());
+  if ((rowsChanged || resized) && drawnRevision_ >= 0) refresh(true);
   setReadoutText(readoutText_);
   // As many ticks as the axis has room for, so tick labels never run into each other in a small view.
   for (auto* rect : plot_->axisRects()) {
@@ -176,18 +179,31 @@ void PlotView::styleAxisRect(QCPAxisRect* rect, const QString& xLabel, const QSt
 void PlotView::fitLegend() {
   // As many legend columns (up to 3) as the widest entry allows in the plot's width: an entry is never clipped.
   const QFontMetrics metrics(plot_->legend->font());
-  int widest = 0;
+  int widest = 0, entries = 0;
   for (int i = 0; i < plot_->legend->itemCount(); ++i) {
     if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i))) {
       widest = std::max(widest, metrics.horizontalAdvance(item->plottable()->name()) + 48);
+      ++entries;
     }
   }
   const int width = plot_->width() > 100 ? plot_->width() : 800;
-  plot_->legend->setWrap(widest > 0 ? std::clamp((width - 16) / widest, 1, 3) : 2);
+  int columns = widest > 0 ? std::clamp((width - 16) / widest, 1, 3) : 2;
+  // A legend of more rows than a third of a short plot's height holds left the data 45-60 px (issue 54: four runs at
+  // 1024x700): then more columns, each entry shortened to its share of the width, while a share keeps 90 px. A row
+  // is as the legend lays it out: its entry's icon and text, and the spacing between rows.
+  const int rowHeight =
+      std::max(metrics.height(),
+               plot_->legend->itemCount() > 0 ? plot_->legend->item(0)->minimumOuterSizeHint().height() : 0) +
+      std::max(0, plot_->legend->rowSpacing());
+  const int allowedRows = std::max(1, plot_->height() / 3 / rowHeight);
+  while (columns < 3 && (entries + columns - 1) / columns > allowedRows && (width - 16) / (columns + 1) - 48 >= 90) {
+    ++columns;
+  }
+  plot_->legend->setWrap(columns);
   plot_->legend->setFillOrder(plot_->legend->fillOrder(), true);  // a new wrap only applies once rearranged
-  // An entry wider than the plot even alone is shortened around what tells it from the other entries, so it is
-  // never cut at the edge and two runs never read the same.
-  const int room = width - 16 - 48;
+  // An entry wider than its column is shortened around what tells it from the other entries, so it is never cut at
+  // the edge and two runs never read the same.
+  const int room = (width - 16) / columns - 48;
   QVector<QCPPlottableLegendItem*> items;
   QStringList names;
   for (int i = 0; i < plot_->legend->itemCount(); ++i) {

@@ -114,7 +114,7 @@ StudyBrowser::StudyBrowser(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->setSpacing(3);
-  layout->addWidget(status_);
+  layout->addLayout(buildStatusRow());
   layout->addLayout(controls);
   layout->addWidget(split, 1);
 

@@ -17,6 +17,8 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QLayout;
+class QToolButton;
 class QStandardItem;
 class QStandardItemModel;
 class QTableView;
@@ -74,6 +76,10 @@ class StudyBrowser : public QWidget {
   HyperparameterView* hyperparameters() const { return hyper_; }
   // Shows the hyper-parameter view's tab.
   void showHyperparameters();
+  // "Full window": the Study dock floats over the window at its size, for as many rows as the screen holds (at
+  // 1280x800 the docked study shows about 7 beside the views); off, or the dock's title double-clicked, docks it back.
+  void setFullWindow(bool on);
+  bool fullWindow() const;
   // Sorts the runs table by a column (its header's text) as a click on the header does.
   void sortBy(const QString& column, bool ascending);
   QStringList columns() const;
@@ -88,6 +94,7 @@ class StudyBrowser : public QWidget {
   void drawGroupsRequested(const QStringList& paths, const QStringList& keys);
 
  private:
+  QLayout* buildStatusRow();  // the status line and the Full window button
   void buildRunsTable();
   void buildSidePanel();
   void rebuildColumns();
@@ -125,6 +132,7 @@ class StudyBrowser : public QWidget {
   QTableWidget* pairTable_ = nullptr;
   QLabel* pairSummary_ = nullptr;
   QPushButton* open_ = nullptr;
+  QToolButton* fullWindow_ = nullptr;
   QPushButton* drawGroups_ = nullptr;
   QTabWidget* side_ = nullptr;
   HyperparameterView* hyper_ = nullptr;

@@ -1,13 +1,18 @@
 // The Study dock's runs table columns: sorting by one, and the header's menu that shows or hides them.
+#include <QDockWidget>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QMenu>
+#include <QSignalBlocker>
 #include <QStandardItem>
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableView>
+#include <QToolButton>
 
+#include "widgets/elided_label.h"
 #include "widgets/hyperparameter_view.h"
 #include "widgets/study_browser.h"
 
@@ -45,6 +50,63 @@ void StudyBrowser::setRunAnnotation(const QString& path, const QString& label, c
     }
     setFilterText(filter_->text());
   }
+}
+
+QLayout* StudyBrowser::buildStatusRow() {
+  fullWindow_ = new QToolButton(this);
+  fullWindow_->setObjectName(QStringLiteral("study-full-window"));
+  fullWindow_->setText(QStringLiteral("Full window"));
+  fullWindow_->setCheckable(true);
+  fullWindow_->setAutoRaise(true);
+  fullWindow_->setToolTip(
+      QStringLiteral("The study over the whole window, for more rows; again (or a double-click on its title) to dock "
+                     "it back"));
+  connect(fullWindow_, &QToolButton::toggled, this, [this](bool on) { setFullWindow(on); });
+  auto* row = new QHBoxLayout;
+  row->setContentsMargins(0, 0, 0, 0);
+  row->addWidget(status_, 1);
+  row->addWidget(fullWindow_);
+  return row;
+}
+
+namespace {
+
+// The dock that holds `widget` (the Study dock), or nullptr.
+QDockWidget* dockOf(const QWidget* widget) {
+  for (QWidget* up = widget->parentWidget(); up; up = up->parentWidget()) {
+    if (auto* dock = qobject_cast<QDockWidget*>(up)) return dock;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void StudyBrowser::setFullWindow(bool on) {
+  QDockWidget* dock = dockOf(this);
+  if (!dock) return;
+  if (on && !dock->isFloating()) {
+    QWidget* main = dock->parentWidget();
+    // The button follows the dock: docked back by its title or its float button, the button is off again.
+    if (!dock->property("studyFollowed").toBool()) {
+      dock->setProperty("studyFollowed", true);
+      connect(dock, &QDockWidget::topLevelChanged, fullWindow_, [this](bool floating) {
+        const QSignalBlocker quiet(fullWindow_);
+        fullWindow_->setChecked(floating);
+      });
+    }
+    dock->setFloating(true);
+    if (main) dock->setGeometry(QRect(main->mapToGlobal(QPoint(0, 0)), main->size()));
+    dock->raise();
+  } else if (!on && dock->isFloating()) {
+    dock->setFloating(false);
+  }
+  const QSignalBlocker quiet(fullWindow_);
+  fullWindow_->setChecked(dock->isFloating());
+}
+
+bool StudyBrowser::fullWindow() const {
+  const QDockWidget* dock = dockOf(this);
+  return dock && dock->isFloating();
 }
 
 void StudyBrowser::showHyperparameters() {

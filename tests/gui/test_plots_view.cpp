@@ -382,6 +382,42 @@ TEST(LayerLossViewTest, TheDescendingSharesGiveWayInAShortView) {
   EXPECT_EQ(view.plot()->axisRect(0)->outerRect().height(), tallLossHeight);
 }
 
+// Issue 54, item 8: four runs at 1024x700 gave the per-layer view a legend of four rows over 45-60 px of data. In a
+// short view the legend takes more columns (each name shortened around what tells it apart) so that its rows take at
+// most a third of the plot's height; in a tall view it keeps one whole name a row.
+TEST(LayerLossViewTest, AShortViewsLegendTakesColumnsRatherThanTheDatasRoom) {
+  LabModel model;
+  widgets::LayerLossView view(&model);
+  view.resize(390, 520);
+  view.show();
+  for (const QString& name :
+       {QStringLiteral("video-constrained-quick seed 0"), QStringLiteral("video-constrained-quick seed 0 (2)"),
+        QStringLiteral("video-erm-quick seed 0"), QStringLiteral("video-erm-quick seed 0 (2)")}) {
+    auto run = std::make_unique<RunData>();
+    run->name = name;
+    run->kind = widgets::RunKind::Layerwise;
+    run->addVector(QStringLiteral("test_layer_loss"), 30, {0.85, 0.75, 0.7});
+    model.addRun(std::move(run));
+  }
+  view.refresh(true);
+  QApplication::processEvents();
+  EXPECT_EQ(view.plot()->legend->rowCount(), 4) << "a tall view keeps one whole name a row";
+  view.resize(390, 230);
+  QApplication::processEvents();
+  view.plot()->replot();
+  QCPLegend* legend = view.plot()->legend;
+  EXPECT_EQ(legend->rowCount(), 2);
+  EXPECT_LE(legend->outerRect().height(), view.plot()->height() / 3 + 4);
+  QSet<QString> names;
+  for (int i = 0; i < legend->itemCount(); ++i) {
+    auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i));
+    ASSERT_NE(item, nullptr);
+    names.insert(item->plottable()->name());
+    EXPECT_LE(item->outerRect().right(), view.plot()->width()) << item->plottable()->name().toStdString();
+  }
+  EXPECT_EQ(names.size(), 4) << "shortened names still tell the runs apart";
+}
+
 // Issue 33: in the descent-breaks tour ERM's rise of a few thousandths of a nat near the top was invisible on an
 // axis spanning the constrained model's f_0 of 2.3 nats, and the red break markers named no run (they sat where the
 // two lines overlap, reading as the constrained run's). The change mode plots f_l - f_(l-1) with the range fitted to

@@ -14,6 +14,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTimer>
+#include <QToolButton>
 #include <QUrl>
 
 #include <algorithm>
@@ -177,6 +178,30 @@ TEST_F(StudyBrowserTest, DrawGroupsOpensTheStudyGroupedInTheViews) {
   window_->setGrouping(false);
   EXPECT_FALSE(window_->model()->grouped());
   EXPECT_TRUE(testMetric->csv().startsWith(QStringLiteral("run,")));
+}
+
+// Issue 54, item 8: docked at 1280x800 the study shows about 7 rows beside the views, which keep their usable
+// minimums. "Full window" floats it over the window at its size for more rows, and docks it back.
+TEST_F(StudyBrowserTest, FullWindowShowsTheStudyOverTheWholeWindowAndDocksItBack) {
+  const QString folder = QDir(directory_.path()).filePath(QStringLiteral("study"));
+  testing::write_study(folder.toStdString());
+  controller_->studies().open(folder);
+  ASSERT_TRUE(read(12)) << browser().status().toStdString();
+  QApplication::processEvents();
+  auto* table = browser().findChild<QTableView*>(QStringLiteral("study-runs"));
+  auto* button = browser().findChild<QToolButton*>(QStringLiteral("study-full-window"));
+  ASSERT_NE(table, nullptr);
+  ASSERT_NE(button, nullptr);
+  const int dockedHeight = table->viewport()->height();
+  button->click();
+  ASSERT_TRUE(waitUntil([&] { return browser().fullWindow() && table->viewport()->height() > 2 * dockedHeight; }, 5000))
+      << dockedHeight << " px docked, " << table->viewport()->height() << " px in full window";
+  EXPECT_TRUE(button->isChecked());
+  EXPECT_GE(browser().window()->height(), window_->height() - 10);
+  button->click();
+  ASSERT_TRUE(waitUntil([&] { return !browser().fullWindow(); }, 5000));
+  EXPECT_FALSE(button->isChecked());
+  EXPECT_EQ(browser().window(), window_.get());
 }
 
 TEST_F(StudyBrowserTest, AFolderThatCannotBeListedIsNamed) {
