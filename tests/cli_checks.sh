@@ -93,6 +93,39 @@ case "$check" in
     "$cli" annotate "$run" --clear >"$scratch/out" 2>&1 || fail "annotate --clear exited $?"
     expect_in "name (by its configuration), tags (none), note (none)" "$scratch/out"
     ;;
+  branch)
+    # bash cli_checks.sh branch CLI: train --branch RUN[@STEP] --set ... --out CHILD continues RUN's checkpoint as a new
+    # run recording its lineage; settings that cannot change mid-run, a step with no checkpoint and an existing child
+    # are refused naming them, and the parent is left as it was.
+    tiny=(--preset video-constrained --set data.train_clips=32 --set data.test_clips=16 --set model.layers=2
+          --set model.width=16 --set model.ff_width=32 --set train.batch_size=8 --set train.epochs=2 --set train.device=cpu)
+    "$cli" train "${tiny[@]}" --out "$scratch/parent.h5" --max-steps 4 >/dev/null 2>"$scratch/a.err" ||
+      { cat "$scratch/a.err" >&2; fail "the parent's run failed"; }
+    cp "$scratch/parent.h5" "$scratch/parent-before.h5"
+    "$cli" train --branch "$scratch/parent.h5" --set constraints.alpha=0.1 --out "$scratch/child.h5" >/dev/null \
+      2>"$scratch/b.err" || { cat "$scratch/b.err" >&2; fail "the branch failed"; }
+    expect_in "branching $scratch/parent.h5 into $scratch/child.h5: constraints.alpha 0.4 -> 0.1" "$scratch/b.err"
+    "$cli" inspect "$scratch/child.h5" >"$scratch/text" 2>&1 || fail "inspect of the child exited $?"
+    expect_in "branch of: $scratch/parent.h5 (run " "$scratch/text"
+    expect_in ") at step 4: constraints.alpha 0.4 -> 0.1" "$scratch/text"
+    "$cli" train --branch "$scratch/parent.h5@4" --out "$scratch/same.h5" >/dev/null 2>"$scratch/c.err" ||
+      { cat "$scratch/c.err" >&2; fail "a branch at the kept step failed"; }
+    expect_in "nothing changed" "$scratch/c.err"
+    "$cli" train --branch "$scratch/parent.h5@3" --out "$scratch/x.h5" >/dev/null 2>"$scratch/d.err" &&
+      fail "a branch at a step with no checkpoint was accepted"
+    expect_in "keeps no checkpoint at step 3; it keeps " "$scratch/d.err"
+    "$cli" train --branch "$scratch/parent.h5" --set model.width=32 --out "$scratch/x.h5" >/dev/null 2>"$scratch/e.err" &&
+      fail "a branch changing the model was accepted"
+    expect_in "model.width: cannot change in a branch (16 -> 32): the model continued is the parent's" "$scratch/e.err"
+    "$cli" train --branch "$scratch/parent.h5" --out "$scratch/child.h5" >/dev/null 2>"$scratch/f.err" &&
+      fail "a branch over an existing child was accepted"
+    expect_in "child.h5" "$scratch/f.err"
+    "$cli" train --branch "$scratch/parent.h5" --preset video-erm --out "$scratch/x.h5" >/dev/null 2>"$scratch/g.err" &&
+      fail "--branch with --preset was accepted"
+    expect_in "--preset" "$scratch/g.err"
+    [ ! -e "$scratch/x.h5" ] || fail "a refused branch wrote its child"
+    cmp -s "$scratch/parent.h5" "$scratch/parent-before.h5" || fail "branching changed the parent's run file"
+    ;;
   inspect)
     # bash cli_checks.sh inspect CLI SAMPLE_RUN: the summary of the sample run, as JSON and as text.
     run=$3
@@ -205,7 +238,11 @@ case "$check" in
     kill -INT "$pid"
     wait "$pid"
     status=$?
-    if [ "$status" = 130 ]; then
+    if [ "$status" = 130 ] && ! grep -q "resume with" "$scratch/d.err" && grep -q "epoch 12 " "$scratch/d.err"; then
+      # Under load the run can reach its end before the Ctrl-C lands: the signal then finds the default handler
+      # back (training is over) and ends the process as Ctrl-C does. Nothing was interrupted.
+      echo "note: the run finished its 12 epochs before Ctrl-C arrived; the interrupt path was not exercised this time"
+    elif [ "$status" = 130 ]; then
       expect_in "resume with: descentlab-cli train --resume" "$scratch/d.err"
       "$cli" train --resume "$scratch/interrupted.h5" >/dev/null 2>"$scratch/e.err" || { cat "$scratch/e.err" >&2; fail "resume after Ctrl-C failed"; }
       "$python" "$compare" "$scratch/long.h5" "$scratch/interrupted.h5" || fail "run resumed after Ctrl-C differs"
@@ -456,7 +493,7 @@ PY
     expect_in "pack: out is required (usage: descentlab-cli pack run out [OPTIONS]" "$scratch/out"
     # Issue 38 item 5: what was given is named, with the valid commands; an empty path is not "no --resume".
     expect_status 2 "$cli" frobnicate
-    expect_in "'frobnicate' is not a command; the commands are data, inspect, pack, train" "$scratch/out"
+    expect_in "'frobnicate' is not a command; the commands are data, inspect, pack, annotate, train" "$scratch/out"
     expect_status 2 "$cli" --threads 1 frobnicate --json
     expect_in "'frobnicate' is not a command" "$scratch/out"
     expect_status 2 "$cli" train --resume ""
