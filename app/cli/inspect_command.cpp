@@ -46,6 +46,13 @@ nlohmann::json summarize(const store::RunReader& reader) {
   if (!header.annotation.name.empty()) summary["name"] = header.annotation.name;
   if (!header.annotation.tags.empty()) summary["tags"] = header.annotation.tags;
   if (!header.annotation.note.empty()) summary["note"] = header.annotation.note;
+  if (header.lineage) {
+    summary["lineage"] = {{"parent_file", header.lineage->parent_file},
+                          {"parent_run_id", header.lineage->parent_run_id},
+                          {"parent_checkpoint_sha256", header.lineage->parent_checkpoint_sha256},
+                          {"branch_step", header.lineage->branch_step},
+                          {"changes", header.lineage->changes}};
+  }
   // A run of a user's module: the files it was made from, as they were at its start (the module's copy included).
   nlohmann::json inputs = nlohmann::json::object();
   for (const auto& [role, file] :
@@ -115,6 +122,13 @@ void print_text(const nlohmann::json& summary) {
     std::printf("tags:      %s\n", store::tags_text(summary["tags"].get<std::vector<std::string>>()).c_str());
   }
   if (summary.contains("note")) std::printf("note:      %s\n", summary["note"].get<std::string>().c_str());
+  if (summary.contains("lineage")) {
+    const auto& lineage = summary["lineage"];
+    std::printf("branch of: %s (run %s) at step %s: %s\n", lineage["parent_file"].get<std::string>().c_str(),
+                lineage["parent_run_id"].get<std::string>().c_str(), lineage["branch_step"].dump().c_str(),
+                lineage["changes"].get<std::string>().empty() ? "nothing changed"
+                                                              : lineage["changes"].get<std::string>().c_str());
+  }
   std::printf("config:    %s\n", summary["config"].dump().c_str());
   if (summary.contains("inputs")) {
     for (const auto& [role, file] : summary["inputs"].items()) {

@@ -293,7 +293,16 @@ int run_train(const TrainOptions& given) {
   data_parallel.backend = options.backend;
   data_parallel.timeout_seconds = options.timeout_seconds;
   std::unique_ptr<session::TrainingSession> session;
-  if (!options.resume.empty()) {
+  if (!options.branch.empty()) {
+    BranchRequest request = branch_request(options);
+    session::SessionOptions session_options;
+    session_options.run_path = options.out;
+    session_options.overwrite = options.overwrite;
+    session =
+        session::TrainingSession::branch(request.parent, request.step, std::move(request.config), session_options);
+    std::fprintf(stderr, "branching %s into %s: %s\n", request.parent.c_str(), options.out.c_str(),
+                 session->branch_changes().empty() ? "nothing changed" : session->branch_changes().c_str());
+  } else if (!options.resume.empty()) {
     session = session::TrainingSession::resume(
         options.resume, data_parallel, {absolute_or_empty(options.model_file), absolute_or_empty(options.data_file)});
   } else {
@@ -377,6 +386,10 @@ void add_train_command(CLI::App& app, int& exit_code) {
   train->add_option("--out", options->out, "The run file to write (.h5)");
   train->add_flag("--overwrite", options->overwrite, "Replace an existing run file");
   train->add_option("--resume", options->resume, "Continue this run file from its \"latest\" checkpoint");
+  train->add_option("--branch", options->branch,
+                    "RUN.h5[@STEP]: a new run (--out CHILD.h5) that continues RUN's checkpoint at STEP (default its "
+                    "\"latest\") exactly, with the settings --set changes (those that may change mid-run: "
+                    "docs/cli.md); RUN is only read");
   train->add_option("--device", options->device, "auto, cpu or cuda (overrides the config)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   train->add_flag("--json", options->json, "Print a JSON summary at the end");

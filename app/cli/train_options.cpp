@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <utility>
 
 #include "core/config/json_reader.h"
 #include "core/data/data_file.h"
@@ -69,6 +70,43 @@ config::ExperimentConfig experiment_of(const TrainOptions& options) {
   return config::ExperimentConfig::from_json(document, "--model " + options.model_file + " --data " +
                                                            options.data_file +
                                                            (overrides.empty() ? "" : " with --optimizer/--set"));
+}
+
+BranchRequest branch_request(const TrainOptions& options) {
+  const std::pair<const char*, bool> conflicting[] = {
+      {"--resume", !options.resume.empty()},
+      {"--preset", !options.preset.empty()},
+      {"--config", !options.config_file.empty()},
+      {"--model", !options.model_file.empty()},
+      {"--data", !options.data_file.empty()},
+      {"--optimizer", !options.optimizer.empty()},
+      {"--nproc", options.nproc > 1},
+  };
+  for (const auto& [flag, given] : conflicting) {
+    if (given) {
+      throw config::ConfigError("train", flag,
+                                "a branch continues its parent's experiment: change its settings with --set "
+                                "KEY=VALUE instead");
+    }
+  }
+  if (options.out.empty()) throw config::ConfigError("train", "--out", "the child's run file to write is required");
+  BranchRequest request;
+  request.parent = options.branch;
+  const auto at = options.branch.rfind('@');
+  if (at != std::string::npos && at + 1 < options.branch.size() &&
+      options.branch.find_first_not_of("0123456789", at + 1) == std::string::npos) {
+    request.parent = options.branch.substr(0, at);
+    request.step = std::stoll(options.branch.substr(at + 1));
+  }
+  const store::RunReader parent(request.parent);
+  nlohmann::json document = nlohmann::json::parse(parent.header().config_json, nullptr, false);
+  if (!document.is_object()) {
+    throw store::RunFileError(store::RunFileError::Kind::Corrupt, request.parent, "/@config", "is not a JSON object");
+  }
+  for (const auto& assignment : options.overrides) config::apply_assignment(document, assignment);
+  request.config = config::ExperimentConfig::from_json(
+      document, request.parent + " (its configuration" + (options.overrides.empty() ? ")" : " with --set)"));
+  return request;
 }
 
 }  // namespace descentlab::cli

@@ -22,6 +22,7 @@ struct TrainOptions {
   std::vector<std::string> overrides;
   std::string out;
   std::string resume;
+  std::string branch;  // --branch RUN.h5[@STEP]: a child of that run, from its checkpoint at STEP (or "latest")
   std::string device;
   int64_t max_steps = -1;  // --max-steps; -1: none (0 keeps a new run's initial state without a step)
   bool json = false;
@@ -37,6 +38,16 @@ struct TrainOptions {
 // refused (they were ignored), and so is a --max-steps below the step the run has reached (its "latest"), where
 // `read_run` (the process that reads the run file: rank 0, or the launcher of --nproc).
 void check_resume_options(const TrainOptions& options, bool read_run);
+
+// --branch RUN.h5[@STEP]: the parent, the step (-1 for its "latest") and the child's configuration (the parent's with
+// the --set overrides). Options that would give the child another experiment (--preset, --config, --model, --data,
+// --optimizer, --resume, --nproc) are refused naming them, as is a missing --out.
+struct BranchRequest {
+  std::string parent;
+  int64_t step = -1;
+  config::ExperimentConfig config;
+};
+BranchRequest branch_request(const TrainOptions& options);
 
 // `path` made absolute, or "" for "".
 std::string absolute_or_empty(const std::string& path);

@@ -85,6 +85,16 @@ class TrainingSession {
   static std::unique_ptr<TrainingSession> resume(const std::string& run_path,
                                                  const DataParallelOptions& data_parallel = {},
                                                  const ResumeFiles& files = {});
+  // A child of the run at `parent_path` (issue 55): a new run into options.run_path that continues the parent's
+  // checkpoint at `step` (-1: its "latest"; else the step of a checkpoint it keeps) exactly (weights, optimizer
+  // state, lambda, data order, random generators) under `config`, the parent's configuration with the changes asked
+  // for, and records its lineage (core/store/run_file.h). The parent is only read. Throws descentlab errors naming a
+  // setting that cannot change mid-run (core/train/branch_rules.h), a step with no kept checkpoint (naming those
+  // kept), a child that is its parent; RunWriter refuses a child path that exists unless options.overwrite.
+  static std::unique_ptr<TrainingSession> branch(const std::string& parent_path, int64_t step,
+                                                 config::ExperimentConfig config, SessionOptions options);
+  // What a branch changes ("constraints.alpha 0.4 -> 0.1"), "" for none or when this is not a branch.
+  const std::string& branch_changes() const { return branch_changes_; }
   ~TrainingSession();  // stops a running worker and joins it
   TrainingSession(const TrainingSession&) = delete;
   TrainingSession& operator=(const TrainingSession&) = delete;
@@ -144,6 +154,8 @@ class TrainingSession {
   config::ExperimentConfig config_;
   SessionOptions options_;
   bool resuming_ = false;
+  // A branch: its parent's run file (absolute), the label of the checkpoint it continues, the settings it changes.
+  std::string branch_parent_, branch_label_, branch_changes_;
   std::vector<record::MetricSink*> extra_sinks_;
   std::function<void(const SessionStart&)> on_start_;
   int64_t step_limit_ = -1;

@@ -77,6 +77,18 @@ RunAnnotation checked_annotation(const RunAnnotation& annotation, const std::str
 std::string tags_text(const std::vector<std::string>& tags);
 std::vector<std::string> tags_from_text(const std::string& text);
 
+// Where a branched run came from (issue 55): its parent's file (absolute, as given) and identity, the SHA-256 of the
+// parent's checkpoint it continued from, that checkpoint's step, and the settings it changed ("constraints.alpha 0.4
+// -> 0.1; train.epochs 2 -> 4"). Root attributes parent_file, parent_run_id, parent_checkpoint_sha256, branch_step and
+// branch_changes (docs/run-file.md). The child does not copy its parent's rows.
+struct RunLineage {
+  std::string parent_file;
+  std::string parent_run_id;
+  std::string parent_checkpoint_sha256;
+  int64_t branch_step = 0;
+  std::string changes;
+};
+
 struct RunHeader {
   int64_t format_version = kFormatVersion;
   std::string app_version;
@@ -94,6 +106,8 @@ struct RunHeader {
   std::optional<RunInputFile> model_file, data_file;
   // The person's name, tags and note (with those its log holds after the file's own, for a reader).
   RunAnnotation annotation;
+  // A branched run's parent (none for a run started from scratch).
+  std::optional<RunLineage> lineage;
   // For a new run only: the module file's bytes, which the writer's first commit keeps beside the run file as a copy
   // (RUN.h5.checkpoints/module-<run id>.bin, named by /inputs/model/module), so that the run resumes, sweeps and
   // prunes after the original moved or changed. RunReader::module_copy() reads it back. Not read into a header.
@@ -128,6 +142,7 @@ struct CheckpointInfo {
   int64_t step = 0;
   int64_t epoch = 0;
   std::string created;
+  std::string sha256;  // of the whole checkpoint ("" in a file from before checksums)
 };
 
 // UTC now as "YYYY-MM-DDTHH:MM:SSZ".

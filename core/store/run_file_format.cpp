@@ -125,26 +125,8 @@ RunHeader read_header(const H5::H5File& file, const std::string& path) {
     }
   }
   read_inputs(file, path, header);
-  RunAnnotation stored;
-  if (hdf5::has_attribute(root, kAnnotationName)) stored.name = text(kAnnotationName);
-  if (hdf5::has_attribute(root, kAnnotationTags)) stored.tags = tags_from_text(text(kAnnotationTags));
-  if (hdf5::has_attribute(root, kAnnotationNote)) stored.note = text(kAnnotationNote);
-  header.annotation = checked_annotation(stored, path);  // a forged file's overlong name is refused by name
+  read_annotation_and_lineage(root, path, header);
   return header;
-}
-
-void write_annotation(H5::H5File& file, const RunAnnotation& annotation) {
-  H5::Group root = file.openGroup("/");
-  const auto set = [&](const char* name, const std::string& value) {
-    if (!value.empty()) {
-      hdf5::set_string_attribute(root, name, value);
-    } else if (hdf5::has_attribute(root, name)) {
-      root.removeAttr(name);
-    }
-  };
-  set(kAnnotationName, annotation.name);
-  set(kAnnotationTags, tags_text(annotation.tags));
-  set(kAnnotationNote, annotation.note);
 }
 
 void write_header(H5::H5File& file, const RunHeader& header) {
@@ -158,6 +140,7 @@ void write_header(H5::H5File& file, const RunHeader& header) {
   hdf5::set_string_attribute(root, "config", header.config_json.empty() ? "{}" : header.config_json);
   if (!header.run_id.empty()) hdf5::set_string_attribute(root, kRunId, header.run_id);
   write_annotation(file, header.annotation);
+  write_lineage(file, header.lineage);
 }
 
 void initialize_run_file(H5::H5File& file, const RunHeader& header) {

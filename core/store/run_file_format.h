@@ -35,6 +35,12 @@ inline constexpr const char* kRunId = "run_id";
 inline constexpr const char* kAnnotationName = "name";
 inline constexpr const char* kAnnotationTags = "tags";
 inline constexpr const char* kAnnotationNote = "note";
+// Root attributes of a branched run's lineage (RunHeader::lineage); all present or none.
+inline constexpr const char* kParentFile = "parent_file";
+inline constexpr const char* kParentRunId = "parent_run_id";
+inline constexpr const char* kParentCheckpointSha256 = "parent_checkpoint_sha256";
+inline constexpr const char* kBranchStep = "branch_step";
+inline constexpr const char* kBranchChanges = "branch_changes";
 
 // Opens `path` read-only or read-write after checking, in order: it exists, it is HDF5, HDF5 can open it, it is a
 // DescentLab run file, its format_version is not newer than this build's and an older one does not contradict its
@@ -45,6 +51,11 @@ RunHeader read_header(const H5::H5File& file, const std::string& path);
 void write_header(H5::H5File& file, const RunHeader& header);
 // Sets the root's annotation attributes to `annotation` (removing those left empty).
 void write_annotation(H5::H5File& file, const RunAnnotation& annotation);
+// The root's lineage attributes (all five, when `lineage` is set).
+void write_lineage(H5::H5File& file, const std::optional<RunLineage>& lineage);
+// A person's annotation and a branched run's lineage from the root's attributes into `header`; RunFileError names
+// a bad or missing one.
+void read_annotation_and_lineage(const H5::Group& root, const std::string& path, RunHeader& header);
 
 // Writes the header and the four top-level groups into a new, empty file.
 void initialize_run_file(H5::H5File& file, const RunHeader& header);

@@ -7,8 +7,8 @@
 // Layout, little-endian: a 48-byte header ("DLRUNLOG", version 2, 4 zero bytes, the base sequence: the run file's
 // log_sequence when this log was started, the run's identity as 16 bytes (RunHeader::run_id), a CRC-32 of the first
 // 40 bytes, 4 zero bytes), then records (version 1, still read, had a 32-byte header without the identity):
-//   u32 marker "LOGR" | u32 type (1: a batch; 2: a batch and a person's annotation of the run) | i64 sequence | u64 length | u32 CRC-32 of type..length |
-//   payload | u32 CRC-32 of type..payload.
+//   u32 marker "LOGR" | u32 type (1: a batch; 2: a batch and a person's annotation of the run) | i64 sequence | u64
+//   length | u32 CRC-32 of type..length | payload | u32 CRC-32 of type..payload.
 // One commit is one record, so a reader sees a commit whole or not at all.
 
 #include <cstdint>

@@ -314,7 +314,8 @@ std::vector<CheckpointInfo> RunReader::checkpoints() const {
     for (const auto& label : hdf5::child_names(checkpoints)) {
       const H5::Group group = checkpoints.openGroup(label);
       infos.push_back({label, hdf5::int_attribute(group, "step"), hdf5::int_attribute(group, "epoch"),
-                       hdf5::string_attribute(group, "created")});
+                       hdf5::string_attribute(group, "created"),
+                       hdf5::has_attribute(group, "sha256") ? hdf5::string_attribute(group, "sha256") : ""});
     }
     return infos;
   });

@@ -15,6 +15,7 @@
 #include "core/store/checkpoint_bytes.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
+#include "core/train/branch_session.h"
 #include "core/train/layerwise_trainer.h"
 #include "core/train/random_stream.h"
 #include "core/train/sparse_trainer.h"
@@ -351,8 +352,10 @@ TrainingResult TrainingSession::train_into_run_file() {
   random_stream.seed_and_initialise(config_.train.seed, [&] { engine = make_engine(config_, device, given_sources); });
   train::Trainer& trainer = *engine.trainer;
   std::unique_ptr<store::RunWriter> writer =
-      group ? open_run_data_parallel(trainer, *group, config_, options_, resuming_, device, files_to_keep)
-            : open_run(trainer, config_, options_, resuming_, device, files_to_keep);
+      !branch_parent_.empty()
+          ? open_branch(trainer, config_, options_, device, branch_parent_, branch_label_, branch_changes_)
+      : group ? open_run_data_parallel(trainer, *group, config_, options_, resuming_, device, files_to_keep)
+              : open_run(trainer, config_, options_, resuming_, device, files_to_keep);
   if (writer) {
     trainer.add_sink(writer.get());
     for (auto* sink : extra_sinks_) trainer.add_sink(sink);

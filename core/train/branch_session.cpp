@@ -1,0 +1,73 @@
+#include "core/train/branch_session.h"
+
+#include <filesystem>
+
+#include "core/runtime.h"
+#include "core/store/run_reader.h"
+#include "core/train/branch_rules.h"
+#include "core/util/error.h"
+
+namespace descentlab::session {
+
+// A branch's new run file, with its lineage, and the trainer restored from its parent's checkpoint `label`.
+std::unique_ptr<store::RunWriter> open_branch(train::Trainer& trainer, const config::ExperimentConfig& config,
+                                              const SessionOptions& options, const torch::Device& device,
+                                              const std::string& parent, const std::string& label,
+                                              const std::string& changes) {
+  const store::RunReader parent_run(parent);
+  const record::CheckpointData state = parent_run.checkpoint(label);
+  store::RunHeader header;
+  const auto info = runtime_info();
+  header.app_version = info.descentlab_version;
+  header.torch_version = info.torch_version;
+  header.device = device.str();
+  header.config_json = config.to_json().dump();
+  store::RunLineage lineage;
+  lineage.parent_file = parent;
+  lineage.parent_run_id = parent_run.header().run_id;
+  for (const auto& kept : parent_run.checkpoints()) {
+    if (kept.label == label) lineage.parent_checkpoint_sha256 = kept.sha256;
+  }
+  lineage.branch_step = state.step;
+  lineage.changes = changes;
+  header.lineage = lineage;
+  store::RunWriterOptions writer_options;
+  writer_options.overwrite = options.overwrite;
+  writer_options.flush_interval_seconds = options.flush_interval_seconds;
+  writer_options.purpose = "training a branch";
+  writer_options.notice = options.notice;
+  auto writer = store::RunWriter::create(options.run_path, header, writer_options);
+  trainer.resume_from(state, parent, label);
+  return writer;
+}
+
+std::unique_ptr<TrainingSession> TrainingSession::branch(const std::string& parent_path, int64_t step,
+                                                         config::ExperimentConfig config, SessionOptions options) {
+  namespace fs = std::filesystem;
+  const std::string parent = fs::absolute(parent_path).lexically_normal().string();
+  if (fs::absolute(options.run_path).lexically_normal().string() == parent) {
+    throw Error(options.run_path + ": is the run being branched; a branch is a new run file (--out CHILD.h5)");
+  }
+  const store::RunReader parent_run(parent);
+  std::string label, kept;
+  for (const auto& checkpoint : parent_run.checkpoints()) {
+    kept += (kept.empty() ? "" : ", ") + checkpoint.label + " at step " + std::to_string(checkpoint.step);
+    const bool wanted = step < 0 ? checkpoint.label == record::checkpoint_label::kLatest : checkpoint.step == step;
+    if (wanted && (label.empty() || checkpoint.label == record::checkpoint_label::kLatest)) label = checkpoint.label;
+  }
+  if (label.empty()) {
+    throw store::RunFileError(store::RunFileError::Kind::MissingObject, parent_path, "/checkpoints",
+                              (step < 0 ? std::string("has no \"latest\" checkpoint to branch from")
+                                        : "keeps no checkpoint at step " + std::to_string(step)) +
+                                  "; it keeps " + (kept.empty() ? std::string("none") : kept));
+  }
+  const config::ExperimentConfig parent_config = config::stored_config(parent_run.header().config_json, parent_path);
+  const std::string changes = train::branch_changes(parent_config.to_json(), config.to_json(), options.run_path);
+  auto session = std::unique_ptr<TrainingSession>(new TrainingSession(std::move(config), std::move(options), false));
+  session->branch_parent_ = parent;
+  session->branch_label_ = label;
+  session->branch_changes_ = changes;
+  return session;
+}
+
+}  // namespace descentlab::session

@@ -1,0 +1,24 @@
+#pragma once
+// A branch's run (internal to core/train; the door is session::TrainingSession::branch): its new run file with its
+// lineage, and the trainer restored from its parent's checkpoint.
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+#include "core/config/experiment_config.h"
+#include "core/session/training_session.h"
+#include "core/store/run_writer.h"
+#include "core/train/trainer.h"
+
+namespace descentlab::session {
+
+// Creates the child's run file at options.run_path (its header records the lineage: the parent's file and identity,
+// the checkpoint's SHA-256 and step, `changes`) and restores `trainer` from the parent's checkpoint `label`.
+std::unique_ptr<store::RunWriter> open_branch(train::Trainer& trainer, const config::ExperimentConfig& config,
+                                              const SessionOptions& options, const torch::Device& device,
+                                              const std::string& parent, const std::string& label,
+                                              const std::string& changes);
+
+}  // namespace descentlab::session

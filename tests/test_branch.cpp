@@ -1,0 +1,182 @@
+// Issue 55, items 3, 4, 6 and 8 (the engine's part): a branch is a new run that continues its parent's checkpoint
+// exactly. A branch that changes nothing goes on bit for bit as the parent's own resume would, on the layerwise and
+// the sparse engine; it records its lineage and none of its parent's rows; a change of alpha is its only difference;
+// settings that cannot change mid-run, a step with no kept checkpoint, a child that is its parent or that exists are
+// refused naming them, with the parent untouched.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/config/experiment_config.h"
+#include "core/data/catalog.h"
+#include "core/session/training_session.h"
+#include "core/store/run_reader.h"
+#include "core/store/run_writer.h"
+#include "test_support.h"
+
+namespace descentlab::session {
+namespace {
+
+namespace fs = std::filesystem;
+using descentlab::testing::ScratchFolder;
+
+// The message of any error `action` throws, or "" when it throws none.
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return "";
+}
+
+config::ExperimentConfig tiny(const std::string& preset, std::vector<std::string> more = {}) {
+  std::vector<std::string> overrides;
+  if (preset.rfind("video", 0) == 0) {
+    overrides = {"data.train_clips=32", "data.test_clips=16", "model.layers=2",     "model.width=16",
+                 "model.ff_width=32",   "train.epochs=2",     "train.batch_size=8", "train.metric_interval=1"};
+  } else {
+    overrides = {"data.train_limit=128", "data.test_limit=64",      "model.layers=2",
+                 "model.width=16",       "model.ff_width=32",       "train.epochs=2",
+                 "train.batch_size=32",  "train.metric_interval=1", "train.device=cpu"};
+  }
+  overrides.insert(overrides.end(), more.begin(), more.end());
+  return config::load_experiment(preset, "quick", "", overrides);
+}
+
+SessionOptions into(const std::string& path) {
+  SessionOptions options;
+  options.run_path = path;
+  options.flush_interval_seconds = 0;
+  return options;
+}
+
+// Every tensor of a checkpoint's model, optimizer and dual sections, as bytes. The optimizer's LibTorch archive is
+// compared by the readable copies of what it holds (each parameter's moments and step count): its own bytes are a
+// serialization whose layout LibTorch does not keep from one save to the next.
+std::vector<std::string> state_bytes(const std::string& path) {
+  const record::CheckpointData latest = store::RunReader(path).checkpoint("latest");
+  std::vector<std::string> bytes;
+  for (const char* section : {"model", "optimizer", "dual"}) {
+    const auto found = latest.sections.find(section);
+    if (found == latest.sections.end()) continue;
+    for (const auto& [name, blob] : found->second) {
+      if (name != "torch_archive") bytes.push_back(name + ":" + std::string(blob.bytes.begin(), blob.bytes.end()));
+    }
+  }
+  return bytes;
+}
+
+std::vector<double> losses_after(const std::string& path, int64_t step) {
+  const store::MetricSeries loss = store::RunReader(path).metric("loss");
+  std::vector<double> values;
+  for (size_t row = 0; row < loss.rows(); ++row) {
+    if (loss.steps[row] > step) values.push_back(loss.values[row]);
+  }
+  return values;
+}
+
+// The parent trained to `stop` steps (its "latest" there); a copy of it resumed to the end; a branch of it that
+// changes nothing, to the end: the branch is the resume, bit for bit, and holds only its own rows.
+void expect_branch_is_the_resume(const std::string& preset) {
+  ScratchFolder folder;
+  const std::string parent = (folder / "parent.h5").string();
+  const config::ExperimentConfig config = tiny(preset);
+  const int64_t stop = 5;
+  {
+    TrainingSession first(config, into(parent));
+    first.set_step_limit(stop);
+    ASSERT_EQ(first.run().steps, stop);
+  }
+  const std::string resumed = (folder / "resumed" / "parent.h5").string();
+  fs::create_directories(folder / "resumed");
+  fs::copy(parent, resumed);
+  fs::copy(parent + ".checkpoints", resumed + ".checkpoints", fs::copy_options::recursive);
+  TrainingSession::resume(resumed)->run();
+
+  const std::string parent_version = store::run_file_version(parent);
+  const std::string child = (folder / "child.h5").string();
+  auto branch = TrainingSession::branch(parent, -1, config, into(child));
+  EXPECT_EQ(branch->branch_changes(), "");
+  branch->run();
+
+  {
+    const auto a = state_bytes(child), b = state_bytes(resumed);
+    ASSERT_EQ(a.size(), b.size());
+    std::string differing;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i] != b[i]) differing += " " + a[i].substr(0, a[i].find(':'));
+    }
+    EXPECT_TRUE(differing.empty()) << preset << ": the branch is not its parent's resume; differing:" << differing
+                                   << " steps " << store::RunReader(child).checkpoint("latest").step << " vs "
+                                   << store::RunReader(resumed).checkpoint("latest").step;
+  }
+  EXPECT_EQ(losses_after(child, stop), losses_after(resumed, stop));
+  const store::RunReader read(child);
+  EXPECT_EQ(read.metric("loss").steps.front(), stop + 1) << "the child copies none of its parent's rows";
+  ASSERT_TRUE(read.header().lineage.has_value());
+  EXPECT_EQ(read.header().lineage->parent_file, fs::absolute(parent).lexically_normal().string());
+  EXPECT_EQ(read.header().lineage->parent_run_id, store::RunReader(parent).header().run_id);
+  EXPECT_EQ(read.header().lineage->branch_step, stop);
+  EXPECT_EQ(read.header().lineage->parent_checkpoint_sha256.size(), 64u);
+  EXPECT_NE(read.header().run_id, store::RunReader(parent).header().run_id);
+  EXPECT_EQ(store::run_file_version(parent), parent_version) << "the parent was only read";
+}
+
+TEST(Branch, AnUnchangedBranchOfALayerwiseRunIsItsResumeBitForBit) {
+  expect_branch_is_the_resume("video-constrained");
+}
+
+TEST(Branch, AnUnchangedBranchOfASparseRunIsItsResumeBitForBit) {
+  if (!data::dataset_files_present(data::default_data_root(), "fashion-mnist")) {
+    GTEST_SKIP() << "fashion-mnist is not fetched (README, set-up)";
+  }
+  expect_branch_is_the_resume("vit-horst");
+}
+
+TEST(Branch, ABranchChangingAlphaSaysOnlyThatAndBadRequestsAreRefusedNamingThem) {
+  ScratchFolder folder;
+  const std::string parent = (folder / "parent.h5").string();
+  const config::ExperimentConfig config = tiny("video-constrained");
+  {
+    TrainingSession first(config, into(parent));
+    first.set_step_limit(4);
+    first.run();
+  }
+  const std::string version = store::run_file_version(parent);
+  const std::string child = (folder / "child.h5").string();
+  auto changed = TrainingSession::branch(parent, -1, tiny("video-constrained", {"constraints.alpha=0.1"}), into(child));
+  // The preset's alpha_final follows alpha (a constant schedule): both are what the change sets.
+  EXPECT_EQ(changed->branch_changes(), "constraints.alpha 0.4 -> 0.1; constraints.alpha_final 0.4 -> 0.1");
+  changed->run();
+  EXPECT_EQ(store::RunReader(child).header().lineage->changes,
+            "constraints.alpha 0.4 -> 0.1; constraints.alpha_final 0.4 -> 0.1");
+
+  // A setting the continued state fixes, named with why.
+  const std::string fixed = error_of(
+      [&] { TrainingSession::branch(parent, -1, tiny("video-constrained", {"model.width=32"}), into(child + "2")); });
+  EXPECT_NE(fixed.find("model.width: cannot change in a branch (16 -> 32): the model continued is the parent's"),
+            std::string::npos)
+      << fixed;
+  // A step with no kept checkpoint, naming those kept.
+  const std::string no_step = error_of([&] { TrainingSession::branch(parent, 3, config, into(child + "3")); });
+  EXPECT_NE(no_step.find("keeps no checkpoint at step 3; it keeps "), std::string::npos) << no_step;
+  EXPECT_NE(no_step.find("latest at step 4"), std::string::npos) << no_step;
+  // The child cannot be the parent, nor a file that exists.
+  const std::string itself = error_of([&] { TrainingSession::branch(parent, -1, config, into(parent)); });
+  EXPECT_NE(itself.find("is the run being branched"), std::string::npos) << itself;
+  const std::string exists = error_of([&] { TrainingSession::branch(parent, -1, config, into(child))->run(); });
+  EXPECT_NE(exists.find("child.h5"), std::string::npos) << exists;
+  // A parent that is not there.
+  const std::string missing =
+      error_of([&] { TrainingSession::branch((folder / "gone.h5").string(), -1, config, into(child + "4")); });
+  EXPECT_NE(missing.find("gone.h5"), std::string::npos) << missing;
+  EXPECT_EQ(store::run_file_version(parent), version) << "nothing of the parent was touched";
+}
+
+}  // namespace
+}  // namespace descentlab::session
