@@ -86,6 +86,10 @@ class RunData {
   QStringList tags;
   QString note;
   QString automaticName;
+  // A branch of another run (issue 55): the settings it changed ("constraints.alpha 0.4 -> 0.1; ...") and the step it
+  // branched at (-1: not a branch). Its name by config reads "video-erm seed 0 › alpha 0.1 @ step 200".
+  QString branchChanges;
+  int64_t branchStep = -1;
   QString path;  // its run file
   QColor colour;
   bool visible = true;            // the user can hide a run from every multi-run view (legend click, runs table)

@@ -152,6 +152,10 @@ std::unique_ptr<widgets::RunData> load_run_file(const store::RunReader& reader) 
   run->name = QFileInfo(run->path).completeBaseName();  // until the model names it by its config
   run->nameFromConfig = true;
   set_annotation(*run, reader.header().annotation);
+  if (reader.header().lineage) {
+    run->branchChanges = QString::fromStdString(reader.header().lineage->changes);
+    run->branchStep = reader.header().lineage->branch_step;
+  }
   run->device = QString::fromStdString(reader.header().device);
   run->metric = QString::fromLatin1(config::metric_of(config));
   for (const auto& name : reader.metric_names()) {

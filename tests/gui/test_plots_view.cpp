@@ -829,6 +829,15 @@ TEST(LabModelNamesTest, RunsReadFromFilesAreNamedByTheirConfig) {
   EXPECT_EQ(model.run(copy)->name, QStringLiteral("vit-quick seed 0, optimizer horst (2)"));
   EXPECT_EQ(model.run(adamw)->name, QStringLiteral("vit-quick seed 0, optimizer adamw"));
   EXPECT_EQ(model.run(horst)->name, QStringLiteral("vit-quick seed 0, optimizer horst"));
+  // Issue 55: a branch reads as its parent's experiment and seed, what it changed and where.
+  auto branch = std::make_unique<RunData>();
+  branch->path = QStringLiteral("/study/child.h5");
+  branch->config = {{"name", "vit-quick"}, {"optimizer.name", "adamw"}, {"train.seed", "0"}, {"train.lr", "0.0005"}};
+  branch->nameFromConfig = true;
+  branch->branchChanges = QStringLiteral("train.lr 0.001 -> 0.0005; train.epochs 2 -> 4");
+  branch->branchStep = 200;
+  EXPECT_EQ(model.addRun(std::move(branch))->name, QStringLiteral("vit-quick seed 0 › lr 0.0005, epochs 4 @ step 200"));
+  EXPECT_EQ(model.run(adamw)->name, QStringLiteral("vit-quick seed 0, optimizer adamw"));
   // A run the lab started keeps the name it was given.
   auto started = std::make_unique<RunData>();
   started->name = QStringLiteral("my run");

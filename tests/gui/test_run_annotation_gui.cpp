@@ -183,5 +183,28 @@ TEST_F(RunAnnotationTest, ATrainingRunIsNamedThroughItsWriter) {
   EXPECT_EQ(annotationOf(run->path), "long erm, stopped |  | ");
 }
 
+// Issue 55: a branch opened from its file is named by its parent's experiment and seed, what it changed and where.
+TEST_F(RunAnnotationTest, ABranchOpenedFromItsFileSaysWhatItChangedAndWhere) {
+  const QString parent = QDir(folder_.path()).filePath(QStringLiteral("parent.h5"));
+  {
+    session::SessionOptions options;
+    options.run_path = parent.toStdString();
+    session::TrainingSession first(config::load_experiment("video-constrained", "quick", "", kTiny), options);
+    first.set_step_limit(3);
+    first.run();
+  }
+  const QString child = QDir(folder_.path()).filePath(QStringLiteral("child.h5"));
+  session::SessionOptions options;
+  options.run_path = child.toStdString();
+  auto more = kTiny;
+  more.push_back("constraints.alpha=0.1");
+  session::TrainingSession::branch(parent.toStdString(), -1,
+                                   config::load_experiment("video-constrained", "quick", "", more), options)
+      ->run();
+  ASSERT_EQ(controller_->open({parent, child}), 2);
+  const widgets::LabModel& model = *window_->model();
+  EXPECT_EQ(model.runAt(1)->name, model.runAt(0)->name + QStringLiteral(" › alpha 0.1, alpha_final 0.1 @ step 3"));
+}
+
 }  // namespace
 }  // namespace descentlab
