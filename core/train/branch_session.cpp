@@ -2,7 +2,6 @@
 
 #include <filesystem>
 
-#include "core/runtime.h"
 #include "core/store/run_reader.h"
 #include "core/train/branch_rules.h"
 #include "core/util/error.h"
@@ -16,12 +15,7 @@ std::unique_ptr<store::RunWriter> open_branch(train::Trainer& trainer, const con
                                               const std::string& changes) {
   const store::RunReader parent_run(parent);
   const record::CheckpointData state = parent_run.checkpoint(label);
-  store::RunHeader header;
-  const auto info = runtime_info();
-  header.app_version = info.descentlab_version;
-  header.torch_version = info.torch_version;
-  header.device = device.str();
-  header.config_json = config.to_json().dump();
+  store::RunHeader header = new_run_header(config, device);
   store::RunLineage lineage;
   lineage.parent_file = parent;
   lineage.parent_run_id = parent_run.header().run_id;
@@ -31,12 +25,7 @@ std::unique_ptr<store::RunWriter> open_branch(train::Trainer& trainer, const con
   lineage.branch_step = state.step;
   lineage.changes = changes;
   header.lineage = lineage;
-  store::RunWriterOptions writer_options;
-  writer_options.overwrite = options.overwrite;
-  writer_options.flush_interval_seconds = options.flush_interval_seconds;
-  writer_options.purpose = "training a branch";
-  writer_options.notice = options.notice;
-  auto writer = store::RunWriter::create(options.run_path, header, writer_options);
+  auto writer = store::RunWriter::create(options.run_path, header, writer_options_of(options, "training a branch"));
   trainer.resume_from(state, parent, label);
   return writer;
 }

@@ -14,6 +14,11 @@
 
 namespace descentlab::session {
 
+// What a session's new run file starts with (defined in training_session.cpp, shared with the branch): the header of
+// this build, `device` and `config`, and the writer options `options` give, with `purpose` for a second writer.
+store::RunHeader new_run_header(const config::ExperimentConfig& config, const torch::Device& device);
+store::RunWriterOptions writer_options_of(const SessionOptions& options, const std::string& purpose);
+
 // Creates the child's run file at options.run_path (its header records the lineage: the parent's file and identity,
 // the checkpoint's SHA-256 and step, `changes`) and restores `trainer` from the parent's checkpoint `label`.
 std::unique_ptr<store::RunWriter> open_branch(train::Trainer& trainer, const config::ExperimentConfig& config,

@@ -24,6 +24,26 @@
 #include "core/util/system_memory.h"
 
 namespace descentlab::session {
+
+store::RunHeader new_run_header(const config::ExperimentConfig& config, const torch::Device& device) {
+  const auto info = runtime_info();
+  store::RunHeader header;
+  header.app_version = info.descentlab_version;
+  header.torch_version = info.torch_version;
+  header.device = device.str();
+  header.config_json = config.to_json().dump();
+  return header;
+}
+
+store::RunWriterOptions writer_options_of(const SessionOptions& options, const std::string& purpose) {
+  store::RunWriterOptions writer_options;
+  writer_options.overwrite = options.overwrite;
+  writer_options.flush_interval_seconds = options.flush_interval_seconds;
+  writer_options.purpose = purpose;
+  writer_options.notice = options.notice;
+  return writer_options;
+}
+
 namespace {
 
 // A new run file, or the resumed one cut back to the checkpoint's step once the trainer has restored it.
@@ -32,11 +52,8 @@ namespace {
 std::unique_ptr<store::RunWriter> open_run(train::Trainer& trainer, const config::ExperimentConfig& config,
                                            const SessionOptions& options, bool resuming, const torch::Device& device,
                                            const train::UserFiles* new_files, const std::string& who = "") {
-  store::RunWriterOptions writer_options;
-  writer_options.overwrite = options.overwrite;
-  writer_options.flush_interval_seconds = options.flush_interval_seconds;
-  writer_options.purpose = (resuming ? "resuming training" : "training") + who;
-  writer_options.notice = options.notice;
+  const store::RunWriterOptions writer_options =
+      writer_options_of(options, (resuming ? "resuming training" : "training") + who);
   if (resuming) {
     // The lock first, then the checkpoint: no other writer can replace "latest" between the two.
     auto writer = store::RunWriter::open(options.run_path, writer_options);
@@ -46,12 +63,7 @@ std::unique_ptr<store::RunWriter> open_run(train::Trainer& trainer, const config
     writer->truncate_after(state.step);
     return writer;
   }
-  const auto info = runtime_info();
-  store::RunHeader header;
-  header.app_version = info.descentlab_version;
-  header.torch_version = info.torch_version;
-  header.device = device.str();
-  header.config_json = config.to_json().dump();
+  store::RunHeader header = new_run_header(config, device);
   if (new_files) train::record_user_files(*new_files, header);
   return store::RunWriter::create(options.run_path, header, writer_options);
 }
