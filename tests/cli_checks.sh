@@ -108,6 +108,11 @@ case "$check" in
     "$cli" inspect "$scratch/child.h5" >"$scratch/text" 2>&1 || fail "inspect of the child exited $?"
     expect_in "branch of: $scratch/parent.h5 (run " "$scratch/text"
     expect_in ") at step 4: constraints.alpha 0.4 -> 0.1" "$scratch/text"
+    # The optimizer may switch in a branch of a sparse-engine run (tests/test_script_model.cpp); a layerwise run
+    # trains with AdamW only, and says so.
+    "$cli" train --branch "$scratch/parent.h5" --set optimizer.name=horst --out "$scratch/x.h5" >/dev/null \
+      2>"$scratch/h.err" && fail "HORST in a layerwise branch was accepted"
+    expect_in "optimizer: the layerwise tasks (text, video) train with AdamW and no sparsity" "$scratch/h.err"
     "$cli" train --branch "$scratch/parent.h5@4" --out "$scratch/same.h5" >/dev/null 2>"$scratch/c.err" ||
       { cat "$scratch/c.err" >&2; fail "a branch at the kept step failed"; }
     expect_in "nothing changed" "$scratch/c.err"

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "core/config/experiment_config.h"
 #include "core/config/footprint.h"
 #include "core/models/script_model.h"
+#include "core/record/metrics.h"
 #include "core/session/training_session.h"
 #include "core/store/pack_run.h"
 #include "core/store/run_reader.h"
@@ -354,6 +356,176 @@ TEST_F(RunInputsTest, TheStudyGroupsAndFiltersByModelAndDataNotByWhereTheyWere) 
   EXPECT_EQ(study::group_runs({a, b, c}, study::default_group_keys({a, b, c})).size(), 2u);
   EXPECT_TRUE(study::RunFilter(std::string("inputs.data_sha256=") + c.config.at(study::kDataHashKey)).matches(c));
   EXPECT_FALSE(study::RunFilter(std::string("inputs.data_sha256=") + c.config.at(study::kDataHashKey)).matches(a));
+}
+
+// Issue 55: a branch of a user's module continues from the parent's own copy of it and keeps what the parent kept,
+// so that the child resumes after the module moved and changed, and refuses another data file as its parent does.
+TEST_F(RunInputsTest, ABranchOfAUsersModuleKeepsItsParentsFilesAndResumesAfterTheModuleMoved) {
+  const OwnFiles files = own("branch");
+  train_blocks(files.model, files.data, files.run, 4);
+  const std::string module = bytes_of(files.model);
+  // The module moved and another took its name before the branch: the branch trains the parent's copy.
+  fs::rename(files.model, files.model + ".moved");
+  fs::copy_file(fixture("plain.pt"), files.model);
+  const std::string child = (fs::path(files.run).parent_path() / "child.h5").string();
+  config::ExperimentConfig config = config::stored_config(store::RunReader(files.run).header().config_json, files.run);
+  config.train.lr *= 0.5;
+  session::SessionOptions options;
+  options.run_path = child;
+  auto branch = session::TrainingSession::branch(files.run, 4, config, options);
+  branch->set_step_limit(6);
+  EXPECT_EQ(branch->run().steps, 6);
+  {
+    const store::RunReader reader(child);
+    ASSERT_TRUE(reader.header().model_file && reader.header().data_file);
+    EXPECT_EQ(reader.header().model_file->sha256, sha256_of_bytes(module));
+    EXPECT_EQ(reader.header().data_file->sha256, sha256_of_file(files.data));
+    EXPECT_EQ(reader.module_copy(), module);
+    ASSERT_TRUE(reader.header().lineage);
+    EXPECT_EQ(reader.header().lineage->branch_step, 4);
+  }
+  // The child's own resume, from its own copy.
+  EXPECT_EQ(resume_blocks(child), 8);
+  // Another data file under the data's name: the child refuses it naming both hashes, as its parent does.
+  const std::string recorded_data = sha256_of_file(files.data);
+  fs::rename(files.data, files.data + ".moved");
+  fs::copy_file(fixture("five.h5"), files.data);
+  const std::string other = (fs::path(files.run).parent_path() / "other.h5").string();
+  options.run_path = other;
+  const std::string refused = error_of([&] { session::TrainingSession::branch(files.run, 4, config, options)->run(); });
+  EXPECT_NE(refused.find(files.data + ": is not the data file"), std::string::npos) << refused;
+  EXPECT_NE(refused.find(recorded_data), std::string::npos) << refused;
+  EXPECT_FALSE(fs::exists(other));
+}
+
+// ---- Issue 55, item 1: the optimizer and the sparsity change in a branch (the sparse engine, on a user's module)
+
+// A torchscript run of blocks.pt for 4 epochs of 4 steps, with `more` settings, stopped at `steps` into `run`.
+config::ExperimentConfig blocks_config(const std::string& model, const std::string& data, nlohmann::json more) {
+  nlohmann::json document = {{"name", "blocks"},
+                             {"task", "torchscript"},
+                             {"model", {{"file", model}}},
+                             {"data", {{"file", data}, {"target", "classification"}}},
+                             {"train", {{"epochs", 4}, {"batch_size", 16}, {"metric_interval", 1}, {"device", "cpu"}}}};
+  document.merge_patch(more);
+  return config::ExperimentConfig::from_json(document, "test");
+}
+
+int64_t run_to(session::TrainingSession& session, int64_t steps) {
+  session.set_step_limit(steps);
+  return session.run().steps;
+}
+
+// A branch of `parent` at its latest checkpoint under `config`, run to `steps` into `child`.
+std::unique_ptr<session::TrainingSession> branch_to(const std::string& parent, const config::ExperimentConfig& config,
+                                                    const std::string& child, int64_t steps) {
+  session::SessionOptions options;
+  options.run_path = child;
+  auto branch = session::TrainingSession::branch(parent, -1, config, options);
+  EXPECT_EQ(run_to(*branch, steps), steps);
+  return branch;
+}
+
+// The step count AdamW keeps for the parameter `name` in the run's latest checkpoint.
+int64_t adam_steps(const std::string& run, const std::string& name) {
+  const record::CheckpointData latest = store::RunReader(run).checkpoint("latest");
+  const record::TensorBlob& blob = latest.sections.at("optimizer").at(name + ".step");
+  int64_t value = 0;
+  std::memcpy(&value, blob.bytes.data(), sizeof value);
+  return value;
+}
+
+// The share of the latest checkpoint's mask entries that prune (0 when it keeps no masks).
+double pruned_share(const std::string& run) {
+  const record::CheckpointData latest = store::RunReader(run).checkpoint("latest");
+  const auto masks = latest.sections.find("masks");
+  if (masks == latest.sections.end()) return 0.0;
+  double pruned = 0, total = 0;
+  for (const auto& [name, blob] : masks->second) {
+    for (const uint8_t keep : blob.bytes) pruned += keep == 0 ? 1 : 0;
+    total += static_cast<double>(blob.bytes.size());
+  }
+  return total > 0 ? pruned / total : 0.0;
+}
+
+TEST_F(ScriptModelTest, ABranchSwitchingAdamWToHorstCarriesItsMomentsOverAndTakesItsMirrorOptions) {
+  descentlab::testing::ScratchFolder folder;
+  const std::string parent = (folder / "adamw.h5").string();
+  const auto adamw = blocks_config(fixture("blocks.pt"), fixture("three.h5"), nlohmann::json::object());
+  {
+    session::SessionOptions options;
+    options.run_path = parent;
+    session::TrainingSession first(adamw, options);
+    ASSERT_EQ(run_to(first, 4), 4);
+  }
+  const auto horst =
+      blocks_config(fixture("blocks.pt"), fixture("three.h5"), {{"optimizer", {{"name", "horst"}, {"alpha", 5.0}}}});
+  const std::string child = (folder / "horst.h5").string(), same = (folder / "same.h5").string();
+  auto switched = branch_to(parent, horst, child, 6);
+  branch_to(parent, adamw, same, 6);
+  EXPECT_EQ(switched->branch_changes(), "optimizer.alpha 0.0 -> 5.0; optimizer.name adamw -> horst");
+  ASSERT_FALSE(switched->branch_notes().empty());
+  EXPECT_NE(switched->branch_notes()[0].find("optimizer adamw -> horst: the moments and step counts carry over"),
+            std::string::npos)
+      << switched->branch_notes()[0];
+  // The moments carried over: AdamW's step count goes on from the parent's 4, not from a fresh 0.
+  const std::string weight = store::RunReader(child).checkpoint("latest").sections.at("model").begin()->first;
+  EXPECT_EQ(adam_steps(child, weight), 6);
+  EXPECT_EQ(adam_steps(same, weight), 6);
+  // HORST's mirror step acted: the weights part from the unchanged branch's.
+  const auto weights_of = [&](const std::string& run) {
+    const auto& blob = store::RunReader(run).checkpoint("latest").sections.at("model").at(weight);
+    return std::string(blob.bytes.begin(), blob.bytes.end());
+  };
+  EXPECT_NE(weights_of(child), weights_of(same));
+  const auto mirror = nlohmann::json::parse(store::RunReader(child).checkpoint("latest").extra_json).at("mirror");
+  EXPECT_EQ(mirror.at("groups").at(0).at("alpha").get<double>(), 5.0) << mirror.dump();
+
+  // HORST to HORST with another alpha: the child steps with its own, not the one the parent's archive held.
+  const auto gentler =
+      blocks_config(fixture("blocks.pt"), fixture("three.h5"), {{"optimizer", {{"name", "horst"}, {"alpha", 1.0}}}});
+  const std::string grandchild = (folder / "gentler.h5").string();
+  branch_to(child, gentler, grandchild, 7);
+  const auto again = nlohmann::json::parse(store::RunReader(grandchild).checkpoint("latest").extra_json).at("mirror");
+  EXPECT_EQ(again.at("groups").at(0).at("alpha").get<double>(), 1.0) << again.dump();
+}
+
+TEST_F(ScriptModelTest, ABranchChangingTheSparsityTargetCompressesAgainAndOneSwitchingAcdcOffLetsTheMasksGo) {
+  descentlab::testing::ScratchFolder folder;
+  // 16 steps: dense [0, 4), compressed [4, 8), decompressed [8, 12), compressed [12, 16).
+  const auto acdc = [&](double target, const char* method) {
+    return blocks_config(fixture("blocks.pt"), fixture("three.h5"),
+                         {{"sparsity",
+                           {{"method", method},
+                            {"target", target},
+                            {"warmup", 0.25},
+                            {"phase", 0.25},
+                            {"alternate_until", 0.75},
+                            {"decompressed_until", 0.75}}}});
+  };
+  const std::string parent = (folder / "half.h5").string();
+  {
+    session::SessionOptions options;
+    options.run_path = parent;
+    session::TrainingSession first(acdc(0.5, "acdc"), options);
+    ASSERT_EQ(run_to(first, 5), 5);
+  }
+  EXPECT_NEAR(pruned_share(parent), 0.5, 0.02);
+  const std::string denser = (folder / "denser.h5").string(), same = (folder / "same.h5").string();
+  const auto more = branch_to(parent, acdc(0.8, "acdc"), denser, 6);
+  branch_to(parent, acdc(0.5, "acdc"), same, 6);
+  EXPECT_NEAR(pruned_share(denser), 0.8, 0.02) << "compressed again at the new target at the branch";
+  EXPECT_NEAR(pruned_share(same), 0.5, 0.02);
+  ASSERT_FALSE(more->branch_notes().empty());
+  EXPECT_NE(more->branch_notes().back().find("compressed again"), std::string::npos);
+  // The child's own rows say it compressed at its first step.
+  EXPECT_FALSE(store::RunReader(denser).metric(record::compression_series("accuracy", true)).steps.empty());
+
+  const std::string dense = (folder / "dense.h5").string();
+  const auto off = branch_to(parent, acdc(0.5, "none"), dense, 6);
+  EXPECT_EQ(pruned_share(dense), 0.0) << "AC/DC off: the masks are let go";
+  ASSERT_FALSE(off->branch_notes().empty());
+  EXPECT_NE(off->branch_notes().back().find("AC/DC is off from the branch"), std::string::npos);
 }
 
 }  // namespace

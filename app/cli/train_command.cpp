@@ -298,10 +298,13 @@ int run_train(const TrainOptions& given) {
     session::SessionOptions session_options;
     session_options.run_path = options.out;
     session_options.overwrite = options.overwrite;
+    session_options.model_file = absolute_or_empty(options.model_file);
+    session_options.data_file = absolute_or_empty(options.data_file);
     session =
         session::TrainingSession::branch(request.parent, request.step, std::move(request.config), session_options);
     std::fprintf(stderr, "branching %s into %s: %s\n", request.parent.c_str(), options.out.c_str(),
                  session->branch_changes().empty() ? "nothing changed" : session->branch_changes().c_str());
+    for (const auto& note : session->branch_notes()) std::fprintf(stderr, "  %s\n", note.c_str());
   } else if (!options.resume.empty()) {
     session = session::TrainingSession::resume(
         options.resume, data_parallel, {absolute_or_empty(options.model_file), absolute_or_empty(options.data_file)});
@@ -371,12 +374,12 @@ void add_train_command(CLI::App& app, int& exit_code) {
   train->add_option("--config", options->config_file, "An experiment config file (JSON)");
   train->add_option(
       "--model", options->model_file,
-      "Your own model: a TorchScript module file (with --data; docs/your-model.md). With --resume: where the "
-      "run's module is now (checked against the SHA-256 it recorded)");
+      "Your own model: a TorchScript module file (with --data; docs/your-model.md). With --resume or --branch: "
+      "where the run's module is now (checked against the SHA-256 it recorded)");
   train->add_option(
       "--data", options->data_file,
-      "Your own data: an HDF5 file with train/x, train/y, test/x, test/y and a task attribute. With --resume: "
-      "where the run's data file is now (checked against the SHA-256 it recorded)");
+      "Your own data: an HDF5 file with train/x, train/y, test/x, test/y and a task attribute. With --resume or "
+      "--branch: where the run's data file is now (checked against the SHA-256 it recorded)");
   train->add_flag("--layerwise", options->layerwise,
                   "With --model: train it by layerwise descent (the module's layer_outputs(x); ERM, or constrained "
                   "with --set constraints.enabled=true) instead of the sparse engine");

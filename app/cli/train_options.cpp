@@ -77,11 +77,10 @@ BranchRequest branch_request(const TrainOptions& options) {
       {"--resume", !options.resume.empty()},
       {"--preset", !options.preset.empty()},
       {"--config", !options.config_file.empty()},
-      {"--model", !options.model_file.empty()},
-      {"--data", !options.data_file.empty()},
       {"--optimizer", !options.optimizer.empty()},
       {"--nproc", options.nproc > 1},
   };
+  // --model and --data are where the parent's own files are now (a user's module run), as for --resume.
   for (const auto& [flag, given] : conflicting) {
     if (given) {
       throw config::ConfigError("train", flag,

@@ -17,4 +17,9 @@ namespace descentlab::optim {
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(std::vector<torch::Tensor> parameters,
                                                         const config::ExperimentConfig& config);
 
+// Sets what a branch may change of a built optimizer's options to `config`'s: the weight decay of every param group
+// and, for HAM and HORST, their mirror options (a loaded archive brings the parent's). The learning rate is the
+// trainer's schedule's, set every step.
+void apply_optimizer_settings(torch::optim::Optimizer& optimizer, const config::ExperimentConfig& config);
+
 }  // namespace descentlab::optim

@@ -95,6 +95,8 @@ class TrainingSession {
                                                  config::ExperimentConfig config, SessionOptions options);
   // What a branch changes ("constraints.alpha 0.4 -> 0.1"), "" for none or when this is not a branch.
   const std::string& branch_changes() const { return branch_changes_; }
+  // How the child takes up those changes, a sentence each (core/train/branch_rules.h: branch_notes), for the person.
+  const std::vector<std::string>& branch_notes() const { return branch_notes_; }
   ~TrainingSession();  // stops a running worker and joins it
   TrainingSession(const TrainingSession&) = delete;
   TrainingSession& operator=(const TrainingSession&) = delete;
@@ -156,6 +158,7 @@ class TrainingSession {
   bool resuming_ = false;
   // A branch: its parent's run file (absolute), the label of the checkpoint it continues, the settings it changes.
   std::string branch_parent_, branch_label_, branch_changes_;
+  std::vector<std::string> branch_notes_;
   std::vector<record::MetricSink*> extra_sinks_;
   std::function<void(const SessionStart&)> on_start_;
   int64_t step_limit_ = -1;

@@ -8,25 +8,26 @@
 
 namespace descentlab::session {
 
-// A branch's new run file, with its lineage, and the trainer restored from its parent's checkpoint `label`.
+// A branch's new run file, with its lineage, and the trainer restored from its parent's checkpoint.
 std::unique_ptr<store::RunWriter> open_branch(train::Trainer& trainer, const config::ExperimentConfig& config,
                                               const SessionOptions& options, const torch::Device& device,
-                                              const std::string& parent, const std::string& label,
-                                              const std::string& changes) {
-  const store::RunReader parent_run(parent);
-  const record::CheckpointData state = parent_run.checkpoint(label);
+                                              const BranchPoint& from, const train::UserFiles* files) {
+  const store::RunReader parent_run(from.parent);
+  const record::CheckpointData state = parent_run.checkpoint(from.label);
   store::RunHeader header = new_run_header(config, device);
+  if (files) train::record_user_files(*files, header);
   store::RunLineage lineage;
-  lineage.parent_file = parent;
+  lineage.parent_file = from.parent;
   lineage.parent_run_id = parent_run.header().run_id;
   for (const auto& kept : parent_run.checkpoints()) {
-    if (kept.label == label) lineage.parent_checkpoint_sha256 = kept.sha256;
+    if (kept.label == from.label) lineage.parent_checkpoint_sha256 = kept.sha256;
   }
   lineage.branch_step = state.step;
-  lineage.changes = changes;
+  lineage.changes = from.changes;
   header.lineage = lineage;
   auto writer = store::RunWriter::create(options.run_path, header, writer_options_of(options, "training a branch"));
-  trainer.resume_from(state, parent, label);
+  trainer.resume_from(state, from.parent, from.label);
+  trainer.continue_as_branch(config::stored_config(parent_run.header().config_json, from.parent));
   return writer;
 }
 
@@ -56,6 +57,7 @@ std::unique_ptr<TrainingSession> TrainingSession::branch(const std::string& pare
   session->branch_parent_ = parent;
   session->branch_label_ = label;
   session->branch_changes_ = changes;
+  session->branch_notes_ = train::branch_notes(parent_config.to_json(), session->config_.to_json());
   return session;
 }
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "core/config/json_reader.h"
 #include "core/dist/process_group.h"
@@ -38,6 +39,7 @@ struct SparseTrainer::State {
   SparseEvaluation last_test;
   double frontier_seconds = 0.0;  // this process's time in the live frontier (its cost, in the summary)
   int64_t frontier_evaluations = 0;
+  bool compress_again = false;  // a branch's new target or scope: the masks are made again at its first step
 
   State(std::vector<torch::Tensor> parameters, const config::ExperimentConfig& config)
       : optimizer(optim::make_optimizer(std::move(parameters), config)) {}
@@ -154,8 +156,9 @@ void SparseTrainer::enter_phase(AcdcPhase phase) {
     check_replicas("after the compression at step " + std::to_string(step()));
     scalar(record::compression_series(metric_name(), true), evaluate(samples).metric);
     s.last_snapshot = now;
-  } else if (phase == AcdcPhase::decompressed && s.phase == AcdcPhase::compressed) {
-    // Pruned weights come back as the zeros they are; the optimizer starts from fresh moments.
+  } else if (s.phase == AcdcPhase::compressed) {
+    // Pruned weights come back as the zeros they are; the optimizer starts from fresh moments. (Only a branch's
+    // longer warm-up goes from compressed to dense.)
     s.previous_masks = std::move(s.masks);
     s.masks = optim::MaskSet{};
     s.optimizer->state().clear();
@@ -283,10 +286,27 @@ void SparseTrainer::periodic_evaluation() {
 }
 
 void SparseTrainer::before_batch(int64_t epoch) {
-  if (!state_->schedule) return;
-  const AcdcPhase phase =
-      state_->schedule->phase_at(config_.sparsity.units == config::PhaseUnits::epochs ? epoch : step());
-  if (phase != state_->phase) enter_phase(phase);
+  State& s = *state_;
+  const bool again = std::exchange(s.compress_again, false);
+  if (!s.schedule) return;
+  const AcdcPhase phase = s.schedule->phase_at(config_.sparsity.units == config::PhaseUnits::epochs ? epoch : step());
+  if (phase != s.phase || (again && phase == AcdcPhase::compressed)) enter_phase(phase);
+}
+
+// A branch that changes the sparsity: the schedule is the child's (made from its settings), so its phase at the branch
+// step takes over at the first step (before_batch). A compressed state under a new target or scope is compressed
+// again there, at the new target; with AC/DC switched off, the masks are let go and the run is dense from the branch.
+void SparseTrainer::continue_branch(const config::ExperimentConfig& parent) {
+  State& s = *state_;
+  if (s.phase != AcdcPhase::compressed) return;
+  if (!s.schedule) {
+    s.previous_masks = std::move(s.masks);
+    s.masks = optim::MaskSet{};
+    s.phase = AcdcPhase::dense;
+    return;
+  }
+  s.compress_again =
+      parent.sparsity.target != config_.sparsity.target || parent.sparsity.scope != config_.sparsity.scope;
 }
 
 void SparseTrainer::train_step(const std::vector<int64_t>& indices, int64_t) {

@@ -58,6 +58,7 @@ class SparseTrainer : public Trainer {
   void emit_histograms() override;
   void save_state(record::CheckpointData& checkpoint) const override;
   void restore_state(const CheckpointReader& checkpoint) override;
+  void continue_branch(const config::ExperimentConfig& parent) override;
   void describe_checkpoint(nlohmann::json& extra) const override;
   nlohmann::json summary() const override;
   int64_t periodic_interval() const override;

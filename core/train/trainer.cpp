@@ -9,6 +9,7 @@
 #include "core/config/json_reader.h"
 #include "core/dist/process_group.h"
 #include "core/eval/weight_histograms.h"
+#include "core/optim/factory.h"
 #include "core/record/metrics.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/training_state.h"
@@ -183,6 +184,11 @@ void Trainer::resume_from(const record::CheckpointData& data, const std::string&
     best_metric_ = extra["best_metric"].get<double>();
     has_best_ = std::isfinite(best_metric_);
   }
+}
+
+void Trainer::continue_as_branch(const config::ExperimentConfig& parent) {
+  optim::apply_optimizer_settings(optimizer(), config_);
+  continue_branch(parent);
 }
 
 // The engine's meters from the "progress" section (absent: a checkpoint saved between intervals' sums).

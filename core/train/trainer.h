@@ -71,6 +71,10 @@ class Trainer {
   // Restores the whole training state (training_state.h, the loop's progress, then the engine's own) from a
   // checkpoint read from `path` (named in errors).
   void resume_from(const record::CheckpointData& checkpoint, const std::string& path, const std::string& label);
+  // After resume_from() of a branch (issue 55): takes up what the branch's configuration changed from `parent`'s
+  // that the restored state holds with the parent's values (the optimizer's weight decay and mirror options; the
+  // engine's own, continue_branch).
+  void continue_as_branch(const config::ExperimentConfig& parent);
   // Trains until the configured epochs are done or the control stops the run.
   session::TrainingResult run();
 
@@ -121,6 +125,8 @@ class Trainer {
   virtual void save_state(record::CheckpointData& checkpoint) const = 0;
   virtual void restore_state(const CheckpointReader& checkpoint) = 0;
   virtual void describe_checkpoint(nlohmann::json& extra) const { (void)extra; }
+  // A branch's settings over its restored state (continue_as_branch): the engine's part.
+  virtual void continue_branch(const config::ExperimentConfig& parent) { (void)parent; }
   // The engine's fields of the run's summary (TrainingResult::extra).
   virtual nlohmann::json summary() const = 0;
 

@@ -127,12 +127,15 @@ struct UserSources {
   std::optional<train::UserFiles> new_files;
   std::optional<tasks::ScriptSources> sources;
 };
-UserSources user_sources(const config::ExperimentConfig& config, const SessionOptions& options, bool from_run_file) {
+// A branch (`branch_parent` not empty) takes them from its parent's file as a resume does, and keeps them in its own.
+UserSources user_sources(const config::ExperimentConfig& config, const SessionOptions& options, bool from_run_file,
+                         const std::string& branch_parent) {
   UserSources user;
   if (!config::is_user_model(config.task)) return user;
-  if (from_run_file) {
-    user.sources =
-        train::saved_user_files(store::RunReader(options.run_path), config, {options.model_file, options.data_file});
+  if (from_run_file || !branch_parent.empty()) {
+    const store::RunReader reader(branch_parent.empty() ? options.run_path : branch_parent);
+    user.sources = train::saved_user_files(reader, config, {options.model_file, options.data_file});
+    if (!branch_parent.empty()) user.new_files = train::kept_user_files(reader, *user.sources);
     return user;
   }
   config::ExperimentConfig where = config;
@@ -357,15 +360,15 @@ TrainingResult TrainingSession::train_into_run_file() {
   const train::CurrentRandomStream current_stream(&random_stream);
   verify_training_data(config_);
   check_memory(config_, device);
-  const UserSources user = user_sources(config_, options_, resuming_ && !config_from_rank_zero_);
+  const UserSources user = user_sources(config_, options_, resuming_ && !config_from_rank_zero_, branch_parent_);
   const tasks::ScriptSources* given_sources = user.sources ? &*user.sources : nullptr;
   const train::UserFiles* files_to_keep = resuming_ || !user.new_files ? nullptr : &*user.new_files;
   Engine engine;
   random_stream.seed_and_initialise(config_.train.seed, [&] { engine = make_engine(config_, device, given_sources); });
   train::Trainer& trainer = *engine.trainer;
   std::unique_ptr<store::RunWriter> writer =
-      !branch_parent_.empty()
-          ? open_branch(trainer, config_, options_, device, branch_parent_, branch_label_, branch_changes_)
+      !branch_parent_.empty() ? open_branch(trainer, config_, options_, device,
+                                            {branch_parent_, branch_label_, branch_changes_}, files_to_keep)
       : group ? open_run_data_parallel(trainer, *group, config_, options_, resuming_, device, files_to_keep)
               : open_run(trainer, config_, options_, resuming_, device, files_to_keep);
   if (writer) {

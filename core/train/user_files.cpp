@@ -70,4 +70,16 @@ tasks::ScriptSources saved_user_files(const store::RunReader& reader, const conf
   return sources;
 }
 
+UserFiles kept_user_files(const store::RunReader& reader, const tasks::ScriptSources& sources) {
+  const store::RunHeader& header = reader.header();
+  UserFiles files;
+  files.sources = sources;
+  const std::string& module = *sources.model.bytes;
+  files.model = header.model_file ? *header.model_file
+                                  : store::RunInputFile{sources.model.path, module.size(), sha256_of_bytes(module)};
+  files.data = header.data_file ? *header.data_file : input_of_file(sources.data_path);
+  files.data.path = fs::absolute(sources.data_path).lexically_normal().string();
+  return files;
+}
+
 }  // namespace descentlab::train

@@ -43,4 +43,10 @@ struct GivenFiles {
 tasks::ScriptSources saved_user_files(const store::RunReader& reader, const config::ExperimentConfig& config,
                                       const GivenFiles& given = {});
 
+// What a branch of the saved run `reader` keeps of its files (issue 55): the parent's record of the module and the
+// data file (the data's path where `sources` reads it now) and the module's bytes from `sources` (the parent's copy),
+// so that the child resumes, sweeps and prunes as its parent does. A parent from before the run file kept them
+// records the files as `sources` read them.
+UserFiles kept_user_files(const store::RunReader& reader, const tasks::ScriptSources& sources);
+
 }  // namespace descentlab::train
