@@ -6,9 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/config/experiment_config.h"
@@ -176,6 +180,53 @@ TEST(Branch, ABranchChangingAlphaSaysOnlyThatAndBadRequestsAreRefusedNamingThem)
       error_of([&] { TrainingSession::branch((folder / "gone.h5").string(), -1, config, into(child + "4")); });
   EXPECT_NE(missing.find("gone.h5"), std::string::npos) << missing;
   EXPECT_EQ(store::run_file_version(parent), version) << "nothing of the parent was touched";
+}
+
+// A live run asked to keep its state (the window's Branch… on a paused or running run): the trainer keeps it as the
+// checkpoint "step-N" between batches (a checkpoint as any other: the exactness tests above cover branching from one),
+// the parent stays paused, and a branch from that step continues from it. A request the run cannot serve (it is
+// not training) is answered at once, not left waiting.
+TEST(Branch, APausedRunKeepsItsStateOnRequestAndABranchContinuesItThere) {
+  ScratchFolder folder;
+  const std::string parent = (folder / "parent.h5").string();
+  const config::ExperimentConfig config = tiny("video-constrained");
+  TrainingSession session(config, into(parent));
+  std::mutex mutex;
+  std::condition_variable answered;
+  int64_t kept = -2;
+  std::string why;
+  session.pause();  // held before its first batch once it starts
+  session.start([](const TrainingResult&, const std::string&) {});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!session.holding() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_TRUE(session.holding());
+  session.keep_state([&](int64_t step, const std::string& error) {
+    std::lock_guard<std::mutex> lock(mutex);
+    kept = step;
+    why = error;
+    answered.notify_all();
+  });
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    ASSERT_TRUE(answered.wait_for(lock, std::chrono::seconds(60), [&] { return kept != -2; }));
+  }
+  EXPECT_EQ(kept, 0) << why;
+  EXPECT_TRUE(session.holding()) << "the parent stays paused";
+  const std::string child = (folder / "child.h5").string();
+  auto branch = TrainingSession::branch(parent, 0, tiny("video-constrained", {"constraints.alpha=0.1"}), into(child));
+  branch->set_step_limit(2);
+  EXPECT_EQ(branch->run().steps, 2);
+  EXPECT_EQ(store::RunReader(child).header().lineage->branch_step, 0);
+  session.stop();
+  session.join();
+  // Asked after the run ended: answered at once, with why.
+  kept = -2;
+  session.keep_state([&](int64_t step, const std::string& error) {
+    kept = step;
+    why = error;
+  });
+  EXPECT_EQ(kept, -1);
+  EXPECT_EQ(why, "the run is not training");
 }
 
 }  // namespace

@@ -27,6 +27,10 @@ struct TensorBlob {
 namespace checkpoint_label {
 inline constexpr const char* kLatest = "latest";  // every epoch end, and when stopped: where a resume continues
 inline constexpr const char* kBest = "best";      // the best test metric so far, by the task's own direction
+// A state kept at one step so that a run can be branched there (issue 55): "step-120".
+inline std::string at_step(int64_t step) {
+  return "step-" + std::to_string(step);
+}
 }  // namespace checkpoint_label
 
 // The run-file object of a checkpoint, or of one part of it ("model", "dual/lambda"), as errors name it:

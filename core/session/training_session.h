@@ -146,6 +146,15 @@ class TrainingSession {
   bool holding() const { return control_.holding(); }  // paused and held between batches (see TrainingControl)
   void resume() { control_.resume(); }
   void stop() { control_.stop(); }
+  // Keeps the run's state as it is now as the checkpoint "step-<step>" of its run file, between batches (a paused
+  // run at once; a running one before its next batch), for a branch from a live run (issue 55). `done` is called on
+  // the training thread with the step kept, or -1 and why not (the run ended first, the commit failed). For a session
+  // started with start().
+  // A session not training (not started, or ended) answers at once.
+  void keep_state(TrainingControl::KeepDone done) {
+    control_.keep_state(std::move(done));
+    if (!running_.load()) control_.refuse_keep_requests("the run is not training");
+  }
 
  private:
   TrainingSession(config::ExperimentConfig config, SessionOptions options, bool resuming);

@@ -13,6 +13,7 @@
 #include "core/record/metrics.h"
 #include "core/train/checkpoint_tensors.h"
 #include "core/train/training_state.h"
+#include "core/util/error.h"
 #include "core/util/number_text.h"
 
 namespace descentlab::train {
@@ -237,7 +238,21 @@ void Trainer::restore_progress(const CheckpointReader& checkpoint) {
   step_ = step;
 }
 
+int64_t Trainer::keep_state_now() {
+  if (replicas_.group()) throw Error("a data-parallel run cannot keep its state on request (its ranks step together)");
+  if (!checkpoints_) throw Error("this run has no run file to keep its state in");
+  checkpoint({record::checkpoint_label::at_step(step_)});
+  return step_;
+}
+
 session::TrainingResult Trainer::run() {
+  // A keep_state request still waiting when the run ends, however it ends, is told so.
+  struct RefuseLeftRequests {
+    session::TrainingControl* control;
+    ~RefuseLeftRequests() {
+      if (control) control->refuse_keep_requests("the run ended before its state was kept");
+    }
+  } refuse_left{control_};
   module().train();
   const int64_t batches_per_epoch = order_.batches_per_epoch(config_.train.batch_size);
   const auto started = std::chrono::steady_clock::now();
@@ -277,7 +292,8 @@ bool Trainer::train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& in
   const auto& t = config_.train;
   const int64_t first_batch = order_.epoch() == epoch ? (order_.position() + t.batch_size - 1) / t.batch_size : 0;
   for (int64_t b = first_batch; b < batches_per_epoch; ++b) {
-    if (!replicas_.agree_to_proceed(!control_ || control_->proceed(), step_ + 1)) return false;
+    const bool go_on = !control_ || control_->proceed([this] { return keep_state_now(); });
+    if (!replicas_.agree_to_proceed(go_on, step_ + 1)) return false;
     before_batch(epoch);
     const std::vector<int64_t> batch = order_.next_batch(t.batch_size);
     apply_scheduled_learning_rate();

@@ -75,6 +75,9 @@ class Trainer {
   // that the restored state holds with the parent's values (the optimizer's weight decay and mirror options; the
   // engine's own, continue_branch).
   void continue_as_branch(const config::ExperimentConfig& parent);
+  // Keeps the state as it is now as the checkpoint "step-<step>" (TrainingControl::keep_state: a branch of a live
+  // run); returns the step. Between batches only (the control calls it there).
+  int64_t keep_state_now();
   // Trains until the configured epochs are done or the control stops the run.
   session::TrainingResult run();
 

@@ -442,7 +442,8 @@ void TrainingSession::start(std::function<void(const TrainingResult&, const std:
       error = "unknown error in the training thread";
     }
     share_writer(nullptr);  // also after a failure before the writer opened
-    running_.store(false);
+    running_.store(false);  // before the refusal: a keep_state after it sees the run is not training
+    control_.refuse_keep_requests("the run ended before its state was kept");  // also one that failed to start
     if (done) done(result, error);
   });
 }
