@@ -1,5 +1,6 @@
 #include "widgets/experiment_panel.h"
 
+#include "widgets/config_editors.h"
 #include "widgets/elided_label.h"
 
 #include <QCheckBox>
@@ -92,19 +93,8 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
   target_ = new ElidedLabel(this, Qt::ElideMiddle);
   target_->setObjectName(QStringLiteral("run-controls-target"));
   layout->addWidget(target_);
-  auto* buttons = new QHBoxLayout();
-  start_ = new QPushButton(QStringLiteral("Start"), this);
-  pause_ = new QPushButton(QStringLiteral("Pause"), this);
-  resume_ = new QPushButton(QStringLiteral("Resume"), this);
-  stop_ = new QPushButton(QStringLiteral("Stop"), this);
-  start_->setToolTip(QStringLiteral("Start a new run of this experiment (it joins the runs side by side)"));
-  pause_->setToolTip(QStringLiteral("Pause the selected run after its current batch"));
-  stop_->setToolTip(
-      QStringLiteral("Stop the selected run after its current batch; its state is kept, so it can be "
-                     "resumed from the run file"));
-  for (auto* button : {start_, pause_, resume_, stop_}) buttons->addWidget(button);
-  layout->addLayout(buttons);
-  setRunControls(QString(), false, false, false);
+  layout->addLayout(makeRunButtons());
+  setRunControls(QString(), false, false, false, false);
 
   connect(modelSource_, &QComboBox::currentIndexChanged, this, [this](int index) {
     showModelSource(index == 1);
@@ -116,7 +106,28 @@ ExperimentPanel::ExperimentPanel(const ExperimentBackend& backend, QWidget* pare
   connect(pause_, &QPushButton::clicked, this, &ExperimentPanel::pauseRequested);
   connect(resume_, &QPushButton::clicked, this, &ExperimentPanel::resumeRequested);
   connect(stop_, &QPushButton::clicked, this, &ExperimentPanel::stopRequested);
+  connect(branch_, &QPushButton::clicked, this, &ExperimentPanel::branchRequested);
   rebuildForm();
+}
+
+QHBoxLayout* ExperimentPanel::makeRunButtons() {
+  auto* buttons = new QHBoxLayout();
+  start_ = new QPushButton(QStringLiteral("Start"), this);
+  pause_ = new QPushButton(QStringLiteral("Pause"), this);
+  resume_ = new QPushButton(QStringLiteral("Resume"), this);
+  stop_ = new QPushButton(QStringLiteral("Stop"), this);
+  branch_ = new QPushButton(QStringLiteral("Branch…"), this);
+  branch_->setObjectName(QStringLiteral("branch-run"));
+  branch_->setToolTip(
+      QStringLiteral("Branch the selected run: a new run that continues its exact state (weights, optimizer, λ, data "
+                     "order) with the settings you change; the run itself stays as it is"));
+  start_->setToolTip(QStringLiteral("Start a new run of this experiment (it joins the runs side by side)"));
+  pause_->setToolTip(QStringLiteral("Pause the selected run after its current batch"));
+  stop_->setToolTip(
+      QStringLiteral("Stop the selected run after its current batch; its state is kept, so it can be "
+                     "resumed from the run file"));
+  for (auto* button : {start_, pause_, resume_, stop_, branch_}) buttons->addWidget(button);
+  return buttons;
 }
 
 void ExperimentPanel::setPreset(const QString& preset, const QString& size) {
@@ -218,7 +229,9 @@ void ExperimentPanel::start() {
                        parseSeeds(seeds_->text(), nullptr)});
 }
 
-void ExperimentPanel::setRunControls(const QString& target, bool canPause, bool canResume, bool canStop) {
+void ExperimentPanel::setRunControls(const QString& target, bool canPause, bool canResume, bool canStop,
+                                     bool canBranch) {
+  branch_->setEnabled(canBranch);
   pause_->setEnabled(canPause);
   resume_->setEnabled(canResume);
   stop_->setEnabled(canStop);
@@ -246,32 +259,9 @@ void ExperimentPanel::rebuildForm() {
       auto* header = new QLabel(QStringLiteral("<b>%1</b>").arg(section), formHost_);
       form_->addRow(header);
     }
-    QWidget* editor = nullptr;
-    if (field.value.typeId() == QMetaType::Bool) {
-      auto* box = new QCheckBox(formHost_);
-      box->setChecked(field.value.toBool());
-      connect(box, &QCheckBox::toggled, this, &ExperimentPanel::validateNow);
-      editor = box;
-    } else if (!field.choices.isEmpty()) {
-      auto* box = new QComboBox(formHost_);
-      box->addItems(field.choices);
-      box->setCurrentText(field.value.toString());
-      connect(box, &QComboBox::currentTextChanged, this, &ExperimentPanel::validateNow);
-      editor = box;
-    } else {
-      auto* line = new QLineEdit(formHost_);
-      line->setText(field.value.typeId() == QMetaType::Double ? QString::number(field.value.toDouble(), 'g', 10)
-                                                              : field.value.toString());
-      connect(line, &QLineEdit::textChanged, this, &ExperimentPanel::validateNow);
-      editor = line;
-    }
-    editor->setObjectName(field.key);
-    editor->setToolTip(field.about.isEmpty() ? field.key
-                                             : QStringLiteral("<b>%1</b><br>%2").arg(field.key, field.about));
-    editor->setMinimumWidth(60);
+    QWidget* editor = makeConfigEditor(field, formHost_, [this] { validateNow(); });
     editors_.insert(field.key, editor);
-    auto* label =
-        new QLabel(field.key.section(QLatin1Char('.'), 1).replace(QLatin1Char('_'), QLatin1Char(' ')), formHost_);
+    auto* label = new QLabel(configLabelText(field.key), formHost_);
     label->setToolTip(editor->toolTip());
     label->setBuddy(editor);
     auto* line = qobject_cast<QLineEdit*>(editor);
@@ -285,40 +275,14 @@ QList<ConfigField> ExperimentPanel::fields() const {
   QList<ConfigField> current;
   for (const auto& field : base_) {
     ConfigField value = field;
-    QWidget* editor = editors_.value(field.key);
-    if (auto* box = qobject_cast<QCheckBox*>(editor)) {
-      value.value = box->isChecked();
-    } else if (auto* combo = qobject_cast<QComboBox*>(editor)) {
-      value.value = combo->currentText();
-    } else if (auto* line = qobject_cast<QLineEdit*>(editor)) {
-      const QString text = line->text().trimmed();
-      bool ok = false;
-      if (field.value.typeId() == QMetaType::LongLong || field.value.typeId() == QMetaType::Int) {
-        const qlonglong number = text.toLongLong(&ok);
-        value.value = ok ? QVariant(number) : QVariant(text);
-      } else if (field.value.typeId() == QMetaType::Double) {
-        const double number = text.toDouble(&ok);
-        value.value = ok ? QVariant(number) : QVariant(text);
-      } else {
-        value.value = text;
-      }
-    }
+    value.value = configEditorValue(field, editors_.value(field.key));
     current.push_back(value);
   }
   return current;
 }
 
 bool ExperimentPanel::setFieldText(const QString& key, const QString& text) {
-  QWidget* editor = editors_.value(key);
-  if (auto* line = qobject_cast<QLineEdit*>(editor)) {
-    line->setText(text);
-  } else if (auto* combo = qobject_cast<QComboBox*>(editor)) {
-    combo->setCurrentText(text);
-  } else if (auto* box = qobject_cast<QCheckBox*>(editor)) {
-    box->setChecked(text == QStringLiteral("true"));
-  } else {
-    return false;
-  }
+  if (!setConfigEditorText(editors_.value(key), text)) return false;
   validateNow();
   return true;
 }

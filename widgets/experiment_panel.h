@@ -13,6 +13,7 @@
 
 class QComboBox;
 class QFormLayout;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -29,6 +30,22 @@ struct ConfigField {
   QVariant value;
   QStringList choices;
   QString about;  // one line: what the key does, its type, range and default (the editor's tooltip)
+};
+
+// What a branch of a saved run starts from (issue 55; the Branch dialog, widgets/branch_dialog.h).
+struct BranchSource {
+  QString error;                 // why the run cannot be branched; "" when it can
+  QList<ConfigField> fields;     // every setting of the run, with its values
+  QMap<QString, QString> fixed;  // the settings that cannot change mid-run, each with why
+  // The steps of the checkpoints the run file keeps, each with its label ("latest", "best", "step-120"), newest first.
+  QList<QPair<qint64, QString>> kept;
+};
+// A branch's settings checked by the engine: the error naming the key ("" when valid), what changes
+// ("constraints.alpha 0.4 -> 0.1"), and how the child takes the changes up, a sentence each.
+struct BranchCheck {
+  QString error;
+  QString changes;
+  QStringList notes;
 };
 
 class ExperimentBackend {
@@ -56,6 +73,16 @@ class ExperimentBackend {
   virtual QString missingDataset(const QString& preset, const QString& size, const QList<ConfigField>& fields) const {
     Q_UNUSED(preset);
     Q_UNUSED(size);
+    Q_UNUSED(fields);
+    return {};
+  }
+  // A branch of the run file `runPath` (the engine's rules: core/train/branch_rules.h).
+  virtual BranchSource branchSource(const QString& runPath) const {
+    Q_UNUSED(runPath);
+    return {QStringLiteral("branching is not offered here"), {}, {}, {}};
+  }
+  virtual BranchCheck checkBranch(const QString& runPath, const QList<ConfigField>& fields) const {
+    Q_UNUSED(runPath);
     Q_UNUSED(fields);
     return {};
   }
@@ -94,7 +121,9 @@ class ExperimentPanel : public QWidget {
 
   // What the buttons may do for the selected run: the app tells the panel after every state change.
   // Pause / Resume / Stop act on the selected run, named above the buttons ("" when there is none).
-  void setRunControls(const QString& target, bool canPause, bool canResume, bool canStop);
+  // Branch… (issue 55) opens the Branch dialog for the selected run: one with a run file, paused, stopped, finished or
+  // training (a live run keeps its state as it is when Start is pressed).
+  void setRunControls(const QString& target, bool canPause, bool canResume, bool canStop, bool canBranch = false);
   QString runControlsTarget() const;
 
   // The fetch of a missing dataset the panel offered: what it is doing ("imdb: downloading 12.3 of 25.5 MB"), or
@@ -107,6 +136,7 @@ class ExperimentPanel : public QWidget {
   void pauseRequested();
   void resumeRequested();
   void stopRequested();
+  void branchRequested();
   void fetchDatasetRequested(const QString& dataset);
 
  protected:
@@ -114,6 +144,8 @@ class ExperimentPanel : public QWidget {
 
  private:
   void rebuildForm();
+  // Start, Pause, Resume, Stop and Branch… in a row.
+  QHBoxLayout* makeRunButtons();
   void validateNow();
   void showMissingDataset();
 
@@ -143,6 +175,7 @@ class ExperimentPanel : public QWidget {
   QPushButton* pause_ = nullptr;
   QPushButton* resume_ = nullptr;
   QPushButton* stop_ = nullptr;
+  QPushButton* branch_ = nullptr;
   QList<ConfigField> base_;
   QMap<QString, QWidget*> editors_;
   QString lastMessage_;

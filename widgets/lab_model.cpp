@@ -48,19 +48,21 @@ const RunData* LabModel::addRun(std::unique_ptr<RunData> run) {
   return runs_.back().get();
 }
 
-namespace {
-
-// " › alpha 0.1, epochs 4 @ step 200": what a branch changed (each key by its last part, with its new value) and where.
-QString branchSuffix(const RunData& run) {
-  if (run.branchStep < 0) return {};
+QString branchSuffix(const QString& changes, int64_t step) {
   QStringList changed;
-  for (const QString& change : run.branchChanges.split(QStringLiteral("; "), Qt::SkipEmptyParts)) {
+  for (const QString& change : changes.split(QStringLiteral("; "), Qt::SkipEmptyParts)) {
     const QString key = change.section(QLatin1Char(' '), 0, 0).section(QLatin1Char('.'), -1);
     changed << key + QLatin1Char(' ') + change.section(QStringLiteral(" -> "), -1);
   }
   return QStringLiteral(" › %1 @ step %2")
       .arg(changed.isEmpty() ? QStringLiteral("branch") : changed.join(QStringLiteral(", ")))
-      .arg(run.branchStep);
+      .arg(step);
+}
+
+namespace {
+
+QString branchSuffixOf(const RunData& run) {
+  return run.branchStep < 0 ? QString() : branchSuffix(run.branchChanges, run.branchStep);
 }
 
 // "vit-horst-quick seed 0": the experiment's name and its seed, the start of a config-named run's name; a branch's
@@ -69,7 +71,7 @@ QString experimentAndSeed(const RunData& run) {
   QString name = run.config.value(QStringLiteral("name"));
   if (name.isEmpty()) name = QFileInfo(run.path).completeBaseName();
   const QString seed = run.config.value(QStringLiteral("train.seed"));
-  return (seed.isEmpty() ? name : name + QStringLiteral(" seed ") + seed) + branchSuffix(run);
+  return (seed.isEmpty() ? name : name + QStringLiteral(" seed ") + seed) + branchSuffixOf(run);
 }
 
 // Keys that name a run's own files or its seeds: they tell every run apart and say nothing of what it is.

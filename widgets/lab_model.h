@@ -48,6 +48,10 @@ QString bandNote(const GroupBand& band);
 // "min–max" or "±1 s.d."
 QString bandKindName(record::BandKind kind);
 
+// " › alpha 0.1, epochs 4 @ step 200": what a branch changed ("constraints.alpha 0.4 -> 0.1; ..."), each key by its
+// last part with its new value, and where; the end of a branch's name.
+QString branchSuffix(const QString& changes, int64_t step);
+
 class LabModel : public QObject {
   Q_OBJECT
 

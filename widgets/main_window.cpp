@@ -26,7 +26,7 @@
 namespace descentlab::widgets {
 
 MainWindow::MainWindow(const EnvironmentSummary& summary, const ExperimentBackend& backend, QWidget* parent)
-    : QMainWindow(parent) {
+    : QMainWindow(parent), backend_(backend) {
   setWindowTitle(QStringLiteral("DescentLab %1").arg(summary.version));
   setObjectName(QStringLiteral("DescentLabMainWindow"));
   setDockNestingEnabled(true);
@@ -88,6 +88,8 @@ void MainWindow::connectRequests() {
   connect(views_.runs, &RunsTable::closeRunRequested, this, &MainWindow::closeRunRequested);
   connect(views_.runs, &RunsTable::annotateRequested, this, &MainWindow::askAnnotation);
   connect(menus_, &WindowMenus::annotateRequested, this, &MainWindow::askAnnotation);
+  connect(menus_, &WindowMenus::branchRequested, this, [this](const QString& runId) { askBranch(runId); });
+  connect(experiment_, &ExperimentPanel::branchRequested, this, [this] { askBranch(model_->focusRunId()); });
   connect(menus_, &WindowMenus::pauseRequested, this, &MainWindow::pauseRequested);
   connect(menus_, &WindowMenus::resumeRequested, this, &MainWindow::resumeRequested);
   connect(menus_, &WindowMenus::stopRequested, this, &MainWindow::stopRequested);
@@ -197,6 +199,24 @@ void MainWindow::askAnnotation(const QString& runId) {
   RunAnnotationDialog dialog(*run, this);
   if (dialog.exec() != QDialog::Accepted) return;
   emit annotationChosen(runId, dialog.edit());
+}
+
+void MainWindow::askBranch(const QString& runId, int64_t nearStep) {
+  const RunData* run = model_->run(runId);
+  if (!run || run->path.isEmpty()) return;
+  const BranchSource source = backend_.branchSource(run->path);
+  if (!source.error.isEmpty()) {
+    showError(QStringLiteral("Cannot branch %1: %2").arg(run->name, source.error), runId);
+    return;
+  }
+  const bool live = run->state == RunState::Running || run->state == RunState::Paused;
+  if (!live && source.kept.isEmpty()) {
+    showError(QStringLiteral("Cannot branch %1: its run file keeps no checkpoint yet").arg(run->name), runId);
+    return;
+  }
+  BranchDialog dialog(*run, source, backend_, live, nearStep, this);
+  if (dialog.exec() != QDialog::Accepted) return;
+  emit branchChosen(runId, dialog.choice());
 }
 
 }  // namespace descentlab::widgets

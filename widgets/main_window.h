@@ -9,6 +9,7 @@
 #include <QStringList>
 #include <QTimer>
 
+#include "widgets/branch_dialog.h"
 #include "widgets/experiment_panel.h"
 #include "widgets/help_pages.h"
 #include "widgets/lab_views.h"
@@ -71,6 +72,9 @@ class MainWindow : public QMainWindow {
   QString lastMessage() const { return messages_->lastMessage(); }
   // Opens the run's Name, tags and note dialog (Run menu, runs table); OK emits annotationChosen.
   void askAnnotation(const QString& runId);
+  // Opens the Branch dialog for the run (Run > Branch…, Branch… beside Pause; `nearStep` >= 0 from a curve's "Branch
+  // from here"); Start emits branchChosen. A run that cannot be branched is said in the message bar.
+  void askBranch(const QString& runId, int64_t nearStep = -1);
   // Every view as PNG, SVG, PDF and CSV in `directory`, and the window as dashboard.png; returns the files written.
   QStringList exportAll(const QString& directory);
 
@@ -89,6 +93,8 @@ class MainWindow : public QMainWindow {
   void closeRunRequested(const QString& runId);
   // A person's name, tags and note for a run, chosen in the dialog (Run > Name, tags and note…).
   void annotationChosen(const QString& runId, const RunAnnotationEdit& edit);
+  // A branch of the run, as the Branch dialog's Start asks for it.
+  void branchChosen(const QString& runId, const BranchChoice& choice);
   void revealRequested(const QString& path);  // show the run file in the desktop's file manager
   void sweepRequested(const QString& runId, const SweepChoice& choice);
   void cancelSweepRequested();
@@ -104,6 +110,7 @@ class MainWindow : public QMainWindow {
   void connectRequests();
   void connectRedraws();
 
+  const ExperimentBackend& backend_;
   LabModel* model_ = nullptr;
   ExperimentPanel* experiment_ = nullptr;
   MessageBar* messages_ = nullptr;

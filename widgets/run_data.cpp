@@ -135,6 +135,7 @@ RunActions availableActions(const RunData& run) {
   actions.resume = run.state == RunState::Paused || (!run.isActive() && run.state != RunState::Finished &&
                                                      run.state != RunState::Watching && run.hasLatestCheckpoint);
   actions.close = !run.isActive();
+  actions.branch = !run.path.isEmpty() && run.state != RunState::Starting && run.state != RunState::Stopping;
   return actions;
 }
 

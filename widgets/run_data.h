@@ -90,7 +90,8 @@ class RunData {
   // branched at (-1: not a branch). Its name by config reads "video-erm seed 0 › alpha 0.1 @ step 200".
   QString branchChanges;
   int64_t branchStep = -1;
-  QString path;  // its run file
+  QString branchParent;  // the parent's run file, as the child recorded it (absolute)
+  QString path;          // its run file
   QColor colour;
   bool visible = true;            // the user can hide a run from every multi-run view (legend click, runs table)
   QMap<QString, QString> config;  // flattened config keys ("train.lr") to their JSON text
@@ -167,6 +168,9 @@ struct RunActions {
   bool resume = false;  // a paused run, or a stopped / failed / opened one from its "latest" checkpoint
   bool stop = false;
   bool close = false;  // not while it trains: its thread writes the run file
+  // A branch (issue 55): any run with a run file but one starting or stopping (a live one keeps its state as it is
+  // then; a watched one, another process's, branches from its latest committed checkpoint).
+  bool branch = false;
 };
 RunActions availableActions(const RunData& run);
 

@@ -81,6 +81,11 @@ void WindowMenus::buildRunMenu() {
                                  [this] { emit resumeRequested(model_.focusRunId()); });
   stopAction_ = run->addAction(QStringLiteral("S&top"), QKeySequence(Qt::SHIFT | Qt::Key_F5), this,
                                [this] { emit stopRequested(model_.focusRunId()); });
+  branchAction_ = run->addAction(QStringLiteral("&Branch…"), QKeySequence(Qt::CTRL | Qt::Key_B), this, [this] {
+    if (!model_.focusRunId().isEmpty()) emit branchRequested(model_.focusRunId());
+  });
+  branchAction_->setToolTip(
+      QStringLiteral("A new run that continues the selected run's exact state with the settings you change"));
   run->addSeparator();
   nextAction_ = run->addAction(QStringLiteral("&Next run"), QKeySequence(Qt::ALT | Qt::Key_Down), this,
                                [this] { selectNeighbourRun(1); });
@@ -153,7 +158,8 @@ void WindowMenus::updateRunControls() {
   // As the runs table says it: a finished run being swept reads "sweeping", not "finished".
   const QString state = run && run->sweep.running ? QStringLiteral("sweeping") : run ? runStateName(run->state) : "";
   experiment_.setRunControls(run ? QStringLiteral("%1 (%2)").arg(run->name, state) : QString(), actions.pause,
-                             actions.resume, actions.stop);
+                             actions.resume, actions.stop, actions.branch);
+  branchAction_->setEnabled(actions.branch);
   pauseAction_->setEnabled(actions.pause);
   resumeAction_->setEnabled(actions.resume);
   stopAction_->setEnabled(actions.stop);

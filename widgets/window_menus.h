@@ -52,6 +52,7 @@ class WindowMenus : public QObject {
   void stopRequested(const QString& runId);
   void closeRunRequested(const QString& runId);
   void annotateRequested(const QString& runId);  // Name, tags and note… of the selected run
+  void branchRequested(const QString& runId);    // Branch… of the selected run
   void openRequested(const QStringList& paths);
   void openFolderRequested(const QString& folder);
   void saveRequested(const QString& runId, const QString& path);
@@ -87,6 +88,7 @@ class WindowMenus : public QObject {
   QAction* previousAction_ = nullptr;
   QAction* hideAction_ = nullptr;
   QAction* annotateAction_ = nullptr;
+  QAction* branchAction_ = nullptr;
   QAction* groupAction_ = nullptr;
 };
 

@@ -5,6 +5,8 @@
 #include "core/data/catalog.h"
 #include "core/data/data_file.h"
 #include "core/runtime.h"
+#include "core/store/run_reader.h"
+#include "core/session/branch_rules.h"
 
 #include <QFileInfo>
 
@@ -265,6 +267,75 @@ QString LabBackend::missingDataset(const QString& preset, const QString& size,
   } catch (const std::exception&) {
     return {};  // an invalid form: validate() says why
   }
+}
+
+const nlohmann::json& LabBackend::storedDocument(const QString& runPath) const {
+  const auto found = storedDocuments_.find(runPath);
+  if (found != storedDocuments_.end()) return found->second;
+  const std::string path = runPath.toStdString();
+  const store::RunReader reader(path);
+  const nlohmann::json document = config::stored_config(reader.header().config_json, path).to_json();
+  return storedDocuments_[runPath] = document;
+}
+
+widgets::BranchSource LabBackend::branchSource(const QString& runPath) const {
+  widgets::BranchSource source;
+  try {
+    storedDocuments_.erase(runPath);  // read afresh: the run may have been branched or changed since
+    const nlohmann::json& full = storedDocument(runPath);
+    const auto config = config::ExperimentConfig::from_json(full, runPath.toStdString());
+    nlohmann::json shown = {{"train", full["train"]}, {"model", full["model"]}, {"data", full["data"]}};
+    for (const char* section : config.is_layerwise() ? std::vector<const char*>{"constraints"}
+                                                     : std::vector<const char*>{"optimizer", "sparsity"}) {
+      shown[section] = full[section];
+    }
+    collect(full, "", shown, source.fields);
+    // The settings that may change first, in the engine's order; then the fixed ones.
+    std::stable_partition(source.fields.begin(), source.fields.end(), [](const widgets::ConfigField& field) {
+      return session::why_fixed_in_branch(field.key.toStdString()).empty();
+    });
+    for (const auto& field : source.fields) {
+      const std::string why = session::why_fixed_in_branch(field.key.toStdString());
+      if (!why.empty()) source.fixed.insert(field.key, QString::fromStdString(why));
+    }
+    auto kept = store::RunReader(runPath.toStdString()).checkpoints();
+    // Newest first, "latest" before the others; one entry per step ("step 64 (latest, best)").
+    std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
+      return a.step != b.step ? a.step > b.step : (a.label == "latest") > (b.label == "latest");
+    });
+    for (const auto& checkpoint : kept) {
+      const QString label = QString::fromStdString(checkpoint.label);
+      if (!source.kept.isEmpty() && source.kept.back().first == checkpoint.step) {
+        source.kept.back().second += QStringLiteral(", ") + label;
+      } else {
+        source.kept.push_back({checkpoint.step, label});
+      }
+    }
+  } catch (const std::exception& error) {
+    source.error = QString::fromUtf8(error.what());
+  }
+  return source;
+}
+
+config::ExperimentConfig LabBackend::branchConfig(const QString& runPath,
+                                                  const QList<widgets::ConfigField>& fields) const {
+  const nlohmann::json& full = storedDocument(runPath);
+  nlohmann::json document = full;
+  apply_fields(document, full, fields);
+  return config::ExperimentConfig::from_json(document, "the branch of " + runPath.toStdString());
+}
+
+widgets::BranchCheck LabBackend::checkBranch(const QString& runPath, const QList<widgets::ConfigField>& fields) const {
+  widgets::BranchCheck check;
+  try {
+    const nlohmann::json child = branchConfig(runPath, fields).to_json();
+    const nlohmann::json& parent = storedDocument(runPath);
+    check.changes = QString::fromStdString(session::branch_changes(parent, child, "the branch form"));
+    for (const auto& note : session::branch_notes(parent, child)) check.notes << QString::fromStdString(note);
+  } catch (const std::exception& error) {
+    check.error = QString::fromUtf8(error.what());
+  }
+  return check;
 }
 
 }  // namespace descentlab::gui

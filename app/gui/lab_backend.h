@@ -3,6 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+
+#include "core/config/experiment_config.h"
+
 #include "widgets/experiment_panel.h"
 
 namespace descentlab::gui {
@@ -20,8 +24,21 @@ class LabBackend : public widgets::ExperimentBackend {
   QString missingDataset(const QString& preset, const QString& size,
                          const QList<widgets::ConfigField>& fields) const override;
 
+  // Issue 55: a branch of a saved run, by the engine's rules (core/session/branch_rules.h). The form shows the settings
+  // of the run's engine (layerwise descent: train and constraints; sparse training: train, optimizer and sparsity) and
+  // the model's and data's, fixed.
+  widgets::BranchSource branchSource(const QString& runPath) const override;
+  widgets::BranchCheck checkBranch(const QString& runPath, const QList<widgets::ConfigField>& fields) const override;
+  // The branch's configuration: the run's own with the fields applied; throws ConfigError naming a bad value.
+  config::ExperimentConfig branchConfig(const QString& runPath, const QList<widgets::ConfigField>& fields) const;
+
   // The full config document for the preset with the fields applied; throws ConfigError on a bad value.
   nlohmann::json document(const QString& preset, const QString& size, const QList<widgets::ConfigField>& fields) const;
+
+ private:
+  // The configuration documents of runs being branched, by path: the form checks every keystroke against one.
+  const nlohmann::json& storedDocument(const QString& runPath) const;
+  mutable std::map<QString, nlohmann::json> storedDocuments_;
 };
 
 }  // namespace descentlab::gui

@@ -42,6 +42,8 @@ LabController::LabController(widgets::MainWindow& window, const LabBackend& back
   connect(&window_, &widgets::MainWindow::annotationChosen, this,
           [this](const QString& runId, const widgets::RunAnnotationEdit& edit) { annotate(runId, edit); });
   connect(&window_, &widgets::MainWindow::sweepRequested, this, &LabController::sweep);
+  connect(&window_, &widgets::MainWindow::branchChosen, this,
+          [this](const QString& runId, const widgets::BranchChoice& choice) { branch(runId, choice); });
   connect(&window_, &widgets::MainWindow::cancelSweepRequested, this, &LabController::cancelSweep);
   // The experiment panel offers to fetch a dataset its experiment needs; the fetcher says how it goes.
   widgets::ExperimentPanel* panel = window_.experimentPanel();
@@ -264,6 +266,28 @@ void LabController::close(const QString& runId) {
   }
   watched_.forget(runId);
   window_.model()->removeRun(runId);
+}
+
+void LabController::branch(const QString& runId, const widgets::BranchChoice& choice,
+                           std::function<void(const QString& childId)> started) {
+  const widgets::RunData* run = window_.model()->run(runId);
+  if (!started) started = [](const QString&) {};
+  if (!run) return started({});
+  config::ExperimentConfig config;
+  try {
+    config = backend_.branchConfig(run->path, choice.fields);
+  } catch (const std::exception& error) {
+    window_.showError(QStringLiteral("Cannot branch %1: %2").arg(run->name, QString::fromUtf8(error.what())), runId);
+    return started({});
+  }
+  const QString parentPath = run->path, parentName = run->name;
+  if (choice.step != widgets::BranchChoice::kBranchNow) {
+    return started(live_.branch(parentPath, parentName, choice.step, std::move(config)));
+  }
+  // A live run: its state as it is now, kept between batches, then the branch from that step.
+  live_.keepState(runId, [this, parentPath, parentName, config, started](int64_t step) {
+    started(step < 0 ? QString() : live_.branch(parentPath, parentName, step, config));
+  });
 }
 
 QString LabController::annotate(const QString& runId, const widgets::RunAnnotationEdit& edit) {

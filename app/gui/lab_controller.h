@@ -56,6 +56,11 @@ class LabController : public QObject {
   // shows them; returns "" or the error, which the message bar also shows (a run another process writes is refused
   // naming it, a bad value naming it).
   QString annotate(const QString& runId, const widgets::RunAnnotationEdit& edit);
+  // A branch of the run (issue 55) as the Branch dialog chose it: from a kept checkpoint, or from a live run's state
+  // as it is now (kept first, between batches). The child's id is given to `started` once it starts ("" when it
+  // could not: the message bar says why).
+  void branch(const QString& runId, const widgets::BranchChoice& choice,
+              std::function<void(const QString& childId)> started = nullptr);
   void sweep(const QString& runId, const widgets::SweepChoice& choice) { sweeps_.sweep(runId, choice); }
   void cancelSweep() { sweeps_.cancel(); }
 

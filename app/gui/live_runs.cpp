@@ -43,15 +43,7 @@ QString LiveRuns::start(config::ExperimentConfig config, const QString& runName)
     window_.showError(QStringLiteral("cannot create the runs folder %1").arg(runsDirectory_));
     return {};
   }
-  // A name is a file name here: a tour's "descent-breaks ERM" becomes descent-breaks-ERM-<time>.h5.
-  QString fileName = runName.isEmpty() ? QString::fromStdString(config.name) : runName;
-  fileName.replace(QLatin1Char(' '), QLatin1Char('-')).replace(QLatin1Char('/'), QLatin1Char('-'));
-  const QString stem =
-      QStringLiteral("%1-%2").arg(fileName, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
-  QString path = QDir(runsDirectory_).filePath(stem + QStringLiteral(".h5"));
-  for (int suffix = 2; QFileInfo::exists(path); ++suffix) {
-    path = QDir(runsDirectory_).filePath(QStringLiteral("%1-%2.h5").arg(stem).arg(suffix));
-  }
+  const QString path = newRunPath(runName.isEmpty() ? QString::fromStdString(config.name) : runName);
   auto run = std::make_unique<widgets::RunData>();
   run->name = runName.isEmpty() ? QString::fromStdString(config.name) : runName;
   run->path = QFileInfo(path).absoluteFilePath();
@@ -66,6 +58,77 @@ QString LiveRuns::start(config::ExperimentConfig config, const QString& runName)
   const QString id = added->id;
   launch(id, std::make_unique<session::TrainingSession>(std::move(config), options));
   return id;
+}
+
+QString LiveRuns::newRunPath(const QString& name) const {
+  // A name is a file name here: a tour's "descent-breaks ERM" becomes descent-breaks-ERM-<time>.h5.
+  QString fileName = name;
+  fileName.replace(QLatin1Char(' '), QLatin1Char('-')).replace(QLatin1Char('/'), QLatin1Char('-'));
+  const QString stem =
+      QStringLiteral("%1-%2").arg(fileName, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
+  QString path = QDir(runsDirectory_).filePath(stem + QStringLiteral(".h5"));
+  for (int suffix = 2; QFileInfo::exists(path); ++suffix) {
+    path = QDir(runsDirectory_).filePath(QStringLiteral("%1-%2.h5").arg(stem).arg(suffix));
+  }
+  return path;
+}
+
+QString LiveRuns::branch(const QString& parentPath, const QString& parentName, int64_t step,
+                         config::ExperimentConfig config) {
+  if (!QDir().mkpath(runsDirectory_)) {
+    window_.showError(QStringLiteral("cannot create the runs folder %1").arg(runsDirectory_));
+    return {};
+  }
+  const QString path = newRunPath(QFileInfo(parentPath).completeBaseName() + QStringLiteral("-branch"));
+  session::SessionOptions options;
+  options.run_path = path.toStdString();
+  std::unique_ptr<session::TrainingSession> session;
+  try {
+    session = session::TrainingSession::branch(parentPath.toStdString(), step, std::move(config), options);
+  } catch (const std::exception& error) {
+    window_.showError(QStringLiteral("Cannot branch %1: %2").arg(parentName, QString::fromUtf8(error.what())));
+    return {};
+  }
+  auto run = std::make_unique<widgets::RunData>();
+  run->path = QFileInfo(path).absoluteFilePath();
+  describe_config(*run, session->config());
+  run->branchChanges = QString::fromStdString(session->branch_changes());
+  run->branchStep = step;
+  run->branchParent = QFileInfo(parentPath).absoluteFilePath();
+  run->name = parentName + widgets::branchSuffix(run->branchChanges, step);
+  run->state = widgets::RunState::Starting;
+  run->appendLog(
+      QStringLiteral("%1 branching %2 at step %3 into %4: %5")
+          .arg(widgets::LabModel::timestamp(), parentPath)
+          .arg(step)
+          .arg(run->path, run->branchChanges.isEmpty() ? QStringLiteral("nothing changed") : run->branchChanges));
+  for (const auto& note : session->branch_notes()) run->appendLog(QString::fromStdString(note));
+  const widgets::RunData* added = model_.addRun(std::move(run));
+  model_.setFocusRun(added->id);
+  window_.session()->addRecentFile(added->path);
+  const QString id = added->id;
+  launch(id, std::move(session));
+  return id;
+}
+
+void LiveRuns::keepState(const QString& runId, std::function<void(int64_t step)> then) {
+  const auto found = live_.find(runId);
+  if (found == live_.end()) {
+    window_.showError(QStringLiteral("the run is not training here"), runId);
+    then(-1);
+    return;
+  }
+  found->second.session->keep_state([this, runId, then](int64_t step, const std::string& error) {
+    posted_.post([this, runId, then, step, error] {
+      if (step < 0)
+        window_.showError(QStringLiteral("Cannot keep the run's state: %1").arg(QString::fromStdString(error)), runId);
+      else
+        model_.logToRun(
+            runId,
+            QStringLiteral("%1 state kept at step %2 for a branch").arg(widgets::LabModel::timestamp()).arg(step));
+      then(step);
+    });
+  });
 }
 
 QStringList LiveRuns::queue(std::vector<Waiting> runs) {

@@ -14,6 +14,7 @@
 #include <QTimer>
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -33,6 +34,13 @@ class LiveRuns : public QObject {
   // Starts a run of a validated config into a new file of the runs folder; `runName` names it in the views (the
   // config's name when empty). Returns its id, or an empty string after showing why it could not start.
   QString start(config::ExperimentConfig config, const QString& runName = QString());
+
+  // Starts a branch of the run file `parentPath` (issue 55): a new run of the runs folder that continues its checkpoint
+  // at `step` under `config`, named "<parentName> › change @ step N". Returns its id, or "" after showing why not.
+  QString branch(const QString& parentPath, const QString& parentName, int64_t step, config::ExperimentConfig config);
+  // Keeps the live run's state as it is now (TrainingSession::keep_state) and then calls `then` on the GUI thread
+  // with the step kept, or -1 after showing why not.
+  void keepState(const QString& runId, std::function<void(int64_t step)> then);
 
   // Runs that start as cores come free, kAtOnce training at a time (the lab's two cores): seeds of one config, or a
   // tour's runs once per seed. Returns the ids of those started now.
@@ -69,6 +77,8 @@ class LiveRuns : public QObject {
     std::unique_ptr<session::TrainingSession> session;
   };
   QStringList startWaiting();
+  // A new file of the runs folder for a run named `name` ("descent-breaks-ERM-<time>.h5").
+  QString newRunPath(const QString& name) const;
   void launch(const QString& runId, std::unique_ptr<session::TrainingSession> session);
   void scheduleDrain(qint64 wokenAtNs);
   void drain();

@@ -155,6 +155,7 @@ std::unique_ptr<widgets::RunData> load_run_file(const store::RunReader& reader) 
   if (reader.header().lineage) {
     run->branchChanges = QString::fromStdString(reader.header().lineage->changes);
     run->branchStep = reader.header().lineage->branch_step;
+    run->branchParent = QString::fromStdString(reader.header().lineage->parent_file);
   }
   run->device = QString::fromStdString(reader.header().device);
   run->metric = QString::fromLatin1(config::metric_of(config));

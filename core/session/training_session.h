@@ -89,13 +89,13 @@ class TrainingSession {
   // checkpoint at `step` (-1: its "latest"; else the step of a checkpoint it keeps) exactly (weights, optimizer
   // state, lambda, data order, random generators) under `config`, the parent's configuration with the changes asked
   // for, and records its lineage (core/store/run_file.h). The parent is only read. Throws descentlab errors naming a
-  // setting that cannot change mid-run (core/train/branch_rules.h), a step with no kept checkpoint (naming those
+  // setting that cannot change mid-run (core/session/branch_rules.h), a step with no kept checkpoint (naming those
   // kept), a child that is its parent; RunWriter refuses a child path that exists unless options.overwrite.
   static std::unique_ptr<TrainingSession> branch(const std::string& parent_path, int64_t step,
                                                  config::ExperimentConfig config, SessionOptions options);
   // What a branch changes ("constraints.alpha 0.4 -> 0.1"), "" for none or when this is not a branch.
   const std::string& branch_changes() const { return branch_changes_; }
-  // How the child takes up those changes, a sentence each (core/train/branch_rules.h: branch_notes), for the person.
+  // How the child takes up those changes, a sentence each (core/session/branch_rules.h: branch_notes), for the person.
   const std::vector<std::string>& branch_notes() const { return branch_notes_; }
   ~TrainingSession();  // stops a running worker and joins it
   TrainingSession(const TrainingSession&) = delete;

@@ -1,11 +1,11 @@
-#include "core/train/branch_rules.h"
+#include "core/session/branch_rules.h"
 
 #include <map>
 #include <set>
 
 #include "core/config/json_reader.h"
 
-namespace descentlab::train {
+namespace descentlab::session {
 namespace {
 
 void flatten(const nlohmann::json& value, const std::string& prefix, std::map<std::string, std::string>& into) {
@@ -16,8 +16,9 @@ void flatten(const nlohmann::json& value, const std::string& prefix, std::map<st
   into[prefix] = value.is_string() ? value.get<std::string>() : value.dump();
 }
 
-// Why a setting cannot change mid-run ("" when it can).
-std::string why_fixed(const std::string& key) {
+}  // namespace
+
+std::string why_fixed_in_branch(const std::string& key) {
   static const std::set<std::string> changeable = {
       "name",
       "train.epochs",
@@ -68,8 +69,6 @@ std::string why_fixed(const std::string& key) {
   return "it is not among the settings a branch may change (docs/cli.md, train --branch)";
 }
 
-}  // namespace
-
 std::string branch_changes(const nlohmann::json& parent, const nlohmann::json& child, const std::string& source) {
   std::map<std::string, std::string> before, after;
   flatten(parent, "", before);
@@ -83,7 +82,7 @@ std::string branch_changes(const nlohmann::json& parent, const nlohmann::json& c
     const std::string from = was == before.end() ? "(unset)" : was->second;
     const std::string to = is == after.end() ? "(unset)" : is->second;
     if (from == to) continue;
-    const std::string why = why_fixed(key);
+    const std::string why = why_fixed_in_branch(key);
     if (!why.empty()) {
       throw config::ConfigError(source, key, "cannot change in a branch (" + from + " -> " + to + "): " + why);
     }
@@ -130,4 +129,4 @@ std::vector<std::string> branch_notes(const nlohmann::json& parent, const nlohma
   return notes;
 }
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session

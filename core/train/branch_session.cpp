@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
+#include "core/session/branch_rules.h"
 #include "core/store/run_reader.h"
-#include "core/train/branch_rules.h"
 #include "core/util/error.h"
 
 namespace descentlab::session {
@@ -52,12 +52,13 @@ std::unique_ptr<TrainingSession> TrainingSession::branch(const std::string& pare
                                   "; it keeps " + (kept.empty() ? std::string("none") : kept));
   }
   const config::ExperimentConfig parent_config = config::stored_config(parent_run.header().config_json, parent_path);
-  const std::string changes = train::branch_changes(parent_config.to_json(), config.to_json(), options.run_path);
+  const std::string changes =
+      descentlab::session::branch_changes(parent_config.to_json(), config.to_json(), options.run_path);
   auto session = std::unique_ptr<TrainingSession>(new TrainingSession(std::move(config), std::move(options), false));
   session->branch_parent_ = parent;
   session->branch_label_ = label;
   session->branch_changes_ = changes;
-  session->branch_notes_ = train::branch_notes(parent_config.to_json(), session->config_.to_json());
+  session->branch_notes_ = descentlab::session::branch_notes(parent_config.to_json(), session->config_.to_json());
   return session;
 }
 

@@ -14,7 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
-namespace descentlab::train {
+namespace descentlab::session {
+
+// Why the setting `key` ("model.width") cannot change mid-run, "" when it can.
+std::string why_fixed_in_branch(const std::string& key);
 
 // The settings `child` changes from `parent` (both full configuration documents), in key order, as
 // "constraints.alpha 0.4 -> 0.1; train.epochs 2 -> 4" ("" for none). Throws config::ConfigError naming the first
@@ -26,4 +29,4 @@ std::string branch_changes(const nlohmann::json& parent, const nlohmann::json& c
 // options that make the mirror step nothing, the sparsity schedule's hand-over. Empty when there is nothing to say.
 std::vector<std::string> branch_notes(const nlohmann::json& parent, const nlohmann::json& child);
 
-}  // namespace descentlab::train
+}  // namespace descentlab::session
