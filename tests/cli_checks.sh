@@ -108,6 +108,7 @@ case "$check" in
     "$cli" inspect "$scratch/child.h5" >"$scratch/text" 2>&1 || fail "inspect of the child exited $?"
     expect_in "branch of: $scratch/parent.h5 (run " "$scratch/text"
     expect_in ") at step 4: constraints.alpha 0.4 -> 0.1" "$scratch/text"
+    expect_in "parent:    there, as branched" "$scratch/text"
     # The optimizer may switch in a branch of a sparse-engine run (tests/test_script_model.cpp); a layerwise run
     # trains with AdamW only, and says so.
     "$cli" train --branch "$scratch/parent.h5" --set optimizer.name=horst --out "$scratch/x.h5" >/dev/null \
@@ -130,6 +131,11 @@ case "$check" in
     expect_in "--preset" "$scratch/g.err"
     [ ! -e "$scratch/x.h5" ] || fail "a refused branch wrote its child"
     cmp -s "$scratch/parent.h5" "$scratch/parent-before.h5" || fail "branching changed the parent's run file"
+    # A parent moved away is named, with what the child recorded of it; the child itself is intact.
+    mv "$scratch/parent.h5" "$scratch/moved.h5"
+    "$cli" inspect "$scratch/child.h5" >"$scratch/text" 2>&1 || fail "inspect of a child whose parent moved exited $?"
+    expect_in "parent:    its parent $scratch/parent.h5 is not there (moved or deleted); the branch recorded run " \
+      "$scratch/text"
     ;;
   inspect)
     # bash cli_checks.sh inspect CLI SAMPLE_RUN: the summary of the sample run, as JSON and as text.

@@ -18,6 +18,7 @@
 #include "core/config/experiment_config.h"
 #include "core/data/catalog.h"
 #include "core/session/training_session.h"
+#include "core/store/parent_check.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 #include "test_support.h"
@@ -180,6 +181,26 @@ TEST(Branch, ABranchChangingAlphaSaysOnlyThatAndBadRequestsAreRefusedNamingThem)
       error_of([&] { TrainingSession::branch((folder / "gone.h5").string(), -1, config, into(child + "4")); });
   EXPECT_NE(missing.find("gone.h5"), std::string::npos) << missing;
   EXPECT_EQ(store::run_file_version(parent), version) << "nothing of the parent was touched";
+
+  // The child checks its parent against what it recorded (store::parent_problem): there as branched; moved; another
+  // run at its path, named by both run ids.
+  const store::RunLineage lineage = *store::RunReader(child).header().lineage;
+  EXPECT_EQ(store::parent_problem(lineage), "");
+  fs::rename(parent, parent + ".moved");
+  const std::string moved = store::parent_problem(lineage);
+  EXPECT_NE(moved.find("its parent " + lineage.parent_file + " is not there (moved or deleted)"), std::string::npos)
+      << moved;
+  EXPECT_NE(moved.find(lineage.parent_checkpoint_sha256), std::string::npos) << moved;
+  {
+    TrainingSession other(config, into(parent));
+    other.set_step_limit(4);
+    other.run();
+  }
+  const std::string another = store::parent_problem(lineage);
+  EXPECT_NE(another.find("is not its parent: its run id is " + store::RunReader(parent).header().run_id +
+                         ", the branch recorded " + lineage.parent_run_id),
+            std::string::npos)
+      << another;
 }
 
 // A live run asked to keep its state (the window's Branch… on a paused or running run): the trainer keeps it as the

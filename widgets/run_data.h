@@ -91,7 +91,10 @@ class RunData {
   QString branchChanges;
   int64_t branchStep = -1;
   QString branchParent;  // the parent's run file, as the child recorded it (absolute)
-  QString path;          // its run file
+  // What is wrong with that parent when the run was opened ("" when it is the one branched from): moved, another run
+  // at its path, or a changed checkpoint, naming the hashes (core/store/parent_check.h).
+  QString branchParentProblem;
+  QString path;  // its run file
   QColor colour;
   bool visible = true;            // the user can hide a run from every multi-run view (legend click, runs table)
   QMap<QString, QString> config;  // flattened config keys ("train.lr") to their JSON text

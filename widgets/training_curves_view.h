@@ -63,6 +63,8 @@ class TrainingCurvesView : public PlotView {
   QString logYNote() const;
 
  protected:
+  // A branch's line from its parent's point at the branch step, with a marker there (when the parent is drawn too).
+  void drawBranchJoin(const DrawnCurve& child, const QVector<DrawnCurve>& all);
   void rebuild() override;
   QString readout(QCPAxisRect* rect, double x, double y) const override;
   QString hoverTable(QCPAxisRect* rect, double x, double y) const override;

@@ -17,6 +17,7 @@
 #include "core/record/sweep_statistics.h"
 #include "core/store/annotate_run.h"
 #include "core/store/durable_file.h"
+#include "core/store/parent_check.h"
 #include "core/store/run_reader.h"
 #include "core/store/run_writer.h"
 
@@ -51,7 +52,8 @@ nlohmann::json summarize(const store::RunReader& reader) {
                           {"parent_run_id", header.lineage->parent_run_id},
                           {"parent_checkpoint_sha256", header.lineage->parent_checkpoint_sha256},
                           {"branch_step", header.lineage->branch_step},
-                          {"changes", header.lineage->changes}};
+                          {"changes", header.lineage->changes},
+                          {"parent_problem", store::parent_problem(*header.lineage)}};
   }
   // A run of a user's module: the files it was made from, as they were at its start (the module's copy included).
   nlohmann::json inputs = nlohmann::json::object();
@@ -128,6 +130,8 @@ void print_text(const nlohmann::json& summary) {
                 lineage["parent_run_id"].get<std::string>().c_str(), lineage["branch_step"].dump().c_str(),
                 lineage["changes"].get<std::string>().empty() ? "nothing changed"
                                                               : lineage["changes"].get<std::string>().c_str());
+    const std::string problem = lineage["parent_problem"].get<std::string>();
+    std::printf("parent:    %s\n", problem.empty() ? "there, as branched" : problem.c_str());
   }
   std::printf("config:    %s\n", summary["config"].dump().c_str());
   if (summary.contains("inputs")) {

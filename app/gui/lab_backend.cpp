@@ -5,8 +5,8 @@
 #include "core/data/catalog.h"
 #include "core/data/data_file.h"
 #include "core/runtime.h"
-#include "core/store/run_reader.h"
 #include "core/session/branch_rules.h"
+#include "core/store/run_reader.h"
 
 #include <QFileInfo>
 

@@ -8,6 +8,7 @@
 #include "core/record/checkpoint.h"
 #include "core/record/metrics.h"
 #include "core/record/noise.h"
+#include "core/store/parent_check.h"
 #include "core/store/run_reader.h"
 #include "core/study/study.h"
 
@@ -156,6 +157,7 @@ std::unique_ptr<widgets::RunData> load_run_file(const store::RunReader& reader) 
     run->branchChanges = QString::fromStdString(reader.header().lineage->changes);
     run->branchStep = reader.header().lineage->branch_step;
     run->branchParent = QString::fromStdString(reader.header().lineage->parent_file);
+    run->branchParentProblem = QString::fromStdString(store::parent_problem(*reader.header().lineage));
   }
   run->device = QString::fromStdString(reader.header().device);
   run->metric = QString::fromLatin1(config::metric_of(config));

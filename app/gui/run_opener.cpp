@@ -108,6 +108,11 @@ bool RunOpener::adopt(OpenedFile opened) {
     model_.logToRun(added->id, interruption);
     window_.showInfo(interruption, added->id);
   }
+  if (!added->branchParentProblem.isEmpty()) {  // issue 55: a branch's parent moved or changed
+    const QString said = QStringLiteral("%1: %2").arg(added->name, added->branchParentProblem);
+    model_.logToRun(added->id, said);
+    window_.showInfo(said, added->id);
+  }
   return true;
 }
 

@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <qcustomplot.h>
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QTemporaryDir>
@@ -24,6 +26,7 @@
 #include "widgets/branch_dialog.h"
 #include "widgets/lab_model.h"
 #include "widgets/main_window.h"
+#include "widgets/training_curves_view.h"
 
 namespace descentlab {
 namespace {
@@ -170,6 +173,26 @@ TEST_F(BranchTest, RunMenuBranchOfAStoppedRunStartsFromAKeptCheckpointAndRefuses
   ASSERT_TRUE(waitUntil([&] { return !child->isActive(); }, 120000));
   EXPECT_EQ(child->state, RunState::Finished) << child->error.toStdString();
   EXPECT_EQ(child->currentStep, 12) << "3 epochs of 4 steps";
+
+  // The family in the training curves: the child's line starts at its parent's point at step 3, marked there.
+  window_->refreshViews();
+  QCustomPlot* plot = window_->lossView()->plot();
+  const QCPGraph* marker = nullptr;
+  for (int i = 0; i < plot->graphCount(); ++i) {
+    if (plot->graph(i)->name().contains(QStringLiteral("branches from"))) marker = plot->graph(i);
+  }
+  ASSERT_NE(marker, nullptr) << "no branch marker";
+  ASSERT_EQ(marker->data()->size(), 1);
+  EXPECT_EQ(marker->data()->at(0)->key, 2.0) << "the parent's last row at or before step 3 (every 2 steps)";
+
+  // Opened again with its parent moved away: said, by name, and the child is drawn alone.
+  const QString childPath = child->path;
+  controller_->close(child->id);
+  controller_->close(model.runAt(0)->id);
+  ASSERT_TRUE(QFile::rename(parentPath, parentPath + QStringLiteral(".moved")));
+  ASSERT_EQ(controller_->open({childPath}), 1);
+  EXPECT_TRUE(window_->lastMessage().contains(QStringLiteral("is not there (moved or deleted)")))
+      << window_->lastMessage().toStdString();
 }
 
 }  // namespace
