@@ -6,11 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -248,6 +250,56 @@ TEST(Branch, APausedRunKeepsItsStateOnRequestAndABranchContinuesItThere) {
   });
   EXPECT_EQ(kept, -1);
   EXPECT_EQ(why, "the run is not training");
+}
+
+// Item 2: train.keep_interval keeps a state every N steps ("step-N", the epoch's own where it falls on an epoch end),
+// at most keep_count and keep_megabytes of them, the oldest let go with their data files; a branch takes any kept one.
+TEST(Branch, StatesAreKeptEveryIntervalWithinTheirCountAndBytesAndABranchTakesOne) {
+  ScratchFolder folder;
+  const auto kept_steps = [](const std::string& run) {
+    std::vector<int64_t> steps;
+    for (const auto& checkpoint : store::RunReader(run).checkpoints()) {
+      if (checkpoint.label.rfind("step-", 0) == 0) steps.push_back(checkpoint.step);
+    }
+    std::sort(steps.begin(), steps.end());
+    return steps;
+  };
+  const auto data_files = [](const std::string& run) {
+    size_t files = 0;
+    for (const auto& entry : fs::directory_iterator(run + ".checkpoints")) files += entry.is_regular_file() ? 1 : 0;
+    return files;
+  };
+  // 2 epochs of 4 steps, a state every 2: 2, 4 (the first epoch's end), 6, 8; at most 2 kept.
+  const std::string parent = (folder / "kept.h5").string();
+  TrainingSession(tiny("video-constrained", {"train.keep_interval=2", "train.keep_count=2"}), into(parent)).run();
+  EXPECT_EQ(kept_steps(parent), (std::vector<int64_t>{6, 8}));
+  // Only what the file names stays in its folder: latest, best and the kept steps share copies where they coincide.
+  std::set<std::string> named;
+  for (const auto& checkpoint : store::RunReader(parent).checkpoints()) named.insert(checkpoint.sha256);
+  EXPECT_EQ(data_files(parent), named.size()) << "a let-go state's data file stayed";
+  auto branch = TrainingSession::branch(
+      parent, 6, tiny("video-constrained", {"train.keep_interval=2", "train.keep_count=2", "train.epochs=3"}),
+      into((folder / "from6.h5").string()));
+  EXPECT_EQ(branch->run().steps, 12);
+  const std::string gone = error_of(
+      [&] { TrainingSession::branch(parent, 2, tiny("video-constrained"), into((folder / "x.h5").string())); });
+  EXPECT_NE(gone.find("keeps no checkpoint at step 2; it keeps "), std::string::npos) << gone;
+  EXPECT_NE(gone.find("step-6 at step 6"), std::string::npos) << gone;
+
+  // The byte limit: a wider model's state is larger; 1 MB holds floor(1 MiB / its size) of them (at least one).
+  const std::string wide = (folder / "wide.h5").string();
+  TrainingSession(tiny("video-constrained", {"model.width=64", "model.ff_width=128", "train.keep_interval=1",
+                                             "train.keep_count=100", "train.keep_megabytes=1"}),
+                  into(wide))
+      .run();
+  size_t bytes = 0;
+  for (const auto& [section, tensors] : store::RunReader(wide).checkpoint("latest").sections) {
+    for (const auto& [name, blob] : tensors) bytes += blob.bytes.size();
+  }
+  const size_t fits = std::max<size_t>(1, (size_t{1} << 20) / bytes);
+  ASSERT_LT(fits, 8u) << "the state (" << bytes << " bytes) should be large enough for the limit to bite";
+  EXPECT_EQ(kept_steps(wide).size(), fits) << bytes << " bytes a state";
+  EXPECT_EQ(kept_steps(wide).back(), 8);
 }
 
 }  // namespace

@@ -87,6 +87,14 @@ void fields(Train& t, Visitor& v, TrainConfig*) {
           1, kBig);
   v.field("histogram_interval", "Steps between weight-magnitude histograms; 0 = once per epoch", t.histogram_interval,
           0, kBig);
+  v.field("keep_interval",
+          "Keep the training state every this many steps, to branch from it later (checkpoints step-N); 0 = only "
+          "latest and best",
+          t.keep_interval, 0, kBig);
+  v.field("keep_count", "At most this many states kept by keep_interval; the oldest goes first", t.keep_count, 1,
+          100000);
+  v.field("keep_megabytes", "At most this many megabytes of states kept by keep_interval; the oldest goes first",
+          t.keep_megabytes, 1, kBig);
   v.field("seed", "Seed of the initial weights and the data order", t.seed);
   v.field("device", "Where to train: auto picks CUDA when present, else the CPU", t.device);
 }

@@ -72,6 +72,11 @@ struct TrainConfig {
   double grad_clip = 1.0;          // 0: off
   int64_t metric_interval = 10;    // steps between metric reads (no host sync in between)
   int64_t histogram_interval = 0;  // steps between weight histograms; 0: once per epoch
+  // States kept to branch from (issue 55): every keep_interval steps (0: none beyond "latest" and "best") a checkpoint
+  // "step-N", at most keep_count of them and keep_megabytes in all, the oldest let go first.
+  int64_t keep_interval = 0;
+  int64_t keep_count = 10;
+  int64_t keep_megabytes = 2048;
   uint64_t seed = 0;
   Device device = Device::automatic;
 };

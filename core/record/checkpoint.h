@@ -59,6 +59,12 @@ class CheckpointStore {
   virtual ~CheckpointStore() = default;
   // Saves one captured state under every label ("best", "latest", ...); returns once it is durable.
   virtual void save_checkpoints(const std::vector<std::string>& labels, CheckpointData checkpoint) = 0;
+  // The same, letting go of the checkpoints `dropped` in the same commit (kept steps past their limits).
+  virtual void save_checkpoints(const std::vector<std::string>& labels, CheckpointData checkpoint,
+                                const std::vector<std::string>& dropped) {
+    (void)dropped;
+    save_checkpoints(labels, std::move(checkpoint));
+  }
 };
 
 }  // namespace descentlab::record

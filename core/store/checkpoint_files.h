@@ -106,6 +106,10 @@ class StoredCheckpoints {
   // The checkpoints the commit `sequence` stored, each in that commit's data file (when it has tensors), replacing
   // any earlier one of their label.
   void replace(const LabelledCheckpoints& checkpoints, int64_t sequence);
+  // Checkpoints the commit let go (RunBatch::dropped_checkpoints): their data files become unused.
+  void forget(const std::set<std::string>& labels) {
+    for (const auto& label : labels) data_files_.erase(label);
+  }
   // Removes this run's data files no checkpoint uses (a replaced "latest", a commit that never landed).
   void remove_unused_files() const;
 

@@ -60,7 +60,7 @@ void CommittedRun::continue_log(const RunLog& log) {
 bool CommittedRun::needs_fold(const RunBatch& batch) const {
   const unsigned long long log_limit = std::max<unsigned long long>(16ull << 20, file_bytes_);
   return !file_exists_ || upgrade_format_ || !log_.is_open() || !batch.checkpoints.empty() ||
-         batch.truncate_after.has_value() || log_.length() > log_limit;
+         !batch.dropped_checkpoints.empty() || batch.truncate_after.has_value() || log_.length() > log_limit;
 }
 
 void CommittedRun::append(const RunBatch& batch) {
@@ -88,6 +88,7 @@ std::string CommittedRun::fold(const RunBatch& batch) {
   folded_sequence_ = sequence_ = sequence;
   // The data files no label uses any more (a replaced "latest") go: the folder holds what the run file names.
   checkpoints_.replace(batch.checkpoints, sequence);
+  checkpoints_.forget(batch.dropped_checkpoints);
   checkpoints_.remove_unused_files();
   // A new, empty log. If this fails the old one stays (RunLogAppender::start_new).
   try {
@@ -156,6 +157,11 @@ FileVersion CommittedRun::start_version(const RunBatch& logged, const RunBatch& 
   for (const auto& entry : batch.checkpoints) {
     replaced_checkpoints.insert(entry.first);
     rebuild = rebuild || checkpoints_.contains(entry.first);
+  }
+  for (const auto& label : batch.dropped_checkpoints) {
+    if (!checkpoints_.contains(label)) continue;
+    replaced_checkpoints.insert(label);
+    rebuild = true;
   }
   for (const RunBatch* part : {&logged, &batch}) {
     for (const auto& entry : part->sweeps) {

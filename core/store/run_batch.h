@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,12 +37,14 @@ struct RunBatch {
   // Shared: a checkpoint saved under several labels ("best" and "latest") is one copy in memory and one write.
   std::map<std::string, std::shared_ptr<const record::CheckpointData>> checkpoints;
   std::optional<int64_t> truncate_after;
+  // Checkpoints to let go (a kept step past train.keep_count / keep_megabytes): the fold leaves them out.
+  std::set<std::string> dropped_checkpoints;
   // A person's new name, tags and note for the run (the whole annotation: it replaces the one before).
   std::optional<RunAnnotation> annotation;
 
   bool empty() const {
     return metrics.empty() && histograms.empty() && sweeps.empty() && checkpoints.empty() && !truncate_after &&
-           !annotation;
+           !annotation && dropped_checkpoints.empty();
   }
 
   // `this` is the older batch (a commit that failed, or the log read so far); `newer` came after it. Rows and
@@ -62,7 +65,14 @@ struct RunBatch {
       into.counts.insert(into.counts.end(), snapshots.counts.begin(), snapshots.counts.end());
     }
     for (auto& [name, sweep] : newer.sweeps) sweeps[name] = std::move(sweep);
-    for (auto& [label, checkpoint] : newer.checkpoints) checkpoints[label] = std::move(checkpoint);
+    for (auto& [label, checkpoint] : newer.checkpoints) {
+      checkpoints[label] = std::move(checkpoint);
+      dropped_checkpoints.erase(label);
+    }
+    for (const auto& label : newer.dropped_checkpoints) {
+      checkpoints.erase(label);
+      dropped_checkpoints.insert(label);
+    }
     if (newer.truncate_after) truncate_after = newer.truncate_after;
     if (newer.annotation) annotation = std::move(newer.annotation);
   }

@@ -328,11 +328,24 @@ void RunWriter::save_checkpoints(const std::vector<std::string>& labels, record:
   flush();
 }
 
-void RunWriter::queue_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint) {
+void RunWriter::save_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint,
+                                 const std::vector<std::string>& dropped) {
+  if (labels.empty()) return;
+  queue_checkpoints(labels, std::move(checkpoint), dropped);
+  flush();
+}
+
+void RunWriter::queue_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint,
+                                  const std::vector<std::string>& dropped) {
   for (const auto& label : labels) validate_checkpoint(label, checkpoint, path_);
   if (checkpoint.created.empty()) checkpoint.created = utc_timestamp();
-  // Queued under one lock, so one commit writes every label: no file ever holds "best" without "latest".
+  // Queued under one lock, so one commit writes every label (no file ever holds "best" without "latest") and lets
+  // go of the dropped ones.
   std::lock_guard<std::mutex> lock(data_mutex_);
+  for (const auto& label : dropped) {
+    pending_->checkpoints.erase(label);
+    pending_->dropped_checkpoints.insert(label);
+  }
   const auto shared = std::make_shared<const record::CheckpointData>(std::move(checkpoint));
   for (const auto& label : labels) pending_->checkpoints[label] = shared;
 }

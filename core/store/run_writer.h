@@ -83,6 +83,8 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   // record::CheckpointStore: the same checkpoint under each label, queued together (the last save waits for the
   // commit).
   void save_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint) override;
+  void save_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint,
+                        const std::vector<std::string>& dropped) override;
 
   // A person's name, tags and note for the run (checked_annotation; RunFileError InvalidArgument names a bad one),
   // replacing the ones before: committed by the flusher thread at once, as one log record (flush() waits for it).
@@ -108,8 +110,9 @@ class RunWriter : public record::MetricSink, public record::CheckpointStore {
   void start_flusher();
   void append(const std::string& name, record::SeriesShape shape, int64_t step, double wall_time,
               const std::vector<double>& values);
-  // Validates the checkpoint and puts it under every label into pending_ (labels not empty).
-  void queue_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint);
+  // Validates the checkpoint and puts it under every label into pending_ (labels not empty), with the labels to let go.
+  void queue_checkpoints(const std::vector<std::string>& labels, record::CheckpointData checkpoint,
+                         const std::vector<std::string>& dropped = {});
   void commit(bool fold_log = false);  // serialised by commit_mutex_; fold_log folds even an empty batch
   [[noreturn]] void restore_and_throw(std::unique_ptr<Pending>& batch, const std::string& temporary,
                                       const std::string& message);

@@ -166,7 +166,11 @@ void Trainer::checkpoint(const std::vector<std::string>& labels) {
     extra["data_parallel"] = {{"world_size", group->size()}, {"backend", dist::word(group->backend())}};
   }
   data.extra_json = extra.dump();
-  checkpoints_->save_checkpoints(labels, std::move(data));
+  std::vector<std::string> dropped;
+  for (const auto& label : labels) {
+    if (label.rfind("step-", 0) == 0) dropped = note_kept_step(step_, bytes_of(data));
+  }
+  checkpoints_->save_checkpoints(labels, std::move(data), dropped);
   if (std::find(labels.begin(), labels.end(), record::checkpoint_label::kLatest) != labels.end()) latest_step_ = step_;
 }
 
@@ -236,6 +240,29 @@ void Trainer::restore_progress(const CheckpointReader& checkpoint) {
                                    std::to_string(total_steps()));
   }
   step_ = step;
+}
+
+size_t Trainer::bytes_of(const record::CheckpointData& data) {
+  size_t bytes = 0;
+  for (const auto& [section, tensors] : data.sections) {
+    for (const auto& [name, blob] : tensors) bytes += blob.bytes.size();
+  }
+  return bytes;
+}
+
+std::vector<std::string> Trainer::note_kept_step(int64_t step, size_t bytes) {
+  if (std::find(kept_steps_.begin(), kept_steps_.end(), step) == kept_steps_.end()) kept_steps_.push_back(step);
+  std::sort(kept_steps_.begin(), kept_steps_.end());
+  const auto& t = config_.train;
+  const double budget = static_cast<double>(t.keep_megabytes) * 1024.0 * 1024.0;
+  std::vector<std::string> dropped;
+  // The newest is always kept: it is the one being saved.
+  while (kept_steps_.size() > 1 && (static_cast<int64_t>(kept_steps_.size()) > t.keep_count ||
+                                    static_cast<double>(kept_steps_.size()) * static_cast<double>(bytes) > budget)) {
+    dropped.push_back(record::checkpoint_label::at_step(kept_steps_.front()));
+    kept_steps_.erase(kept_steps_.begin());
+  }
+  return dropped;
 }
 
 int64_t Trainer::keep_state_now() {
@@ -322,6 +349,10 @@ bool Trainer::train_epoch(int64_t epoch, int64_t batches_per_epoch, Interval& in
     if (t.histogram_interval > 0 && step_ % t.histogram_interval == 0) histograms_now();
     const int64_t periodic = periodic_interval();
     if (periodic > 0 && step_ % periodic == 0) periodic_evaluation();
+    // A state kept to branch from (train.keep_interval); at the epoch's last batch it is kept with the epoch's own.
+    if (t.keep_interval > 0 && step_ % t.keep_interval == 0 && b + 1 < batches_per_epoch) {
+      checkpoint({record::checkpoint_label::at_step(step_)});
+    }
   }
   return true;
 }
@@ -351,6 +382,9 @@ void Trainer::finish_epoch(int64_t epoch, session::TrainingResult& result) {
   result.epochs_completed = epoch + 1;
   const bool better = higher_is_better() ? test.metric > best_metric_ : test.metric < best_metric_;
   std::vector<std::string> labels{record::checkpoint_label::kLatest};
+  // A kept step that falls on the epoch's end is this same state (after the epoch's dual step): one shared copy.
+  const int64_t keep = config_.train.keep_interval;
+  if (keep > 0 && step_ % keep == 0) labels.push_back(record::checkpoint_label::at_step(step_));
   if (best_is_comparable() && (!has_best_ || better)) {
     best_metric_ = test.metric;
     has_best_ = true;

@@ -78,6 +78,9 @@ class Trainer {
   // Keeps the state as it is now as the checkpoint "step-<step>" (TrainingControl::keep_state: a branch of a live
   // run); returns the step. Between batches only (the control calls it there).
   int64_t keep_state_now();
+  // The steps whose states the run file already keeps ("step-N": a resumed run's), counted against train.keep_count
+  // and keep_megabytes. Before run().
+  void set_kept_steps(std::vector<int64_t> steps) { kept_steps_ = std::move(steps); }
   // Trains until the configured epochs are done or the control stops the run.
   session::TrainingResult run();
 
@@ -198,6 +201,11 @@ class Trainer {
   bool has_best_ = false;
   int64_t latest_step_ = -1;   // the step of the last "latest" checkpoint saved or resumed from; -1: none yet
   int64_t resumed_step_ = -1;  // the step this run resumed at; -1: it started from scratch
+  // The kept steps' states ("step-N"), oldest first: each one kept registers here, and the oldest go past the limits
+  // (each counted at the newest's size: a run's checkpoints keep one size).
+  std::vector<int64_t> kept_steps_;
+  std::vector<std::string> note_kept_step(int64_t step, size_t bytes);
+  static size_t bytes_of(const record::CheckpointData& data);
   Meters meters_;
 };
 

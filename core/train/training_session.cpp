@@ -60,6 +60,11 @@ std::unique_ptr<store::RunWriter> open_run(train::Trainer& trainer, const config
     const record::CheckpointData state =
         store::RunReader(options.run_path).checkpoint(record::checkpoint_label::kLatest);
     trainer.resume_from(state, options.run_path, record::checkpoint_label::kLatest);
+    std::vector<int64_t> kept;
+    for (const auto& checkpoint : store::RunReader(options.run_path).checkpoints()) {
+      if (checkpoint.label.rfind("step-", 0) == 0) kept.push_back(checkpoint.step);
+    }
+    trainer.set_kept_steps(std::move(kept));
     writer->truncate_after(state.step);
     return writer;
   }
