@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QStringList>
 #include <QVBoxLayout>
 
 #include "widgets/config_editors.h"
@@ -22,9 +23,13 @@ QLabel* wrappedLabel(const QString& text, QWidget* parent) {
   return label;
 }
 
-// "step 40 (latest, epoch end)" for a kept checkpoint.
-QString keptText(qint64 step, const QString& label) {
-  return QStringLiteral("step %1 (%2)").arg(step).arg(label);
+// "step 40 (latest, kept)" for a checkpoint: its labels, a kept step's ("step-40") said as "kept".
+QString keptText(qint64 step, const QString& labels) {
+  QStringList words;
+  for (const QString& label : labels.split(QStringLiteral(", "))) {
+    words << (label.startsWith(QStringLiteral("step-")) ? QStringLiteral("kept") : label);
+  }
+  return QStringLiteral("step %1 (%2)").arg(step).arg(words.join(QStringLiteral(", ")));
 }
 
 }  // namespace

@@ -89,6 +89,10 @@ void MainWindow::connectRequests() {
   connect(views_.runs, &RunsTable::annotateRequested, this, &MainWindow::askAnnotation);
   connect(menus_, &WindowMenus::annotateRequested, this, &MainWindow::askAnnotation);
   connect(menus_, &WindowMenus::branchRequested, this, [this](const QString& runId) { askBranch(runId); });
+  for (TrainingCurvesView* curves : {views_.loss, views_.metric}) {
+    connect(curves, &TrainingCurvesView::branchFromHereRequested, this,
+            [this](const QString& runId, qint64 step) { askBranch(runId, step); });
+  }
   connect(experiment_, &ExperimentPanel::branchRequested, this, [this] { askBranch(model_->focusRunId()); });
   connect(menus_, &WindowMenus::pauseRequested, this, &MainWindow::pauseRequested);
   connect(menus_, &WindowMenus::resumeRequested, this, &MainWindow::resumeRequested);

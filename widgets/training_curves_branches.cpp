@@ -1,6 +1,8 @@
 // The training curves' drawing of a branch (issue 55): from its parent's point at the branch step, marked there.
 #include <qcustomplot.h>
 
+#include <QMenu>
+
 #include <cmath>
 
 #include "widgets/lab_model.h"
@@ -42,6 +44,30 @@ void TrainingCurvesView::drawBranchJoin(const DrawnCurve& child, const QVector<D
     bindToRun(plot(), marker, run);
     return;
   }
+}
+
+bool TrainingCurvesView::branchTargetAt(const QPoint& pos, QString* runId, qint64* step) const {
+  if (model()->grouped() || (xAxis() != XAxis::Step && xAxis() != XAxis::LogStep)) return false;
+  auto* nearest = plot()->plottableAt(pos, false);
+  if (!nearest) return false;
+  const RunData* run = model()->run(nearest->property("runId").toString());
+  if (!run || run->path.isEmpty()) return false;
+  const double x = plot()->xAxis->pixelToCoord(pos.x());
+  if (!std::isfinite(x) || x < 0) return false;
+  *runId = run->id;
+  *step = static_cast<qint64>(std::floor(x));
+  return true;
+}
+
+void TrainingCurvesView::offerBranchAt(const QPoint& pos) {
+  QString runId;
+  qint64 step = 0;
+  if (!branchTargetAt(pos, &runId, &step)) return;
+  QMenu menu(this);
+  const RunData* run = model()->run(runId);
+  menu.addAction(QStringLiteral("Branch %1 from here (step %2)…").arg(run->name).arg(step), this,
+                 [this, runId, step] { emit branchFromHereRequested(runId, step); });
+  menu.exec(plot()->mapToGlobal(pos));
 }
 
 }  // namespace descentlab::widgets

@@ -40,6 +40,8 @@ QString metricLabel(const QString& name) {
 TrainingCurvesView::TrainingCurvesView(LabModel* model, const QString& title, const QString& defaultMetric,
                                        QWidget* parent)
     : PlotView(model, title, parent), wanted_(defaultMetric) {
+  plot()->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(plot(), &QWidget::customContextMenuRequested, this, &TrainingCurvesView::offerBranchAt);
   metric_ = new QComboBox(this);
   metric_->setToolTip(QStringLiteral("The series to plot; \"test metric\" is each run's accuracy, RMSE or perplexity"));
   metric_->setSizeAdjustPolicy(QComboBox::AdjustToContents);

@@ -61,8 +61,17 @@ class TrainingCurvesView : public PlotView {
   QVector<GroupBand> groupBands() const;
   // "hides 3 points ≤ 0" under log y when some are; empty otherwise.
   QString logYNote() const;
+  // "Branch from here" (issue 55): the run whose curve passes nearest `pos` (within a few pixels; a run with a run
+  // file, not a group) and the step under `pos`, on the step axes. False when there is none.
+  bool branchTargetAt(const QPoint& pos, QString* runId, qint64* step) const;
+
+ signals:
+  // A right-click on a run's curve at `step`, "Branch from here" chosen.
+  void branchFromHereRequested(const QString& runId, qint64 step);
 
  protected:
+  // The "Branch from here" menu at `pos` of the plot (a right-click), when a run's curve passes there.
+  void offerBranchAt(const QPoint& pos);
   // A branch's line from its parent's point at the branch step, with a marker there (when the parent is drawn too).
   void drawBranchJoin(const DrawnCurve& child, const QVector<DrawnCurve>& all);
   void rebuild() override;

@@ -11,6 +11,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QTemporaryDir>
@@ -193,6 +194,54 @@ TEST_F(BranchTest, RunMenuBranchOfAStoppedRunStartsFromAKeptCheckpointAndRefuses
   ASSERT_EQ(controller_->open({childPath}), 1);
   EXPECT_TRUE(window_->lastMessage().contains(QStringLiteral("is not there (moved or deleted)")))
       << window_->lastMessage().toStdString();
+}
+
+TEST_F(BranchTest, BranchFromHereOnACurveTakesTheNearestKeptStateAtOrBeforeTheStep) {
+  const QString parentPath = QDir(folder_.path()).filePath(QStringLiteral("kept.h5"));
+  {
+    auto tiny = kTiny;
+    tiny.push_back("train.keep_interval=2");
+    session::SessionOptions options;
+    options.run_path = parentPath.toStdString();
+    session::TrainingSession(config::load_experiment("video-constrained", "quick", "", tiny), options).run();
+  }
+  ASSERT_EQ(controller_->open({parentPath}), 1);
+  widgets::LabModel& model = *window_->model();
+  const RunData* parent = model.runAt(0);
+  window_->refreshViews();
+  widgets::TrainingCurvesView* view = window_->lossView();
+  QCustomPlot* plot = view->plot();
+  plot->replot();
+  // Where the parent's curve passes at step 5 (its training loss is recorded every 2 steps: at 4 and 6).
+  const QCPGraph* curve = nullptr;
+  for (int i = 0; i < plot->graphCount(); ++i) {
+    if (plot->graph(i)->name() == parent->name) curve = plot->graph(i);
+  }
+  ASSERT_NE(curve, nullptr);
+  const auto point = [&](double step) {
+    const auto found = curve->data()->findBegin(step, false);
+    return QPoint(static_cast<int>(plot->xAxis->coordToPixel(found->key)),
+                  static_cast<int>(plot->yAxis->coordToPixel(found->value)));
+  };
+  const QPoint atFour = point(4), atSix = point(6);
+  const QPoint between((atFour.x() * 3 + atSix.x()) / 4, (atFour.y() * 3 + atSix.y()) / 4);  // about step 4.5
+  QString runId;
+  qint64 step = -1;
+  ASSERT_TRUE(view->branchTargetAt(between, &runId, &step));
+  EXPECT_EQ(runId, parent->id);
+  EXPECT_GE(step, 4);
+  EXPECT_LE(step, 5);
+  QString note, from;
+  whenTheDialogOpens([&](widgets::BranchDialog& dialog) {
+    note = dialog.findChild<QLabel*>(QStringLiteral("branch-from-note"))->text();
+    from = dialog.findChild<QComboBox*>(QStringLiteral("branch-from"))->currentText();
+    dialog.reject();
+  });
+  emit view->branchFromHereRequested(runId, step);
+  EXPECT_EQ(from, QStringLiteral("step 4 (kept)"));
+  EXPECT_EQ(note,
+            QStringLiteral("You asked for step %1: the nearest kept checkpoint at or before it is step 4.").arg(step));
+  EXPECT_FALSE(view->branchTargetAt(QPoint(2, 2), &runId, &step)) << "no curve there";
 }
 
 }  // namespace
