@@ -281,8 +281,27 @@ early heads are made worse too (f_1 or f_2, f_3 above 1 nat in some seeds), and 
 lower than with stop-gradient.""",
 }
 
-EFFECTS = {"descent-breaks": effect_descent_breaks, "cheap-way-out": effect_cheap_way_out,
-           "horst-pruned-alive": effect_horst_pruned_alive, "masks-settle": effect_masks_settle,
+def effect_constraints_mid_run(runs):
+    """The branch with the constraints on against its ERM parent at the end: λ risen from 0, the per-layer test
+    losses parted (an intermediate layer's by more than 20 % of ERM's)."""
+    parent = [r for r in runs if not r["config"]["constraints"]["enabled"]][0]
+    child = [r for r in runs if r["config"]["constraints"]["enabled"]][0]
+    f_p, f_c = parent["test_layer_loss"], child["test_layer_loss"]
+    parted = [(f_c[l] - f_p[l]) / f_p[l] for l in range(1, len(f_p) - 1)]
+    widest = max(range(len(parted)), key=lambda i: abs(parted[i]))
+    lam = max(child.get("lambda_max", [0.0]))
+    seen = lam > 0.05 and abs(parted[widest]) > 0.2
+    row = {"erm_test_layer_loss": f_p, "branch_test_layer_loss": f_c, "relative_difference": parted,
+           "lambda_max": child.get("lambda_max"), "lambda_final": child.get("lambda_final"),
+           "erm_test_rmse": parent.get("test_rmse"), "branch_test_rmse": child.get("test_rmse")}
+    text = ("ERM: %s, RMSE %.4f<br>%s: %s, RMSE %.4f; λ max %.3g (from 0 at the branch); widest parting at layer %d: "
+            "%+.0f %%" % (fmt(f_p, 4), parent.get("test_rmse", float("nan")), child["label"], fmt(f_c, 4),
+                          child.get("test_rmse", float("nan")), lam, widest + 1, 100 * parted[widest]))
+    return seen, row, text
+
+
+EFFECTS = {"constraints-mid-run": effect_constraints_mid_run, "descent-breaks": effect_descent_breaks,
+           "cheap-way-out": effect_cheap_way_out, "horst-pruned-alive": effect_horst_pruned_alive, "masks-settle": effect_masks_settle,
            "weights-near-zero": effect_weights_near_zero}
 
 
@@ -307,7 +326,10 @@ def summarize_tour(spec, runs_dir):
         entry = {"seed": seed,
                  "runs": {r["label"]: {k: r.get(k) for k in ("wall_s", "cpu_s", "test_accuracy", "test_rmse",
                                                              "test_perplexity")} for r in runs}}
-        entry["idle_estimate_s"] = lanes_estimate([r["cpu_s"] for r in runs])
+        # A branch starts when its parent is done (scripts/tours.sh): the parents' lanes, then the branches'.
+        branched = [r for r, run in zip(runs, spec["runs"]) if "branch_of" in run]
+        entry["idle_estimate_s"] = (lanes_estimate([r["cpu_s"] for r in runs if r not in branched]) +
+                                    (lanes_estimate([r["cpu_s"] for r in branched]) if branched else 0.0))
         wall = os.path.join(tour_dir, "seed%d.wall" % seed)
         if os.path.exists(wall):
             times = read_numbers(wall, ["start", "end"])
@@ -334,7 +356,12 @@ def tour_section(spec, result):
     for run in spec["runs"]:
         sets = " ".join("--set %s=%s" % (k, json.dumps(v, separators=(",", ":")) if isinstance(v, (list, bool)) else v)
                         for k, v in run.get("set", {}).items())
-        lines.append("- %s: `--preset %s --size %s %s`" % (run["label"], run["preset"], run.get("size", "quick"), sets))
+        if "branch_of" in run:  # a branch (issue 55) of an earlier run of the tour, from its kept state at a step
+            lines.append("- %s: `--branch %s-seedS.h5@%d %s` (a branch of %s)" % (
+                run["label"], slug(run["branch_of"]), run["branch_step"], sets, run["branch_of"]))
+        else:
+            lines.append("- %s: `--preset %s --size %s %s`" % (run["label"], run["preset"], run.get("size", "quick"),
+                                                               sets))
     lines += ["", "**Effect checked:** " + spec["effect"], ""]
     if spec["name"] in NOTES:
         lines += [NOTES[spec["name"]], ""]

@@ -32,6 +32,11 @@ tour_one() {
   if [ -f "$base.h5" ]; then
     { time "$cli" train --resume "$base.h5" --json >"$base.train.json" 2>"$base.log"; } 2>"$base.time" ||
       { echo "training failed: $base.h5 (see $base.log: $(tail -n 1 "$base.log"))" >&2; return 1; }
+  elif [[ "$preset" == branch:* ]]; then  # a branch (issue 55): PRESET is branch:PARENT-SLUG@STEP
+    local from=${preset#branch:}
+    { time "$cli" train --branch "$out/$tour/${from%@*}-seed$seed.h5@${from#*@}" "$@" \
+      --out "$base.h5" --json >"$base.train.json" 2>"$base.log"; } 2>"$base.time" ||
+      { echo "training failed: $base.h5 (see $base.log: $(tail -n 1 "$base.log"))" >&2; return 1; }
   else
     { time "$cli" train --preset "$preset" --size "$size" "$@" --set "train.seed=$seed" --set "data.split_seed=$seed" \
       --out "$base.h5" --json >"$base.train.json" 2>"$base.log"; } 2>"$base.time" ||
@@ -50,17 +55,24 @@ tour_one() {
 export -f tour_one
 export cli out prune_sparsities
 
-# Prints one job per line for TOUR and SEED: TOUR SEED SLUG PRESET SIZE PRUNE --set k=v ...
+# Prints one job per line for TOUR and SEED: TOUR SEED SLUG PRESET SIZE PRUNE --set k=v ...; with a third argument
+# "branches", the tour's branch runs (PRESET branch:PARENT-SLUG@STEP), which start once their parents are done.
 jobs_for() {
-  /usr/bin/python3 - "$repo/resources/tours/$1.json" "$1" "$2" <<'EOF'
+  /usr/bin/python3 - "$repo/resources/tours/$1.json" "$1" "$2" "${3:-}" <<'EOF'
 import json, re, sys
-path, tour, seed = sys.argv[1:]
+path, tour, seed, which = sys.argv[1:]
 spec = json.load(open(path))
 prune = "1" if "frontier" in spec.get("views", []) else "0"
+def slug_of(label):
+    return re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
 for run in spec["runs"]:
     if "example" in run:  # a run of an example's module (horst-your-cnn): not run here, measured by hand
         continue
-    slug = re.sub(r"[^a-z0-9]+", "-", run["label"].lower()).strip("-")
+    if ("branch_of" in run) != (which == "branches"):
+        continue
+    if "branch_of" in run:
+        run = dict(run, preset="branch:%s@%d" % (slug_of(run["branch_of"]), run["branch_step"]))
+    slug = slug_of(run["label"])
     sets = " ".join("--set %s=%s" % (k, json.dumps(v, separators=(",", ":")) if isinstance(v, (list, bool)) else v)
                     for k, v in run.get("set", {}).items())
     print(tour, seed, slug, run["preset"], run.get("size", "quick"), prune, sets)
@@ -81,6 +93,7 @@ run_tour() {  # TOUR: each seed's runs two at a time; the group's wall time goes
     if compgen -G "$out/$tour/*-seed$seed.h5" >/dev/null; then fresh=0; fi
     start=$(date +%s.%N)
     jobs_for "$tour" "$seed" | xargs -r -P 2 -L 1 bash -c 'tour_one "$@"' _
+    jobs_for "$tour" "$seed" branches | xargs -r -P 2 -L 1 bash -c 'tour_one "$@"' _
     end=$(date +%s.%N)
     if [ "$fresh" = 1 ]; then echo "$start $end" >"$out/$tour/seed$seed.wall"; fi
   done

@@ -25,6 +25,7 @@ LabController::LabController(widgets::MainWindow& window, const LabBackend& back
       window_(window),
       backend_(backend),
       live_(window, std::move(runsDirectory)),
+      tourBranches_(window, live_),
       watched_(window),
       opener_(window, watched_),
       sweeps_(window),
@@ -121,7 +122,8 @@ QStringList LabController::startTour(const QString& name,
       const QString folder = run.example.empty() ? QString() : exampleFiles(run.example);
       if (!run.example.empty() && folder.isEmpty()) return {};  // why is shown
       configs.push_back(config::tour_run_config(run, folder.toStdString()));
-      configs.back().name = tour.name + " " + run.label;
+      // A branch keeps its parent's name: what it changes is its name's end ("ERM › enabled true @ step 32").
+      configs.back().name = tour.name + " " + (run.branch_of.empty() ? run.label : run.branch_of);
       if (adjust) adjust(configs.back());
     }
   } catch (const std::exception& error) {
@@ -136,10 +138,19 @@ QStringList LabController::startTour(const QString& name,
     // Seed by seed: the first two to start are the tour's pair at its first seed, as without seeds.
     std::vector<LiveRuns::Waiting> runs;
     for (int seed : tour.seeds) {
-      for (const auto& config : configs) {
-        runs.push_back({config, QStringLiteral("%1 seed%2").arg(QString::fromStdString(config.name)).arg(seed)});
-        runs.back().config.train.seed = static_cast<uint64_t>(seed);
-        runs.back().config.data.split_seed = static_cast<uint64_t>(seed);
+      for (size_t i = 0; i < configs.size(); ++i) {
+        auto config = configs[i];
+        config.train.seed = static_cast<uint64_t>(seed);
+        config.data.split_seed = static_cast<uint64_t>(seed);
+        const QString seeded = QStringLiteral("%1 seed%2").arg(QString::fromStdString(config.name)).arg(seed);
+        if (const auto& run = tour.runs[i]; !run.branch_of.empty()) {  // waits for its parent's state
+          tourBranches_.add(QStringLiteral("%1 %2 seed%3")
+                                .arg(QString::fromStdString(tour.name), QString::fromStdString(run.branch_of))
+                                .arg(seed),
+                            run.branch_step, std::move(config));
+          continue;
+        }
+        runs.push_back({std::move(config), seeded});
       }
     }
     ids = live_.queue(std::move(runs));
@@ -147,8 +158,13 @@ QStringList LabController::startTour(const QString& name,
                          .arg(configs.size())
                          .arg(tour.seeds.size()));
   } else {
-    for (auto& config : configs) {
-      const QString id = live_.start(std::move(config));
+    for (size_t i = 0; i < configs.size(); ++i) {
+      if (const auto& run = tour.runs[i]; !run.branch_of.empty()) {  // waits for its parent's state
+        tourBranches_.add(QString::fromStdString(tour.name + " " + run.branch_of), run.branch_step,
+                          std::move(configs[i]));
+        continue;
+      }
+      const QString id = live_.start(std::move(configs[i]));
       if (id.isEmpty()) return ids;  // its error is shown; the runs already started go on
       ids << id;
     }
@@ -164,7 +180,13 @@ QStringList LabController::startTour(const QString& name,
   if (!ids.isEmpty()) window_.model()->setFocusRun(ids.back());
   window_.tours()->showTour(info);
   // A tour without runs (the playground's implicit-bias) leaves the panel as it is: it has no run to show there.
-  if (!tour.runs.empty()) showInExperimentPanel(tour.runs.back());
+  // A branch is not a preset's run: the panel shows the last run that is.
+  for (auto run = tour.runs.rbegin(); run != tour.runs.rend(); ++run) {
+    if (run->branch_of.empty()) {
+      showInExperimentPanel(*run);
+      break;
+    }
+  }
   return ids;
 }
 

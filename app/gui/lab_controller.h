@@ -19,6 +19,7 @@
 #include "app/gui/run_opener.h"
 #include "app/gui/study_loader.h"
 #include "app/gui/sweep_runner.h"
+#include "app/gui/tour_branches.h"
 #include "app/gui/watched_files.h"
 #include "widgets/main_window.h"
 #include "widgets/run_data.h"
@@ -69,6 +70,7 @@ class LabController : public QObject {
   int activeRuns() const { return live_.count(); }
   static constexpr int kSeedsAtOnce = LiveRuns::kAtOnce;
   int waitingSeeds() const { return live_.waiting(); }
+  int waitingBranches() const { return tourBranches_.waiting(); }  // a tour's branches not started yet
   int watchedRuns() const { return watched_.count(); }
   static constexpr int kFollowMs = WatchedFiles::kFollowMs;
   bool sweepRunning() const { return sweeps_.running(); }
@@ -96,6 +98,7 @@ class LabController : public QObject {
   std::function<void(config::ExperimentConfig&)> menuTourAdjustment_;
   // Destroyed in reverse: studies, sweeps, opened files (before the watched files they hand over), live runs.
   LiveRuns live_;
+  TourBranches tourBranches_;  // a tour's branch runs, waiting for their parents' states
   WatchedFiles watched_;
   RunOpener opener_;
   SweepRunner sweeps_;

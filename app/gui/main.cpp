@@ -264,7 +264,7 @@ void take_shots_while_training(MainWindow& window, LabController& controller, co
                        midTaken = true;
                        take_shots(window, directory, QStringLiteral("mid"));
                      }
-                     if (controller.activeRuns() == 0) {
+                     if (controller.activeRuns() == 0 && controller.waitingBranches() == 0) {
                        poll->stop();
                        take_shots(window, directory, QStringLiteral("end"));
                        QApplication::quit();

@@ -111,6 +111,30 @@ std::vector<std::string> read_views(const nlohmann::json& document, const std::s
   return read;
 }
 
+// A run that branches from an earlier one of `earlier`: the parent's preset, size and overrides, then its own.
+TourRun read_branch(const nlohmann::json& entry, TourRun run, const std::vector<TourRun>& earlier,
+                    const std::string& source, const std::string& where) {
+  const auto parent = std::find_if(earlier.begin(), earlier.end(),
+                                   [&](const TourRun& candidate) { return candidate.label == run.branch_of; });
+  if (parent == earlier.end() || !parent->example.empty()) {
+    throw ConfigError(source, where + ".branch_of",
+                      "\"" + run.branch_of + "\" is not the label of an earlier preset run of this tour");
+  }
+  const nlohmann::json step = entry.value("branch_step", nlohmann::json());
+  if (!step.is_number_integer() || step.get<int64_t>() < 0) {
+    throw ConfigError(source, where + ".branch_step", "expected the step (0 or more) of the parent's kept state");
+  }
+  run.branch_step = step.get<int64_t>();
+  run.preset = parent->preset;
+  run.size = parent->size;
+  run.overrides = parent->overrides;
+  const nlohmann::json set = entry.value("set", nlohmann::json::object());
+  if (!set.is_object()) throw ConfigError(source, where + ".set", "expected an object of key: value");
+  for (const auto& [key, value] : set.items()) run.overrides.push_back(key + "=" + value.dump());
+  tour_run_config(run, "");
+  return run;
+}
+
 std::vector<TourRun> read_runs(const nlohmann::json& document, const std::string& source) {
   const nlohmann::json runs = document.value("runs", nlohmann::json::array());
   if (!runs.is_array()) throw ConfigError(source, "runs", "expected a list of runs");
@@ -121,6 +145,11 @@ std::vector<TourRun> read_runs(const nlohmann::json& document, const std::string
     if (!entry.is_object()) throw ConfigError(source, where, "expected an object");
     TourRun run;
     run.label = text_of(entry, "label", source + " " + where, true);
+    run.branch_of = text_of(entry, "branch_of", source + " " + where, false);
+    if (!run.branch_of.empty()) {
+      read.push_back(read_branch(entry, run, read, source, where));
+      continue;
+    }
     run.example = text_of(entry, "example", source + " " + where, false);
     run.preset = text_of(entry, "preset", source + " " + where, run.example.empty());
     if (!run.example.empty() && !find_tour_example(run.example)) {

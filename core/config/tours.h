@@ -9,6 +9,8 @@
 //    "effect": "what the measurement checks",
 //    "runs": [{"label": "ERM", "preset": "text-erm", "size": "quick", "set": {"model.layers": 8}}, ...],
 //    "views": ["layer_loss", "lambda"], "curves": "mask_churn", "seeds": [0, 1, 2, 3, 4]}
+// A run may be a branch of an earlier one: {"label": "constrained from step 32", "branch_of": "ERM",
+// "branch_step": 32, "set": {"constraints.enabled": true}} (the parent keeps that step: its train.keep_interval).
 // "curves" (optional) is the scalar series the central training-curves view shows (default: the training loss).
 // "layer_loss" (optional): what the per-layer loss view plots, "value" (f_l, the default) or "change" (f_l - f_(l-1),
 // the change from the layer before: a rise of a few thousandths of a nat is invisible on an axis spanning f_0's 2
@@ -32,6 +34,11 @@ struct TourRun {
   std::string example;
   std::string size = "quick";          // quick | full
   std::vector<std::string> overrides;  // "key=value" as --set takes them (values as JSON text)
+  // A branch (issue 55): the label of an earlier run of the tour it continues, and the step of that run's kept state
+  // it starts from ("branch_of", "branch_step" in the file). It takes the parent's preset, size and overrides, then
+  // its own "set" (the settings a branch may change); it starts once the parent has kept that step.
+  std::string branch_of;
+  int64_t branch_step = -1;
 };
 
 inline constexpr size_t kTourWatchMaxLength = 160;

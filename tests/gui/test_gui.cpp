@@ -1261,11 +1261,22 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TourTest);
 
 TEST_P(TourTest, StartsItsRunsShowsItsCaptionAndFillsItsViews) {
   const config::Tour tour = config::find_tour(GetParam());
-  const QStringList ids = controller_->startTour(QString::fromStdString(tour.name), shrinkForTest);
+  QStringList ids = controller_->startTour(QString::fromStdString(tour.name), shrinkForTest);
   if (ids.isEmpty() && window_->lastMessage().contains(QStringLiteral("data fetch"))) {
     GTEST_SKIP() << "the example needs a dataset that is not fetched: " << window_->lastMessage().toStdString();
   }
-  ASSERT_EQ(ids.size(), static_cast<int>(tour.runs.size())) << window_->lastMessage().toStdString();
+  // A branch run (issue 55) starts once its parent keeps its state (shrunk here below the branch step: from the
+  // parent's last state, said).
+  const auto branches = std::count_if(tour.runs.begin(), tour.runs.end(),
+                                      [](const config::TourRun& run) { return !run.branch_of.empty(); });
+  ASSERT_EQ(ids.size(), static_cast<int>(tour.runs.size() - branches)) << window_->lastMessage().toStdString();
+  if (branches > 0) {
+    ASSERT_TRUE(waitUntil([&] { return window_->model()->count() == static_cast<int>(tour.runs.size()); }, 180000))
+        << window_->lastMessage().toStdString();
+    for (const auto* run : window_->model()->runs()) {
+      if (!ids.contains(run->id)) ids << run->id;
+    }
+  }
   EXPECT_TRUE(window_->tours()->tourCaption().contains(QString::fromStdString(tour.title).toHtmlEscaped()))
       << window_->tours()->tourCaption().toStdString();
   // One sentence first (the whole caption filled a 1024x700 window's middle column), the rest behind "More".
@@ -1277,8 +1288,9 @@ TEST_P(TourTest, StartsItsRunsShowsItsCaptionAndFillsItsViews) {
   EXPECT_TRUE(window_->tours()->tourCaption().contains(caption)) << window_->tours()->tourCaption().toStdString();
   window_->tours()->setTourCaptionExpanded(false);
   EXPECT_TRUE(window_->tours()->tourCaption().contains(watch)) << window_->tours()->tourCaption().toStdString();
-  // The experiment panel shows the run the views follow (the tour's last), every override included.
-  const config::TourRun& last = tour.runs.back();
+  // The experiment panel shows the tour's last run that is not a branch, every override included.
+  const config::TourRun& last = *std::find_if(tour.runs.rbegin(), tour.runs.rend(),
+                                              [](const config::TourRun& run) { return run.branch_of.empty(); });
   widgets::ExperimentPanel* panel = window_->experimentPanel();
   // A tour of your own model (an example's files) shows the "your-model" experiment with its files.
   EXPECT_EQ(panel->preset().toStdString(), last.example.empty() ? last.preset : "your-model");
