@@ -14,6 +14,7 @@
 
 #include "widgets/elided_label.h"
 #include "widgets/hyperparameter_view.h"
+#include "widgets/lab_model.h"
 #include "widgets/study_browser.h"
 
 namespace descentlab::widgets {
@@ -25,11 +26,24 @@ QStandardItem* studyNameItem(const StudyRunRow& run, int index, int sortRole) {
   auto* name =
       new QStandardItem(run.tags.isEmpty() ? shown : QStringLiteral("%1  [%2]").arg(shown, run.tags.join(", ")));
   name->setData(shown, sortRole);
+  if (run.branchStep >= 0) {
+    // A family as a tree: a branch sorts right under its parent (by the parent's file name, then its own), indented,
+    // and says what it changed where.
+    const QString parentName = QFileInfo(run.branchParent).completeBaseName();
+    name->setText(QStringLiteral("    ↳ %1%2").arg(name->text(), branchSuffix(run.branchChanges, run.branchStep)));
+    name->setData(parentName + QChar(0x1f) + shown, sortRole);
+  }
   name->setData(index, Qt::UserRole);
   QString tip = run.path;
   if (!run.tags.isEmpty()) tip += QStringLiteral("\ntags: ") + run.tags.join(QStringLiteral(", "));
   if (!run.note.isEmpty()) tip += QStringLiteral("\nnote: ") + run.note;
   if (!run.error.isEmpty()) tip += QStringLiteral("\n") + run.error;
+  if (run.branchStep >= 0) {
+    tip += QStringLiteral("\nbranch of %1 at step %2: %3")
+               .arg(run.branchParent)
+               .arg(run.branchStep)
+               .arg(run.branchChanges.isEmpty() ? QStringLiteral("nothing changed") : run.branchChanges);
+  }
   name->setToolTip(tip);
   if (!run.error.isEmpty()) name->setText(run.name + QStringLiteral(" (unreadable)"));
   return name;

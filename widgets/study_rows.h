@@ -20,6 +20,11 @@ struct StudyRunRow {
   QString label;  // the name a person gave the run ("" for none), its tags and its note
   QStringList tags;
   QString note;
+  // A branch (issue 55): its parent's run file, the step and what it changed ("constraints.alpha 0.4 -> 0.1");
+  // -1: not a branch. The table lists it under its parent, indented, named by what it changed.
+  QString branchParent;
+  qint64 branchStep = -1;
+  QString branchChanges;
 };
 
 struct StudyGroupRow {

@@ -53,6 +53,9 @@ widgets::StudyRunRow to_study_row(const study::RunEntry& entry) {
   row.label = QString::fromStdString(entry.label);
   row.tags = to_qt(entry.tags);
   row.note = QString::fromStdString(entry.note);
+  row.branchParent = QString::fromStdString(entry.branch_parent);
+  row.branchStep = entry.branch_step;
+  row.branchChanges = QString::fromStdString(entry.branch_changes);
   return row;
 }
 

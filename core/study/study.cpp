@@ -127,6 +127,11 @@ RunEntry read_entry(const std::string& path, const std::string& study_folder) {
     entry.label = reader.header().annotation.name;
     entry.tags = reader.header().annotation.tags;
     entry.note = reader.header().annotation.note;
+    if (const auto& lineage = reader.header().lineage) {
+      entry.branch_parent = lineage->parent_file;
+      entry.branch_step = lineage->branch_step;
+      entry.branch_changes = lineage->changes;
+    }
     // Each scalar series' last row alone (a series of several columns is known by its shape and not read); the few
     // once-per-compression series whole (one value per compression).
     for (const auto& name : reader.metric_names()) {

@@ -54,6 +54,10 @@ struct RunEntry {
   std::string label;
   std::vector<std::string> tags;
   std::string note;
+  // A branch (issue 55): its parent's run file (absolute, as recorded), the step and what it changed; -1: none.
+  std::string branch_parent;
+  int64_t branch_step = -1;
+  std::string branch_changes;
 };
 
 // The run files below `folder` (recursively, sorted by path): every "*.h5" that is not a writer's temporary. The

@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest/QTest>
@@ -27,6 +28,7 @@
 #include "widgets/branch_dialog.h"
 #include "widgets/lab_model.h"
 #include "widgets/main_window.h"
+#include "widgets/study_browser.h"
 #include "widgets/training_curves_view.h"
 
 namespace descentlab {
@@ -242,6 +244,37 @@ TEST_F(BranchTest, BranchFromHereOnACurveTakesTheNearestKeptStateAtOrBeforeTheSt
   EXPECT_EQ(note,
             QStringLiteral("You asked for step %1: the nearest kept checkpoint at or before it is step 4.").arg(step));
   EXPECT_FALSE(view->branchTargetAt(QPoint(2, 2), &runId, &step)) << "no curve there";
+}
+
+TEST_F(BranchTest, TheStudyListsABranchUnderItsParentSayingWhatItChangedAndWhere) {
+  widgets::StudyBrowser* study = window_->studyBrowser();
+  study->beginStudy(folder_.path(), 3, 0);
+  widgets::StudyRunRow parent, child, other;
+  parent.path = QDir(folder_.path()).filePath(QStringLiteral("erm.h5"));
+  parent.name = QStringLiteral("erm");
+  child.path = QDir(folder_.path()).filePath(QStringLiteral("zz-constrained.h5"));
+  child.name = QStringLiteral("zz-constrained");
+  child.branchParent = parent.path;
+  child.branchStep = 32;
+  child.branchChanges = QStringLiteral("constraints.alpha 0.05 -> 0.5; constraints.enabled false -> true");
+  other.path = QDir(folder_.path()).filePath(QStringLiteral("f-other.h5"));
+  other.name = QStringLiteral("f-other");
+  study->addRuns({child, other, parent});
+  study->finishStudy();
+  auto* table = study->findChild<QTableView*>(QStringLiteral("study-runs"));
+  ASSERT_NE(table, nullptr);
+  table->sortByColumn(0, Qt::AscendingOrder);
+  QStringList names;
+  for (int row = 0; row < table->model()->rowCount(); ++row) names << table->model()->index(row, 0).data().toString();
+  ASSERT_EQ(names.size(), 3);
+  EXPECT_EQ(names[0], QStringLiteral("erm"));
+  EXPECT_EQ(names[1], QStringLiteral("    ↳ zz-constrained › alpha 0.5, enabled true @ step 32"));
+  EXPECT_EQ(names[2], QStringLiteral("f-other"));
+  EXPECT_TRUE(table->model()
+                  ->index(1, 0)
+                  .data(Qt::ToolTipRole)
+                  .toString()
+                  .contains(QStringLiteral("branch of %1 at step 32").arg(parent.path)));
 }
 
 }  // namespace
