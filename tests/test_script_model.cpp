@@ -474,7 +474,8 @@ TEST_F(ScriptModelTest, ABranchSwitchingAdamWToHorstCarriesItsMomentsOverAndTake
   EXPECT_EQ(adam_steps(same, weight), 6);
   // HORST's mirror step acted: the weights part from the unchanged branch's.
   const auto weights_of = [&](const std::string& run) {
-    const auto& blob = store::RunReader(run).checkpoint("latest").sections.at("model").at(weight);
+    const record::CheckpointData latest = store::RunReader(run).checkpoint("latest");
+    const auto& blob = latest.sections.at("model").at(weight);
     return std::string(blob.bytes.begin(), blob.bytes.end());
   };
   EXPECT_NE(weights_of(child), weights_of(same));

@@ -111,8 +111,8 @@ session::TrainingResult run_controlled(session::TrainingSession& session, const 
   session.on_start([&](const session::SessionStart& start) {
     progress.begin(start);
     if (start.first_step > 0) {
-      std::fprintf(stderr, "resuming %s at step %lld\n", session.run_path().c_str(),
-                   static_cast<long long>(start.first_step));
+      std::fprintf(stderr, "%s %s at step %lld\n", options.branch.empty() ? "resuming" : "continuing the branch",
+                   session.run_path().c_str(), static_cast<long long>(start.first_step));
     }
   });
   session.set_step_limit(options.max_steps);  // exact: not at the next metric interval or epoch end

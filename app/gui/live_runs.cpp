@@ -207,11 +207,13 @@ void LiveRuns::onStarted(const QString& runId, const session::SessionStart& star
     run.metric = QString::fromStdString(start.metric);
     if (start.first_step > 0) run.truncateAfter(start.first_step);
     if (run.state == widgets::RunState::Starting) run.state = widgets::RunState::Running;
-    run.appendLog(
-        QStringLiteral("%1 %2 on %3, %4 steps%5")
-            .arg(widgets::LabModel::timestamp(), run.description, run.device)
-            .arg(start.total_steps)
-            .arg(start.first_step > 0 ? QStringLiteral(" (resumed at step %1)").arg(start.first_step) : QString()));
+    run.appendLog(QStringLiteral("%1 %2 on %3, %4 steps%5")
+                      .arg(widgets::LabModel::timestamp(), run.description, run.device)
+                      .arg(start.total_steps)
+                      .arg(start.first_step <= 0 ? QString()
+                           : run.branchStep == start.first_step && run.currentStep <= start.first_step
+                               ? QStringLiteral(" (branched at step %1)").arg(start.first_step)
+                               : QStringLiteral(" (resumed at step %1)").arg(start.first_step)));
   });
   if (known) window_.clearErrorOf(runId);  // an earlier failure of this run (a held lock, say) no longer applies
 }
