@@ -286,6 +286,19 @@ TEST(Branch, StatesAreKeptEveryIntervalWithinTheirCountAndBytesAndABranchTakesOn
   EXPECT_NE(gone.find("keeps no checkpoint at step 2; it keeps "), std::string::npos) << gone;
   EXPECT_NE(gone.find("step-6 at step 6"), std::string::npos) << gone;
 
+  // A run stopped where it also keeps a state holds two at that step ("latest" of the stop, "step-5" of the interval,
+  // each its own bytes): a branch from either is its parent's, as branched.
+  const std::string stopped = (folder / "stopped.h5").string();
+  {
+    TrainingSession first(tiny("video-constrained", {"train.keep_interval=1"}), into(stopped));
+    first.set_step_limit(5);
+    first.run();
+  }
+  TrainingSession::branch(stopped, 5, tiny("video-constrained", {"train.keep_interval=1"}),
+                          into((folder / "from5.h5").string()))
+      ->run();
+  EXPECT_EQ(store::parent_problem(*store::RunReader((folder / "from5.h5").string()).header().lineage), "");
+
   // The byte limit: a wider model's state is larger; 1 MB holds floor(1 MiB / its size) of them (at least one).
   const std::string wide = (folder / "wide.h5").string();
   TrainingSession(tiny("video-constrained", {"model.width=64", "model.ff_width=128", "train.keep_interval=1",

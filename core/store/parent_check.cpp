@@ -21,13 +21,18 @@ std::string parent_problem(const RunLineage& lineage) {
       return "the run at " + path + " is not its parent: its run id is " + parent.header().run_id +
              ", the branch recorded " + lineage.parent_run_id;
     }
+    // Changed: it keeps states at the branch step, and none is the one branched from. (Two states at one step may
+    // differ, a kept step-N and the "latest" of a stop there: either may have been the one.)
+    const CheckpointInfo* differing = nullptr;
     for (const auto& kept : parent.checkpoints()) {
-      if (kept.step == lineage.branch_step && !kept.sha256.empty() && !lineage.parent_checkpoint_sha256.empty() &&
-          kept.sha256 != lineage.parent_checkpoint_sha256) {
-        return "its parent " + path + " changed: its checkpoint \"" + kept.label + "\" at step " +
-               std::to_string(kept.step) + " has SHA-256 " + kept.sha256 + ", the branch recorded " +
-               lineage.parent_checkpoint_sha256;
-      }
+      if (kept.step != lineage.branch_step || kept.sha256.empty() || lineage.parent_checkpoint_sha256.empty()) continue;
+      if (kept.sha256 == lineage.parent_checkpoint_sha256) return "";
+      differing = &kept;
+    }
+    if (differing) {
+      return "its parent " + path + " changed: its checkpoint \"" + differing->label + "\" at step " +
+             std::to_string(differing->step) + " has SHA-256 " + differing->sha256 + ", the branch recorded " +
+             lineage.parent_checkpoint_sha256;
     }
   } catch (const std::exception& error) {
     return "its parent " + path + " cannot be read: " + error.what();
