@@ -272,17 +272,19 @@ QString LabBackend::missingDataset(const QString& preset, const QString& size,
 const nlohmann::json& LabBackend::storedDocument(const QString& runPath) const {
   const auto found = storedDocuments_.find(runPath);
   if (found != storedDocuments_.end()) return found->second;
-  const std::string path = runPath.toStdString();
-  const store::RunReader reader(path);
-  const nlohmann::json document = config::stored_config(reader.header().config_json, path).to_json();
-  return storedDocuments_[runPath] = document;
+  return rememberDocument(runPath, store::RunReader(runPath.toStdString()));
+}
+
+const nlohmann::json& LabBackend::rememberDocument(const QString& runPath, const store::RunReader& reader) const {
+  return storedDocuments_[runPath] =
+             config::stored_config(reader.header().config_json, runPath.toStdString()).to_json();
 }
 
 widgets::BranchSource LabBackend::branchSource(const QString& runPath) const {
   widgets::BranchSource source;
   try {
-    storedDocuments_.erase(runPath);  // read afresh: the run may have been branched or changed since
-    const nlohmann::json& full = storedDocument(runPath);
+    const store::RunReader reader(runPath.toStdString());
+    const nlohmann::json& full = rememberDocument(runPath, reader);  // afresh: the run may have changed since
     const auto config = config::ExperimentConfig::from_json(full, runPath.toStdString());
     nlohmann::json shown = {{"train", full["train"]}, {"model", full["model"]}, {"data", full["data"]}};
     for (const char* section : config.is_layerwise() ? std::vector<const char*>{"constraints"}
@@ -298,7 +300,7 @@ widgets::BranchSource LabBackend::branchSource(const QString& runPath) const {
       const std::string why = session::why_fixed_in_branch(field.key.toStdString());
       if (!why.empty()) source.fixed.insert(field.key, QString::fromStdString(why));
     }
-    auto kept = store::RunReader(runPath.toStdString()).checkpoints();
+    auto kept = reader.checkpoints();
     // Newest first, "latest" before the others; one entry per step ("step 64 (latest, best)").
     std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
       return a.step != b.step ? a.step > b.step : (a.label == "latest") > (b.label == "latest");

@@ -9,6 +9,10 @@
 
 #include "widgets/experiment_panel.h"
 
+namespace descentlab::store {
+class RunReader;
+}
+
 namespace descentlab::gui {
 
 class LabBackend : public widgets::ExperimentBackend {
@@ -38,6 +42,8 @@ class LabBackend : public widgets::ExperimentBackend {
  private:
   // The configuration documents of runs being branched, by path: the form checks every keystroke against one.
   const nlohmann::json& storedDocument(const QString& runPath) const;
+  // Reads the configuration document of `reader`'s run (at `runPath`) into the remembered ones.
+  const nlohmann::json& rememberDocument(const QString& runPath, const store::RunReader& reader) const;
   mutable std::map<QString, nlohmann::json> storedDocuments_;
 };
 

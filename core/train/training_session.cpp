@@ -57,11 +57,11 @@ std::unique_ptr<store::RunWriter> open_run(train::Trainer& trainer, const config
   if (resuming) {
     // The lock first, then the checkpoint: no other writer can replace "latest" between the two.
     auto writer = store::RunWriter::open(options.run_path, writer_options);
-    const record::CheckpointData state =
-        store::RunReader(options.run_path).checkpoint(record::checkpoint_label::kLatest);
+    const store::RunReader reader(options.run_path);
+    const record::CheckpointData state = reader.checkpoint(record::checkpoint_label::kLatest);
     trainer.resume_from(state, options.run_path, record::checkpoint_label::kLatest);
-    std::vector<int64_t> kept;
-    for (const auto& checkpoint : store::RunReader(options.run_path).checkpoints()) {
+    std::vector<int64_t> kept;  // the kept steps, counted against the limits from here on
+    for (const auto& checkpoint : reader.checkpoints()) {
       if (checkpoint.label.rfind("step-", 0) == 0) kept.push_back(checkpoint.step);
     }
     trainer.set_kept_steps(std::move(kept));
